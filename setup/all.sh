@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Idempotent set-up: Debian packages, then libfabric >= 2.0 (+ fabtests).
+# Ends with one summary line.  A second run does nothing and takes about a second.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+die() { echo "setup: ERROR: $*" >&2; exit 1; }
+
+bash "$here/deps.sh" || die "setup/deps.sh failed"
+bash "$here/libfabric.sh" || die "setup/libfabric.sh failed"
+
+# shellcheck source=setup/env.sh
+source "$here/env.sh"
+[[ "$UET_LIBFABRIC_SOURCE" != none ]] || die "no libfabric in use after setup/libfabric.sh"
+version="$(pkg-config --modversion libfabric)" || die "pkg-config cannot find libfabric"
+command -v fi_info >/dev/null 2>&1 || die "fi_info not found on PATH"
+fi_line="$(fi_info --version 2>&1 | head -n1)" || die "fi_info --version failed"
+prefix_shown="$UET_LIBFABRIC_PREFIX"
+[[ "$UET_LIBFABRIC_SOURCE" != local ]] || prefix_shown="deps/libfabric"
+echo "setup: ok: libfabric $version ($UET_LIBFABRIC_SOURCE, prefix $prefix_shown); fi_info --version: $fi_line"
