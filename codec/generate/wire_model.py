@@ -1,0 +1,283 @@
+"""Load spec/wire.yaml into a checked model of the parse graph.
+
+The model is what the C++ generator emits from. Every check that could make the generated decoder
+read outside a header, or read a field that was not decoded on the current path, is made here, at
+build time, so the generated code needs no such checks at run time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import yaml
+
+KINDS = {"uint", "int", "reserved", "bytes", "mac", "ipv4", "ipv6"}
+BYTE_KINDS = {"bytes", "mac", "ipv4", "ipv6"}
+
+
+class SpecError(Exception):
+    """wire.yaml is inconsistent; the message names the node and field."""
+
+
+def ident(name: str) -> str:
+    """A C++ identifier for a dotted spec name."""
+    return re.sub(r"[^A-Za-z0-9]", "_", name)
+
+
+@dataclasses.dataclass
+class When:
+    field: str
+    op: str            # eq, in, not_in
+    values: list[int]
+
+
+@dataclasses.dataclass
+class FieldUse:
+    """One field as laid out in one node."""
+    name: str          # global field name; reserved fields get a descriptive name
+    at: int
+    bit: int
+    bits: int          # 0 for byte strings
+    nbytes: int        # 0 for bit fields
+    kind: str
+    enum: str | None
+    emit: bool
+    when: When | None
+    uncertain: str | None
+    invalid: list[int]
+    require: int | None
+    aggregate: bool = False
+
+    @property
+    def start_bit(self) -> int:
+        return self.at * 8 + self.bit
+
+    @property
+    def end_byte(self) -> int:
+        """One past the last byte the field occupies."""
+        if self.nbytes:
+            return self.at + self.nbytes
+        return (self.start_bit + self.bits + 7) // 8
+
+
+@dataclasses.dataclass
+class Case:
+    op: str            # eq, in, range, param
+    values: list[int]
+    param: str | None
+    to: str
+
+
+@dataclasses.dataclass
+class Select:
+    field: str | None  # None = always
+    cases: list[Case]
+    default: str       # node id, "end" or "error"
+
+
+@dataclasses.dataclass
+class Node:
+    id: str
+    header: str
+    dispatch: bool
+    min_len: int
+    size: int | None            # fixed size, or None when size_rule is used
+    size_rule: dict | None      # {field, scale, min}
+    bounds: dict | None         # {field, includes_header}
+    payload_length: str | None
+    uncertain: str | None
+    fields: list[FieldUse]
+    next: Select
+    uet: bool
+
+
+@dataclasses.dataclass
+class FieldInfo:
+    name: str
+    kind: str
+    enum: str | None
+    nbytes: int
+    emit: bool
+
+
+@dataclasses.dataclass
+class Model:
+    constants: dict[str, Any]
+    choices: dict[str, dict]
+    enums: dict[str, dict]
+    links: dict[int, dict]
+    nodes: dict[str, Node]
+    fields: dict[str, FieldInfo]
+    headers: list[str]
+
+
+def _when(raw: dict | None, where: str) -> When | None:
+    if raw is None:
+        return None
+    for op in ("eq", "in", "not_in"):
+        if op in raw:
+            vals = raw[op] if isinstance(raw[op], list) else [raw[op]]
+            return When(raw["field"], op, [int(v) for v in vals])
+    raise SpecError(f"{where}: `when` needs eq, in or not_in")
+
+
+def _fields(raw_fields: list, fragments: dict, node_id: str, header: str, base: int = 0) -> list[FieldUse]:
+    out: list[FieldUse] = []
+    for raw in raw_fields:
+        if "include" in raw:
+            frag = fragments.get(raw["include"])
+            if frag is None:
+                raise SpecError(f"{node_id}: unknown fragment {raw['include']}")
+            out += _fields(frag, fragments, node_id, header, base + int(raw.get("at", 0)))
+            continue
+        kind = raw.get("kind", "uint")
+        if kind not in KINDS:
+            raise SpecError(f"{node_id}: field {raw.get('name')} has unknown kind {kind}")
+        at = base + int(raw["at"])
+        bit = int(raw.get("bit", 0))
+        name = raw.get("name") or f"{header}.reserved@{at}.{bit}"
+        nbytes = int(raw.get("bytes", 0))
+        bits = int(raw.get("bits", 0))
+        if kind in BYTE_KINDS and not nbytes:
+            raise SpecError(f"{node_id}: {name} of kind {kind} needs `bytes`")
+        if not nbytes and not (1 <= bits <= 64):
+            raise SpecError(f"{node_id}: {name} needs 1..64 `bits` or `bytes`")
+        if nbytes and bit:
+            raise SpecError(f"{node_id}: byte string {name} must start on a byte boundary")
+        out.append(FieldUse(
+            name=name, at=at, bit=bit, bits=bits, nbytes=nbytes,
+            kind="bytes" if (nbytes and kind in ("uint",)) else kind,
+            enum=raw.get("enum"), emit=bool(raw.get("emit", True)) and kind != "reserved",
+            when=_when(raw.get("when"), f"{node_id}.{name}"), uncertain=raw.get("uncertain"),
+            invalid=[int(v) for v in raw.get("invalid", [])],
+            require=int(raw["require"]) if "require" in raw else None,
+            aggregate=bool(raw.get("aggregate", False))))
+    return out
+
+
+def _select(raw: dict, node_id: str) -> Select:
+    sel = raw.get("select")
+    cases = []
+    for c in raw.get("cases", []):
+        if "eq" in c:
+            cases.append(Case("eq", [int(c["eq"])], None, c["to"]))
+        elif "in" in c:
+            cases.append(Case("in", [int(v) for v in c["in"]], None, c["to"]))
+        elif "range" in c:
+            lo, hi = (int(v) for v in c["range"])
+            cases.append(Case("range", [lo, hi], None, c["to"]))
+        elif "param" in c:
+            cases.append(Case("param", [], c["param"], c["to"]))
+        else:
+            raise SpecError(f"{node_id}: a case needs eq, in, range or param")
+    return Select(None if sel in (None, "always") else sel, cases, raw.get("default", "end"))
+
+
+def load(path: str) -> Model:
+    with open(path, encoding="utf-8") as fh:
+        doc = yaml.safe_load(fh)
+    fragments = doc.get("fragments", {})
+    nodes: dict[str, Node] = {}
+    for node_id, raw in doc["nodes"].items():
+        header = raw.get("header", node_id)
+        size = raw.get("size")
+        size_rule = size if isinstance(size, dict) else None
+        fixed = None if size_rule else (0 if raw.get("dispatch") else int(size))
+        min_len = int(raw.get("min_len", size_rule["min"] if size_rule else fixed))
+        fields = _fields(raw.get("fields", []), fragments, node_id, header)
+        if raw.get("uncertain"):
+            for f in fields:
+                f.uncertain = f.uncertain or raw["uncertain"]
+        nodes[node_id] = Node(
+            id=node_id, header=header, dispatch=bool(raw.get("dispatch")), min_len=min_len, size=fixed,
+            size_rule=size_rule, bounds=raw.get("bounds"), payload_length=raw.get("payload_length"),
+            uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id),
+            uet=header == "uet" or header.startswith("uet."))
+    model = Model(constants=doc["constants"], choices=doc["choices"], enums=doc["enums"],
+                  links={int(k): v for k, v in doc["links"].items()}, nodes=nodes, fields={}, headers=[])
+    _check(model)
+    return model
+
+
+def _check(model: Model) -> None:
+    nodes = model.nodes
+    headers: list[str] = []
+    for node in nodes.values():
+        if node.header not in headers:
+            headers.append(node.header)
+        for f in node.fields:
+            if f.end_byte > node.min_len:
+                raise SpecError(f"{node.id}: {f.name} ends at byte {f.end_byte}, beyond the node's {node.min_len} bytes")
+            if f.enum and f.enum not in model.enums:
+                raise SpecError(f"{node.id}: {f.name} uses unknown enum {f.enum}")
+            if f.uncertain and f.uncertain not in model.choices:
+                raise SpecError(f"{node.id}: {f.name} cites unknown choice {f.uncertain}")
+            if f.kind == "reserved":
+                continue
+            info = model.fields.get(f.name)
+            nbytes = f.nbytes
+            if info is None:
+                model.fields[f.name] = FieldInfo(f.name, f.kind, f.enum, nbytes, f.emit)
+            elif (info.kind, info.enum, info.nbytes, info.emit) != (f.kind, f.enum, nbytes, f.emit):
+                raise SpecError(f"{node.id}: {f.name} is declared differently in another node")
+        if node.uncertain and node.uncertain not in model.choices:
+            raise SpecError(f"{node.id}: cites unknown choice {node.uncertain}")
+        targets = [c.to for c in node.next.cases] + [node.next.default]
+        for t in targets:
+            if t not in ("end", "error") and t not in nodes:
+                raise SpecError(f"{node.id}: next node {t} does not exist")
+        for c in node.next.cases:
+            if c.param and c.param not in ("udp_port",):
+                raise SpecError(f"{node.id}: unknown select parameter {c.param}")
+    model.headers = headers
+    for link in model.links.values():
+        if link["root"] not in nodes:
+            raise SpecError(f"link {link['name']}: root {link['root']} does not exist")
+    _check_paths(model)
+
+
+def _check_paths(model: Model) -> None:
+    """Every field read by `when`, `select`, a size rule or `bounds` must be decoded on every path to
+    the reader, earlier than it; no field may be decoded twice on one path. Checked by walking every
+    path from every root (the graph is small and acyclic)."""
+    nodes = model.nodes
+
+    def walk(node_id: str, seen: frozenset[str], path: tuple[str, ...]) -> None:
+        if node_id in path:
+            raise SpecError(f"cycle in the parse graph through {node_id}")
+        node = nodes[node_id]
+        decoded = set(seen)
+
+        def need(name: str, what: str) -> None:
+            if name not in decoded:
+                raise SpecError(f"{node_id}: {what} reads {name}, not decoded on path {' > '.join(path + (node_id,))}")
+
+        for f in node.fields:
+            if f.when:
+                need(f.when.field, f"`when` of {f.name}")
+            if f.kind != "reserved":
+                if f.name in decoded and not f.when:
+                    # a field may appear under exclusive `when`s of one node, never twice on a path
+                    raise SpecError(f"{node_id}: {f.name} decoded twice on path {' > '.join(path + (node_id,))}")
+                decoded.add(f.name)
+        if node.size_rule:
+            need(node.size_rule["field"], "the size rule")
+        if node.bounds:
+            need(node.bounds["field"], "`bounds`")
+        if node.payload_length:
+            need(node.payload_length, "`payload_length`")
+        if node.next.field:
+            need(node.next.field, "`select`")
+        for t in [c.to for c in node.next.cases] + [node.next.default]:
+            if t not in ("end", "error"):
+                walk(t, frozenset(decoded), path + (node_id,))
+
+    for link in model.links.values():
+        walk(link["root"], frozenset(), ())
+
+
+def enum_valid(enum: dict, value: int) -> bool:
+    if value in enum.get("values", {}):
+        return True
+    return any(r["from"] <= value <= r["to"] for r in enum.get("vendor", []))

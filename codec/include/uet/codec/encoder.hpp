@@ -1,0 +1,51 @@
+// Encoding UET frames from field values, driven by the same tables as the decoder.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::codec {
+
+class EncodeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Values of fields by name; a field not set encodes as 0. Reserved bits always encode as 0.
+class FieldValues {
+ public:
+  FieldValues& set(wire::Field field, uint64_t value);
+  FieldValues& set_bytes(wire::Field field, std::vector<uint8_t> bytes);
+  bool has(wire::Field field) const { return set_[index(field)]; }
+  uint64_t get(wire::Field field) const { return values_[index(field)]; }
+  const std::vector<uint8_t>& bytes(wire::Field field) const { return bytes_[index(field)]; }
+
+ private:
+  static size_t index(wire::Field f) { return static_cast<size_t>(f); }
+  std::vector<uint64_t> values_ = std::vector<uint64_t>(wire::kFieldCount);
+  std::vector<bool> set_ = std::vector<bool>(wire::kFieldCount);
+  std::vector<std::vector<uint8_t>> bytes_ = std::vector<std::vector<uint8_t>>(wire::kFieldCount);
+};
+
+// Encode the nodes of `path` in order, then `payload`. Fields the caller did not set are derived where
+// the path determines them: each select field from the edge the path takes (e.g. uet.pds.type for the
+// node that follows), each bounds field (ip.len, udp.length, ipv6.plen) and payload_length field from
+// the bytes that follow; `values` is completed with what was derived. Throws EncodeError when the
+// path is not a path of the graph.
+std::vector<uint8_t> encode_path(std::span<const wire::Node> path, FieldValues& values,
+                                 std::span<const uint8_t> payload = {}, uint16_t udp_port = wire::kUdpPort);
+
+// The value the path implies for the select field of `from` to reach `to`, if the edge is a case.
+// Throws EncodeError when `to` does not follow `from`.
+std::optional<uint64_t> edge_value(wire::Node from, wire::Node to, uint16_t udp_port = wire::kUdpPort);
+
+// Write `bits` bits of `value` at bit `bit` of byte `at` (big-endian, MSB first) without touching
+// the other bits of those bytes.
+void put_bits(uint8_t* buf, size_t at, unsigned bit, unsigned bits, uint64_t value);
+
+}  // namespace uet::codec

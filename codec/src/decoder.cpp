@@ -1,0 +1,107 @@
+// Runs the generated node functions over a frame and finishes the record.
+#include <arpa/inet.h>
+
+#include <cstdio>
+
+#include "cursor.hpp"
+#include "uet/codec/decoded.hpp"
+
+namespace uet::codec {
+namespace detail {
+using NodeFn = int (*)(Cursor&);
+extern const NodeFn kNodeFns[wire::kNodeCount];
+}  // namespace detail
+
+const char* diag_kind_name(DiagKind kind) {
+  switch (kind) {
+    case DiagKind::truncated: return "truncated";
+    case DiagKind::reserved_nonzero: return "reserved_nonzero";
+    case DiagKind::unknown_value: return "unknown_value";
+    case DiagKind::invalid_value: return "invalid_value";
+    case DiagKind::inconsistent_length: return "inconsistent_length";
+  }
+  return "?";
+}
+
+const char* status_name(Status status) {
+  switch (status) {
+    case Status::uet: return "uet";
+    case Status::malformed: return "malformed";
+    case Status::non_uet: return "non-uet";
+  }
+  return "?";
+}
+
+std::optional<uint64_t> Decoded::get(wire::Field field) const {
+  for (unsigned i = 0; i < n_emitted; ++i)
+    if (emitted[i].field == field) return values[static_cast<size_t>(field)];
+  return std::nullopt;
+}
+
+const char* Decoded::uncertain_of(wire::Field field) const {
+  for (unsigned i = 0; i < n_emitted; ++i)
+    if (emitted[i].field == field && emitted[i].uncertain != wire::Choice::none)
+      return wire::choice_info(emitted[i].uncertain).id;
+  return "";
+}
+
+bool Decoded::has_layer(wire::Header header) const {
+  for (unsigned i = 0; i < n_layers; ++i)
+    if (layers[i] == header) return true;
+  return false;
+}
+
+void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root, const DecodeOptions& options,
+            Decoded& out) {
+  out.frame = frame;
+  out.caplen = caplen;
+  out.len = len;
+  out.reached_uet = false;
+  out.n_emitted = 0;
+  out.n_layers = 0;
+  out.n_diags = 0;
+  detail::Cursor c{frame, frame, frame + caplen, out, options};
+  int next = static_cast<int>(root);
+  while (next >= 0) next = detail::kNodeFns[next](c);
+  out.payload_offset = c.at(c.p);
+  out.payload_len = static_cast<uint32_t>(c.left());
+  if (next == detail::kEnd && caplen == len && c.payload_field != kNoField && c.val(c.payload_field) != out.payload_len)
+    c.diag(DiagKind::inconsistent_length, c.payload_header, c.payload_field, c.p, c.val(c.payload_field));
+}
+
+std::optional<wire::Node> root_for_linktype(int linktype) { return wire::root_for_linktype(linktype); }
+
+std::string format_value(const Decoded& d, wire::Field field) {
+  const wire::FieldInfo& info = wire::field_info(field);
+  const uint64_t v = d.values[static_cast<size_t>(field)];
+  char buf[INET6_ADDRSTRLEN + 1];
+  switch (info.kind) {
+    case wire::Kind::int_:
+      return std::to_string(static_cast<int64_t>(v));
+    case wire::Kind::mac: {
+      const uint8_t* b = d.bytes_of(field);
+      std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
+      return buf;
+    }
+    case wire::Kind::ipv4:
+      return inet_ntop(AF_INET, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+    case wire::Kind::ipv6:
+      return inet_ntop(AF_INET6, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+    case wire::Kind::bytes: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      std::string s;
+      const uint8_t* b = d.bytes_of(field);
+      for (unsigned i = 0; i < info.nbytes; ++i) {
+        s += kHex[b[i] >> 4];
+        s += kHex[b[i] & 15];
+      }
+      return s;
+    }
+    case wire::Kind::uint_:
+    case wire::Kind::reserved:
+      break;
+  }
+  return std::to_string(v);
+}
+
+}  // namespace uet::codec

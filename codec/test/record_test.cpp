@@ -1,0 +1,89 @@
+// The JSON record and the summary line of a decoded frame.
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+
+#include "graph_paths.hpp"
+#include "uet/codec/record.hpp"
+
+namespace uet::codec::test {
+namespace {
+
+Decoded decode_path(const char* name, std::vector<uint8_t>& storage) {
+  GraphPath prefix;
+  for (const GraphPath& p : paths_from(wire::Node::eth))
+    for (size_t i = 0; i < p.steps.size() && prefix.steps.empty(); ++i)
+      if (p.steps[i].node == wire::Node::uet) prefix.steps.assign(p.steps.begin(), p.steps.begin() + static_cast<long>(i));
+  for (const GraphPath& s : paths_from(wire::Node::uet)) {
+    if (s.name != name) continue;
+    std::mt19937_64 rng(3);
+    storage = build_frame(join(prefix, s), rng, 5).bytes;
+    Decoded d;
+    decode(storage.data(), static_cast<uint32_t>(storage.size()), static_cast<uint32_t>(storage.size()), wire::Node::eth,
+           DecodeOptions{}, d);
+    return d;
+  }
+  throw std::runtime_error(name);
+}
+
+TEST(Record, IsOneJsonObjectPerLineWithTheContractKeys) {
+  std::vector<uint8_t> frame;
+  const Decoded d = decode_path("pds_ack__pds_ack_ccx__ses_response", frame);
+  RecordWriter w;
+  w.write(d, {42, 1700000000, 7, false});
+  const std::string text(w.text());
+  ASSERT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find('\n'), text.size() - 1);
+  rapidjson::Document doc;
+  doc.Parse(text.c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  EXPECT_EQ(doc["frame"].GetUint64(), 42u);
+  EXPECT_STREQ(doc["ts"].GetString(), "1700000000.000007");
+  EXPECT_STREQ(doc["status"].GetString(), "uet");
+  EXPECT_EQ(doc["caplen"].GetUint(), frame.size());
+  const auto& layers = doc["layers"].GetArray();
+  ASSERT_EQ(layers.Size(), 6u);
+  EXPECT_STREQ(layers[3].GetString(), "uet.pds.ack");
+  EXPECT_STREQ(layers[4].GetString(), "uet.pds.ack_ccx");
+  EXPECT_STREQ(layers[5].GetString(), "uet.ses.response");
+  EXPECT_EQ(doc["fields"]["uet.pds.type"].GetUint(), 9u);
+  EXPECT_EQ(doc["fields"]["udp.dstport"].GetUint(), 4793u);
+  EXPECT_TRUE(doc["fields"]["eth.src"].IsString());
+  EXPECT_EQ(std::string(doc["fields"]["uet.pds.ccx_state"].GetString()).size(), 32u);
+  EXPECT_STREQ(doc["uncertain"]["uet.pds.ccx_state"].GetString(), "ccx-state-size");
+  EXPECT_STREQ(doc["uncertain"]["uet.pds.ccx_type"].GetString(), "ack-ccx-type");
+  EXPECT_TRUE(doc["diagnostics"].GetArray().Empty());
+  EXPECT_EQ(doc["payload_len"].GetUint(), 5u);
+}
+
+TEST(Record, DiagnosticsCarryKindHeaderFieldAndMessage) {
+  std::vector<uint8_t> frame;
+  Decoded d = decode_path("pds_rud_rod_req__ses_std__ses_std_buffer_offset__ses_std_som", frame);
+  // Cut inside the SES header.
+  decode(frame.data(), static_cast<uint32_t>(frame.size() - 20), static_cast<uint32_t>(frame.size()), wire::Node::eth,
+         DecodeOptions{}, d);
+  RecordWriter w;
+  w.write(d, {1, 0, 0, false});
+  rapidjson::Document doc;
+  doc.Parse(std::string(w.text()).c_str());
+  ASSERT_FALSE(doc.HasParseError());
+  EXPECT_STREQ(doc["status"].GetString(), "malformed");
+  const auto& diag = doc["diagnostics"][0];
+  EXPECT_STREQ(diag["kind"].GetString(), "truncated");
+  EXPECT_STREQ(diag["header"].GetString(), "uet.ses.std");
+  EXPECT_TRUE(diag["field"].IsNull());
+  EXPECT_NE(std::string(diag["message"].GetString()).find("uet.ses.std needs"), std::string::npos);
+  EXPECT_FALSE(doc["fields"].HasMember("uet.ses.opcode"));
+}
+
+TEST(Summary, NamesTheValuesOfTheFramesKeyFields) {
+  std::vector<uint8_t> frame;
+  const Decoded d = decode_path("pds_nack", frame);
+  const std::string line = summary_line(d, {3, 0, 0, false});
+  EXPECT_EQ(line.rfind("#3 ", 0), 0u) << line;
+  EXPECT_NE(line.find("pds.nack"), std::string::npos) << line;
+  EXPECT_NE(line.find("NACK"), std::string::npos) << line;
+  EXPECT_NE(line.find("nack_code="), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace uet::codec::test
