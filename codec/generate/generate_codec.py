@@ -92,9 +92,10 @@ class Emitter:
         return out
 
     def target(self, to: str) -> str:
+        # A direct (tail) call: the compiler chains the node functions without an indirect jump.
         if to == "end":
             return "kEnd"
-        return f"static_cast<int>(N::{ident(to)})"
+        return f"node_{ident(to)}(c)"
 
     def select_code(self, node: Node) -> list[str]:
         sel = node.next

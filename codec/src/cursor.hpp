@@ -51,8 +51,11 @@ struct Cursor {
 
   // Room for n bytes of a node? If not: a truncated diagnostic, and the fields of a header already
   // begun by an earlier node of the same header are withdrawn (a truncated header yields no fields).
-  bool need(size_t n, wire::Header h, bool dispatch) {
-    if (left() >= n) return true;
+  [[gnu::always_inline]] bool need(size_t n, wire::Header h, bool dispatch) {
+    if (left() >= n) [[likely]] return true;
+    return truncated(n, h, dispatch);
+  }
+  [[gnu::noinline]] bool truncated(size_t n, wire::Header h, bool dispatch) {
     diag(DiagKind::truncated, h, kNoField, p, n);
     if (!dispatch && h == header) {
       out.n_emitted = header_mark;
@@ -68,9 +71,10 @@ struct Cursor {
     if (out.n_layers < Decoded::kMaxLayers) out.layers[out.n_layers++] = h;
   }
 
-  void emit(wire::Field f, uint64_t v, wire::Choice uncertain) {
+  // No capacity check: the generator sizes `emitted` for the longest path of the graph.
+  [[gnu::always_inline]] void emit(wire::Field f, uint64_t v, wire::Choice uncertain) {
     out.values[static_cast<size_t>(f)] = v;
-    if (out.n_emitted < Decoded::kMaxEmitted) out.emitted[out.n_emitted++] = {f, uncertain};
+    out.emitted[out.n_emitted++] = {f, uncertain};
   }
   void set(wire::Field f, uint64_t v) { out.values[static_cast<size_t>(f)] = v; }
   uint64_t val(wire::Field f) const { return out.values[static_cast<size_t>(f)]; }

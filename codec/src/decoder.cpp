@@ -61,8 +61,8 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
   out.n_layers = 0;
   out.n_diags = 0;
   detail::Cursor c{frame, frame, frame + caplen, out, options};
-  int next = static_cast<int>(root);
-  while (next >= 0) next = detail::kNodeFns[next](c);
+  // The node functions call their successors themselves; they return kEnd or kStop.
+  const int next = detail::kNodeFns[static_cast<size_t>(root)](c);
   out.payload_offset = c.at(c.p);
   out.payload_len = static_cast<uint32_t>(c.left());
   if (next == detail::kEnd && caplen == len && c.payload_field != kNoField && c.val(c.payload_field) != out.payload_len)

@@ -1,0 +1,146 @@
+#!/usr/bin/python3
+"""Decoder benchmark: uet-decode's frames per second against a bare libpcap read loop and the Scapy layers.
+
+Builds a capture of --packets UET frames (default 1,000,000) by repeating every well-formed Ethernet frame
+of the golden corpus (every header type and opcode), then, in this one run:
+  - pcap-read-loop     reads every frame with libpcap and does nothing else (the practical limit);
+  - uet-decode --count decodes every frame fully (all fields, all checks), printing only counts;
+  - uet-decode --json  the same, writing every JSON record (to /dev/null);
+  - the Scapy layers   decode_record() on a sample of --scapy-sample frames.
+Each C++ figure is the best of --repeat runs. Prints the rates and the ratios the targets are stated in
+(full decode >= 0.5 x the bare loop, >= 500 x Scapy), and writes them to out/bench/decode.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import struct
+import subprocess
+import sys
+import time
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+PCAP_HEADER = struct.Struct("<IHHiIII")
+RECORD_HEADER = struct.Struct("<IIII")
+
+
+def read_pcap(path: pathlib.Path) -> tuple[int, list[tuple[bytes, int]]]:
+    """(linktype, [(frame, wirelen)]) of a classic little-endian pcap file."""
+    data = path.read_bytes()
+    magic, _, _, _, _, _, linktype = PCAP_HEADER.unpack_from(data, 0)
+    if magic not in (0xA1B2C3D4, 0xA1B23C4D):
+        raise SystemExit(f"decode_bench: {path} is not a little-endian classic pcap file")
+    frames, at = [], PCAP_HEADER.size
+    while at + RECORD_HEADER.size <= len(data):
+        _, _, caplen, wirelen = RECORD_HEADER.unpack_from(data, at)
+        at += RECORD_HEADER.size
+        frames.append((data[at:at + caplen], wirelen))
+        at += caplen
+    return linktype, frames
+
+
+def corpus_templates() -> list[bytes]:
+    """Every Ethernet frame of the golden corpus whose expected decode is a clean UET frame."""
+    out = []
+    for expected in sorted((REPO / "captures" / "golden").glob("*.expected.jsonl")):
+        pcap = expected.with_name(expected.name.replace(".expected.jsonl", ".pcap"))
+        records = [json.loads(line) for line in expected.read_text().splitlines() if line.strip()]
+        linktype, frames = read_pcap(pcap)
+        if linktype != 1:
+            continue
+        for record, (frame, wirelen) in zip(records, frames):
+            if record["status"] == "uet" and record["fields"].get("udp.dstport") == 4793 and wirelen == len(frame):
+                out.append(frame)
+    if not out:
+        raise SystemExit("decode_bench: no UET frames in captures/golden/*.pcap (see captures/golden/README.md)")
+    return out
+
+
+def write_capture(path: pathlib.Path, templates: list[bytes], packets: int) -> None:
+    records = [RECORD_HEADER.pack(1700000000, 0, len(f), len(f)) + f for f in templates]
+    with open(path, "wb") as fh:
+        fh.write(PCAP_HEADER.pack(0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        full, rest = divmod(packets, len(records))
+        block = b"".join(records)
+        for _ in range(full):
+            fh.write(block)
+        fh.write(b"".join(records[:rest]))
+
+
+def best_of(repeat: int, run) -> float:
+    return min(run() for _ in range(repeat))
+
+
+def timed(cmd: list[str], stdout=subprocess.DEVNULL) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"decode_bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return elapsed
+
+
+def scapy_rate(templates: list[bytes], sample: int) -> float:
+    sys.path.insert(0, str(REPO))
+    from scapy_uet.record import decode_record  # noqa: E402  (after the path is set)
+
+    frames = [templates[i % len(templates)] for i in range(sample)]
+    start = time.perf_counter()
+    for frame in frames:
+        decode_record(frame, 1, len(frame), len(frame))
+    return sample / (time.perf_counter() - start)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=pathlib.Path, default=REPO / "build", help="build tree with bin/uet-decode")
+    parser.add_argument("--packets", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scapy-sample", type=int, default=3000)
+    parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "bench")
+    args = parser.parse_args()
+    if args.packets < 1 or args.repeat < 1 or args.scapy_sample < 1:
+        parser.error("--packets, --repeat and --scapy-sample must be positive")
+    decode_bin, loop_bin = args.build / "bin" / "uet-decode", args.build / "bin" / "pcap-read-loop"
+    for tool in (decode_bin, loop_bin):
+        if not tool.exists():
+            parser.error(f"{tool} is not built (run ./uet build)")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    capture = args.out / "mixed.pcap"
+    templates = corpus_templates()
+    print(f"decode_bench: {args.packets} frames from {len(templates)} distinct UET frames of the golden corpus", flush=True)
+    write_capture(capture, templates, args.packets)
+    timed([str(loop_bin), str(capture)])  # warm the page cache once
+
+    bare = best_of(args.repeat, lambda: timed([str(loop_bin), str(capture)]))
+    count = best_of(args.repeat, lambda: timed([str(decode_bin), "--count", str(capture)]))
+    json_out = best_of(args.repeat, lambda: timed([str(decode_bin), str(capture)]))
+    print(f"decode_bench: Scapy on {args.scapy_sample} frames", flush=True)
+    scapy = scapy_rate(templates, args.scapy_sample)
+
+    n = args.packets
+    rates = {"bare_libpcap_loop": n / bare, "uet_decode_full": n / count, "uet_decode_json": n / json_out,
+             "scapy_layers": scapy}
+    ratios = {"full_vs_bare": rates["uet_decode_full"] / rates["bare_libpcap_loop"],
+              "full_vs_scapy": rates["uet_decode_full"] / scapy,
+              "json_vs_bare": rates["uet_decode_json"] / rates["bare_libpcap_loop"],
+              "json_vs_scapy": rates["uet_decode_json"] / scapy}
+    targets = {"full_vs_bare": 0.5, "full_vs_scapy": 500.0}
+    print(f"{'reader':<28}{'frames/s':>14}")
+    for name, rate in rates.items():
+        print(f"{name:<28}{rate:>14,.0f}")
+    for name, ratio in ratios.items():
+        target = targets.get(name)
+        verdict = "" if target is None else (f"  target >= {target:g}: " + ("met" if ratio >= target else "MISSED"))
+        print(f"ratio {name:<22}{ratio:>14.2f}{verdict}")
+    result = {"packets": n, "distinct_frames": len(templates), "repeat": args.repeat, "scapy_sample": args.scapy_sample,
+              "rates_fps": rates, "ratios": ratios, "targets": targets}
+    (args.out / "decode.json").write_text(json.dumps(result, indent=2) + "\n")
+    capture.unlink()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

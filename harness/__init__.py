@@ -1,0 +1,1 @@
+"""Orchestration of the suite: running cases and captures, and writing reports."""

@@ -1,0 +1,101 @@
+"""uet-decode as a command: records, summary, counts, and clear failures on bad input."""
+import json
+
+import pytest
+
+ETH = bytes.fromhex("020000000002 020000000001 0800")
+
+
+def ipv4_udp(uet: bytes, dport=4793) -> bytes:
+    """Ethernet/IPv4/UDP 198.18.0.1:49152 -> 198.18.0.2:dport around UET bytes."""
+    udp_len, ip_len = 8 + len(uet), 28 + len(uet)
+    ip = bytes.fromhex("4500") + ip_len.to_bytes(2, "big") + bytes.fromhex("00014000 4011 0000 c6120001 c6120002")
+    udp = (49152).to_bytes(2, "big") + dport.to_bytes(2, "big") + udp_len.to_bytes(2, "big") + b"\0\0"
+    return ETH + ip + udp + uet
+
+
+# RUD_REQ next_hdr=std, psn 7; SES std SOM=1 UET_SEND, job 0x123, request_length 4; 4 bytes of payload.
+SEND = ipv4_udp(bytes.fromhex(
+    "1180 0000 00000007 0001 0002"
+    "05 03 0001 00 000123 0001 0002 0000000000000000 00000000 0000000000000000 0000000000000000 00000004"
+    "deadbeef"))
+ARP = bytes.fromhex("ffffffffffff 020000000001 0806") + bytes(28)
+
+
+class TestRecords:
+    def test_one_json_record_per_frame_with_exact_fields(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([SEND, ARP]))
+        assert proc.returncode == 0, proc.stderr
+        records = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [r["status"] for r in records] == ["uet", "non-uet"]
+        send = records[0]
+        assert send["frame"] == 1 and send["ts"] == "1700000000.000000"
+        assert send["layers"] == ["eth", "ip", "udp", "uet.pds.rud_rod_req", "uet.ses.std"]
+        assert send["fields"]["uet.pds.type"] == 2
+        assert send["fields"]["uet.pds.psn"] == 7
+        assert send["fields"]["uet.ses.opcode"] == 5
+        assert send["fields"]["uet.ses.job_id"] == 0x123
+        assert send["fields"]["uet.ses.request_length"] == 4
+        assert send["fields"]["ip.src"] == "198.18.0.1"
+        assert send["fields"]["eth.dst"] == "02:00:00:00:00:02"
+        assert send["payload_len"] == 4
+        assert send["diagnostics"] == [] and send["uncertain"] == {}
+        assert proc.stderr.strip() == "2 frames: 1 uet, 0 malformed, 1 non-uet"
+
+    def test_summary_names_opcodes_and_types(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([SEND]), "--summary")
+        assert proc.returncode == 0
+        line = proc.stdout.strip()
+        assert line.startswith("#1 198.18.0.1 > 198.18.0.2 udp 49152>4793 [uet] pds.rud_rod_req ses.std RUD_REQ")
+        assert "opcode=UET_SEND" in line and "job_id=291" in line and "payload=4" in line
+
+    def test_count_mode_prints_only_the_counts(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([SEND, SEND[:60], ARP]), "--count")
+        assert proc.returncode == 0
+        assert proc.stdout == "3 frames: 1 uet, 1 malformed, 1 non-uet\n"
+
+    def test_another_port_only_when_asked(self, cmd_uet_decode, capture_file):
+        frame = ipv4_udp(SEND[42:], dport=5000)
+        path = capture_file([frame])
+        assert cmd_uet_decode(path, "--count").stdout.startswith("1 frames: 0 uet, 0 malformed, 1 non-uet")
+        assert cmd_uet_decode(path, "--count", "--port", "5000").stdout.startswith("1 frames: 1 uet")
+
+    def test_strict_fails_on_malformed_frames(self, cmd_uet_decode, capture_file):
+        path = capture_file([(SEND[:60], len(SEND))])  # the capture cut the frame
+        assert cmd_uet_decode(path).returncode == 0
+        strict = cmd_uet_decode(path, "--strict")
+        assert strict.returncode == 1
+        record = json.loads(strict.stdout)
+        assert [(d["kind"], d["header"]) for d in record["diagnostics"]] == [("truncated", "uet.ses.std")]
+
+
+class TestBadInput:
+    def test_missing_file_names_the_file(self, cmd_uet_decode, tmp_path):
+        proc = cmd_uet_decode(tmp_path / "nope.pcap")
+        assert proc.returncode == 3
+        assert "nope.pcap" in proc.stderr and proc.stdout == ""
+
+    def test_not_a_capture(self, cmd_uet_decode, tmp_path):
+        path = tmp_path / "text.pcap"
+        path.write_text("this is not a capture file\n")
+        proc = cmd_uet_decode(path)
+        assert proc.returncode == 3 and "text.pcap" in proc.stderr
+
+    def test_file_cut_mid_frame_keeps_what_was_read(self, cmd_uet_decode, capture_file):
+        path = capture_file([SEND, SEND])
+        data = path.read_bytes()
+        path.write_bytes(data[:-10])
+        proc = cmd_uet_decode(path)
+        assert proc.returncode == 4
+        assert "read error after frame 1" in proc.stderr
+        assert len(proc.stdout.splitlines()) == 1
+        assert "1 frames: 1 uet" in proc.stderr
+
+    def test_undecodable_link_type(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([b"\0" * 20], linktype=147))
+        assert proc.returncode == 3 and "link type 147" in proc.stderr
+
+    @pytest.mark.parametrize("args", [["--port", "0"], ["--summary", "--count"], ["--bogus"]])
+    def test_bad_options_are_usage_errors(self, cmd_uet_decode, capture_file, args):
+        proc = cmd_uet_decode(capture_file([SEND]), *args)
+        assert proc.returncode == 2, proc.stderr

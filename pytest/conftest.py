@@ -1,0 +1,55 @@
+"""Fixtures shared by the suite's pytest tests: where the built tools are, and capture files."""
+import os
+import pathlib
+import struct
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root():
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def build_dir():
+    path = pathlib.Path(os.environ.get("UET_BUILD", REPO / "build"))
+    if not (path / "bin" / "uet-decode").exists():
+        pytest.fail(f"uet-decode is not built in {path}: run ./uet build (or set UET_BUILD)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def cmd_uet_decode(build_dir):
+    """Run uet-decode with arguments; returns the CompletedProcess (text), never raises on exit status."""
+    binary = build_dir / "bin" / "uet-decode"
+
+    def run(*args, timeout=120):
+        return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+    return run
+
+
+def write_pcap(path, frames, linktype=1, snaplen=65535):
+    """A classic pcap file of (bytes, wirelen or None) frames with fixed timestamps, as text2pcap would."""
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype))
+        for i, frame in enumerate(frames):
+            data, wirelen = frame if isinstance(frame, tuple) else (frame, None)
+            fh.write(struct.pack("<IIII", 1700000000 + i, i, len(data), wirelen or len(data)))
+            fh.write(data)
+    return path
+
+
+@pytest.fixture
+def capture_file(tmp_path):
+    """capture_file(frames, linktype=1) -> path of a pcap holding those frames."""
+    counter = iter(range(1000))
+
+    def make(frames, linktype=1, name=None):
+        return write_pcap(tmp_path / (name or f"capture{next(counter)}.pcap"), frames, linktype)
+
+    return make
