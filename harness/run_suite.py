@@ -1,0 +1,71 @@
+"""The main job (./uet run). Today: decode every capture of the golden corpus with both decoders,
+cross-check them against each other and the expected decode, and write a report.
+
+Later issues add the reference FEP in namespace pairs, the conformance cases and the wire checks.
+Exit status: 0 everything agreed; 1 a disagreement; 3 a decoder could not run.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import pathlib
+import sys
+import time
+
+from harness.decode_compare import DecoderError, cross_check, load_expected
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int]]:
+    """(capture, UET port) of each golden capture; a `<name>.port` file beside one names its port."""
+    out = []
+    for pcap in sorted(list(folder.glob("*.pcap")) + list(folder.glob("*.pcapng"))):
+        port_file = pcap.with_suffix(".port")
+        out.append((pcap, int(port_file.read_text().strip()) if port_file.exists() else 4793))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="./uet run", description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
+    parser.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden")
+    parser.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "report")
+    args = parser.parse_args(argv)
+    uet_decode = args.build / "bin" / "uet-decode"
+    if not uet_decode.exists():
+        print(f"uet run: {uet_decode} is not built", file=sys.stderr)
+        return 3
+    captures = golden_captures(args.corpus)
+    if not captures:
+        print(f"uet run: no captures in {args.corpus}", file=sys.stderr)
+        return 3
+    args.report.mkdir(parents=True, exist_ok=True)
+    results, start = [], time.monotonic()
+    for i, (pcap, port) in enumerate(captures, 1):
+        try:
+            result = cross_check(pcap, uet_decode, port, load_expected(pcap))
+        except DecoderError as err:
+            print(f"uet run: {err}", file=sys.stderr)
+            return 3
+        results.append(result)
+        verdict = "agree" if result.ok else f"{len(result.disagreements)} DISAGREEMENTS"
+        print(f"[{i}/{len(captures)}] {pcap.name}: {result.frames} frames "
+              f"({result.counts['uet']} uet, {result.counts['malformed']} malformed, {result.counts['non-uet']} non-uet), "
+              f"decoders {verdict}", flush=True)
+        for d in result.disagreements[:5]:
+            print(f"    frame {d.frame} ({d.case}) {d.between}: " + "; ".join(d.details[:3]))
+    frames = sum(r.frames for r in results)
+    bad = sum(len(r.disagreements) for r in results)
+    report = {"job": "golden-corpus cross-check", "captures": [dataclasses.asdict(r) for r in results],
+              "frames": frames, "disagreements": bad, "seconds": round(time.monotonic() - start, 2)}
+    (args.report / "decode-crosscheck.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(f"uet run: {len(results)} captures, {frames} frames, {bad} disagreements; "
+          f"report in {args.report / 'decode-crosscheck.json'}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
