@@ -35,7 +35,9 @@ std::vector<uint8_t> ipv4_udp(const std::vector<uint8_t>& uet, uint8_t tos = 0) 
 class KnownAnswer : public ::testing::Test {
  protected:
   Decoded d;
-  void run(const std::vector<uint8_t>& frame) {
+  std::vector<uint8_t> frame;  // kept: byte-string fields of `d` point into it
+  void run(std::vector<uint8_t> bytes) {
+    frame = std::move(bytes);
     decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
            *root_for_linktype(101), DecodeOptions{}, d);
   }

@@ -67,14 +67,15 @@ void check_roundtrip(const GraphPath& path, uint64_t seed) {
     }
     if (aggregate) continue;  // spans fields compared one by one
     unsigned bits = 64;
-    for (const Step& s : path.steps)
-      if (unsigned b = field_bits(s.node, f)) {
-        bits = b;
-      }
+    for (const Step& s : path.steps) {
+      if (unsigned b = field_bits(s.node, f)) bits = b;
+    }
     const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
     EXPECT_EQ(d.values[static_cast<size_t>(f)] & mask, built.values.get(f) & mask) << info.name;
   }
-  if (enters_uet(path)) EXPECT_EQ(d.payload_len, built.payload.size());
+  if (enters_uet(path)) {
+    EXPECT_EQ(d.payload_len, built.payload.size());
+  }
 }
 
 class EveryUetPath : public ::testing::TestWithParam<GraphPath> {};
