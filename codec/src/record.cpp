@@ -1,121 +1,91 @@
-// JSON records with RapidJSON's streaming writer (no DOM per frame: uet-decode prints millions).
+// JSON records with nlohmann::ordered_json: fields keep the order in which they are on the wire.
 #include "uet/codec/record.hpp"
-
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
 
 #include <cinttypes>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 namespace uet::codec {
 
 struct RecordWriter::Impl {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer{buffer};
+  std::string text;
 };
 
 RecordWriter::RecordWriter() : impl_(std::make_unique<Impl>()) {}
 RecordWriter::~RecordWriter() = default;
 
-std::string_view RecordWriter::text() const { return {impl_->buffer.GetString(), impl_->buffer.GetSize()}; }
+std::string_view RecordWriter::text() const { return impl_->text; }
 
-void RecordWriter::clear() { impl_->buffer.Clear(); }
+void RecordWriter::clear() { impl_->text.clear(); }
 
 namespace {
 
-template <typename W>
-void write_value(W& w, const Decoded& d, wire::Field f) {
+nlohmann::ordered_json value_of(const Decoded& d, wire::Field f) {
   const uint64_t v = d.values[static_cast<size_t>(f)];
   switch (wire::field_info(f).kind) {
     case wire::Kind::uint_:
     case wire::Kind::reserved:
-      w.Uint64(v);
-      return;
+      return v;
     case wire::Kind::int_:
-      w.Int64(static_cast<int64_t>(v));
-      return;
-    default: {
-      const std::string s = format_value(d, f);
-      w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-    }
+      return static_cast<int64_t>(v);
+    default:
+      return format_value(d, f);
   }
+}
+
+std::string diag_message(const Decoded& d, const Diagnostic& g) {
+  char msg[192];
+  switch (g.kind) {
+    case DiagKind::truncated:
+      std::snprintf(msg, sizeof msg, "%s needs %" PRIu64 " bytes at offset %u, frame has %u", wire::header_name(g.header),
+                    g.value, g.offset, d.caplen);
+      break;
+    case DiagKind::reserved_nonzero:
+      std::snprintf(msg, sizeof msg, "reserved bits %s are 0x%" PRIx64 ", must be 0", g.detail ? g.detail : "?", g.value);
+      break;
+    default:
+      std::snprintf(msg, sizeof msg, "%s = %" PRIu64 " (0x%" PRIx64 ")", wire::field_name(g.field), g.value, g.value);
+  }
+  return msg;
 }
 
 }  // namespace
 
 void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
-  auto& w = impl_->writer;
-  w.Reset(impl_->buffer);
   char ts[48];
   std::snprintf(ts, sizeof ts, meta.ts_nanos ? "%" PRId64 ".%09u" : "%" PRId64 ".%06u", meta.ts_sec, meta.ts_frac);
-  w.StartObject();
-  w.Key("frame");
-  w.Uint64(meta.number);
-  w.Key("ts");
-  w.String(ts);
-  w.Key("caplen");
-  w.Uint(d.caplen);
-  w.Key("len");
-  w.Uint(d.len);
-  w.Key("status");
-  w.String(status_name(d.status()));
-  w.Key("layers");
-  w.StartArray();
-  for (unsigned i = 0; i < d.n_layers; ++i) w.String(wire::header_name(d.layers[i]));
-  w.EndArray();
-  w.Key("fields");
-  w.StartObject();
-  for (unsigned i = 0; i < d.n_emitted; ++i) {
-    w.Key(wire::field_name(d.emitted[i].field));
-    write_value(w, d, d.emitted[i].field);
-  }
-  w.EndObject();
-  w.Key("payload_len");
-  w.Uint(d.payload_len);
-  w.Key("diagnostics");
-  w.StartArray();
+  nlohmann::ordered_json r;
+  r["frame"] = meta.number;
+  r["ts"] = ts;
+  r["caplen"] = d.caplen;
+  r["len"] = d.len;
+  r["status"] = status_name(d.status());
+  auto& layers = r["layers"] = nlohmann::ordered_json::array();
+  for (unsigned i = 0; i < d.n_layers; ++i) layers.push_back(wire::header_name(d.layers[i]));
+  auto& fields = r["fields"] = nlohmann::ordered_json::object();
+  // Append without ordered_map's linear search for an existing key: a field is emitted at most once
+  // per frame (the code generator checks every path of spec/wire.yaml for that).
+  auto& entries = static_cast<nlohmann::ordered_json::object_t::Container&>(
+      fields.get_ref<nlohmann::ordered_json::object_t&>());
+  entries.reserve(d.n_emitted);
+  for (unsigned i = 0; i < d.n_emitted; ++i)
+    entries.emplace_back(wire::field_name(d.emitted[i].field), value_of(d, d.emitted[i].field));
+  r["payload_len"] = d.payload_len;
+  auto& diags = r["diagnostics"] = nlohmann::ordered_json::array();
   for (unsigned i = 0; i < d.n_diags; ++i) {
     const Diagnostic& g = d.diags[i];
-    w.StartObject();
-    w.Key("kind");
-    w.String(diag_kind_name(g.kind));
-    w.Key("header");
-    w.String(wire::header_name(g.header));
-    w.Key("field");
-    if (g.field == kNoField) {
-      w.Null();
-    } else {
-      w.String(wire::field_name(g.field));
-    }
-    w.Key("offset");
-    w.Uint(g.offset);
-    w.Key("message");
-    char msg[192];
-    switch (g.kind) {
-      case DiagKind::truncated:
-        std::snprintf(msg, sizeof msg, "%s needs %" PRIu64 " bytes at offset %u, frame has %u", wire::header_name(g.header),
-                      g.value, g.offset, d.caplen);
-        break;
-      case DiagKind::reserved_nonzero:
-        std::snprintf(msg, sizeof msg, "reserved bits %s are 0x%" PRIx64 ", must be 0", g.detail ? g.detail : "?", g.value);
-        break;
-      default:
-        std::snprintf(msg, sizeof msg, "%s = %" PRIu64 " (0x%" PRIx64 ")", wire::field_name(g.field), g.value, g.value);
-    }
-    w.String(msg);
-    w.EndObject();
+    diags.push_back({{"kind", diag_kind_name(g.kind)},
+                     {"header", wire::header_name(g.header)},
+                     {"field", g.field == kNoField ? nlohmann::ordered_json() : nlohmann::ordered_json(wire::field_name(g.field))},
+                     {"offset", g.offset},
+                     {"message", diag_message(d, g)}});
   }
-  w.EndArray();
-  w.Key("uncertain");
-  w.StartObject();
-  for (unsigned i = 0; i < d.n_emitted; ++i) {
-    if (d.emitted[i].uncertain == wire::Choice::none) continue;
-    w.Key(wire::field_name(d.emitted[i].field));
-    w.String(wire::choice_info(d.emitted[i].uncertain).id);
-  }
-  w.EndObject();
-  w.EndObject();
-  impl_->buffer.Put('\n');
+  auto& uncertain = r["uncertain"] = nlohmann::ordered_json::object();
+  for (unsigned i = 0; i < d.n_emitted; ++i)
+    if (d.emitted[i].uncertain != wire::Choice::none)
+      uncertain[wire::field_name(d.emitted[i].field)] = wire::choice_info(d.emitted[i].uncertain).id;
+  impl_->text += r.dump();
+  impl_->text += '\n';
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // layout misread in spec/wire.yaml shows up here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ std::vector<uint8_t> ipv4_udp(const std::vector<uint8_t>& uet, uint8_t tos = 0) 
   std::vector<uint8_t> f = {0x45, tos, static_cast<uint8_t>(ip_len >> 8), static_cast<uint8_t>(ip_len), 0, 1, 0x40, 0,
                             64, 17, 0, 0, 198, 18, 0, 1, 198, 18, 0, 2,
                             0xC0, 0x00, 0x12, 0xB9, static_cast<uint8_t>(udp_len >> 8), static_cast<uint8_t>(udp_len), 0, 0};
-  f.insert(f.end(), uet.begin(), uet.end());
+  f.resize(28 + uet.size());
+  std::copy(uet.begin(), uet.end(), f.begin() + 28);
   return f;
 }
 
