@@ -25,35 +25,23 @@ PCAP_HEADER = struct.Struct("<IHHiIII")
 RECORD_HEADER = struct.Struct("<IIII")
 
 
-def read_pcap(path: pathlib.Path) -> tuple[int, list[tuple[bytes, int]]]:
-    """(linktype, [(frame, wirelen)]) of a classic little-endian pcap file."""
-    data = path.read_bytes()
-    magic, _, _, _, _, _, linktype = PCAP_HEADER.unpack_from(data, 0)
-    if magic not in (0xA1B2C3D4, 0xA1B23C4D):
-        raise SystemExit(f"decode_bench: {path} is not a little-endian classic pcap file")
-    frames, at = [], PCAP_HEADER.size
-    while at + RECORD_HEADER.size <= len(data):
-        _, _, caplen, wirelen = RECORD_HEADER.unpack_from(data, at)
-        at += RECORD_HEADER.size
-        frames.append((data[at:at + caplen], wirelen))
-        at += caplen
-    return linktype, frames
-
-
 def corpus_templates() -> list[bytes]:
-    """Every Ethernet frame of the golden corpus whose expected decode is a clean UET frame."""
+    """Every Ethernet frame to port 4793 of the golden corpus whose expected decode is a clean UET frame."""
+    sys.path.insert(0, str(REPO))
+    from scapy_uet.pcapio import read_frames  # noqa: E402  (after the path is set)
+
+    golden = REPO / "captures" / "golden"
     out = []
-    for expected in sorted((REPO / "captures" / "golden").glob("*.expected.jsonl")):
-        pcap = expected.with_name(expected.name.replace(".expected.jsonl", ".pcap"))
+    for entry in json.loads((golden / "manifest.json").read_text()):
+        pcap = golden / entry["file"]
+        expected = pcap.with_name(pcap.name.rsplit(".", 1)[0] + ".expected.jsonl")
         records = [json.loads(line) for line in expected.read_text().splitlines() if line.strip()]
-        linktype, frames = read_pcap(pcap)
-        if linktype != 1:
-            continue
-        for record, (frame, wirelen) in zip(records, frames):
-            if record["status"] == "uet" and record["fields"].get("udp.dstport") == 4793 and wirelen == len(frame):
-                out.append(frame)
+        for record, frame in zip(records, read_frames(str(pcap))):
+            if (frame.linktype == 1 and record["status"] == "uet" and frame.caplen == frame.wirelen
+                    and record["fields"].get("udp.dstport") == 4793):
+                out.append(frame.data)
     if not out:
-        raise SystemExit("decode_bench: no UET frames in captures/golden/*.pcap (see captures/golden/README.md)")
+        raise SystemExit("decode_bench: no UET frames in captures/golden (see captures/golden/README.md)")
     return out
 
 

@@ -100,7 +100,7 @@ def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
 
 
 def load_expected(pcap: pathlib.Path) -> list[dict] | None:
-    path = pcap.with_name(pcap.name[:-len(".pcap")] + ".expected.jsonl")
+    path = pcap.with_name(pcap.name.rsplit(".", 1)[0] + ".expected.jsonl")
     if not path.exists():
         return None
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

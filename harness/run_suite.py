@@ -20,12 +20,9 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int]]:
-    """(capture, UET port) of each golden capture; a `<name>.port` file beside one names its port."""
-    out = []
-    for pcap in sorted(list(folder.glob("*.pcap")) + list(folder.glob("*.pcapng"))):
-        port_file = pcap.with_suffix(".port")
-        out.append((pcap, int(port_file.read_text().strip()) if port_file.exists() else 4793))
-    return out
+    """(capture, UET port) of each capture listed in the corpus's manifest.json."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return [(folder / entry["file"], int(entry.get("port", 4793))) for entry in manifest]
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +35,7 @@ def main(argv: list[str]) -> int:
     if not uet_decode.exists():
         print(f"uet run: {uet_decode} is not built", file=sys.stderr)
         return 3
-    captures = golden_captures(args.corpus)
+    captures = golden_captures(args.corpus) if (args.corpus / "manifest.json").exists() else []
     if not captures:
         print(f"uet run: no captures in {args.corpus}", file=sys.stderr)
         return 3

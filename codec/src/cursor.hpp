@@ -38,6 +38,7 @@ struct Cursor {
   const DecodeOptions& options;
   wire::Header header = wire::Header::COUNT;  // header being decoded
   uint16_t header_mark = 0;                   // n_emitted when that header began
+  const uint8_t* header_start = nullptr;      // where that header began
   wire::Field payload_field = kNoField;       // a payload_length field to check when decoding ends
   wire::Header payload_header = wire::Header::COUNT;
 
@@ -60,6 +61,7 @@ struct Cursor {
     if (!dispatch && h == header) {
       out.n_emitted = header_mark;
       --out.n_layers;
+      p = header_start;  // the bytes of a truncated header count as payload
     }
     return false;
   }
@@ -68,6 +70,7 @@ struct Cursor {
     if (h == header) return;
     header = h;
     header_mark = out.n_emitted;
+    header_start = p;
     if (out.n_layers < Decoded::kMaxLayers) out.layers[out.n_layers++] = h;
   }
 
@@ -94,6 +97,7 @@ struct Cursor {
     const uint64_t total = val(f) + (includes_header ? 0 : header_size);
     if (total < header_size) {
       diag(DiagKind::inconsistent_length, h, f, p, val(f));
+      p += header_size;  // the header itself was decoded and is listed: it is not payload
       return false;
     }
     if (total <= left()) {

@@ -1,0 +1,54 @@
+"""python3 -m scapy_uet FILE.pcap[ng] [--port N]
+
+Prints one JSON decode record (codec/DECODE-OUTPUT.md) per packet on stdout.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from .layers import UDP_PORT
+from .pcapio import PcapError, read_frames
+from .record import decode_record
+
+
+def full_record(index, frame, udp_port=UDP_PORT):
+    rec = decode_record(frame.data, frame.linktype, frame.caplen, frame.wirelen, udp_port)
+    out = {"frame": index, "ts": frame.ts}
+    out.update(rec)
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python3 -m scapy_uet",
+        description="Decode the UET packets of a pcap/pcapng file with the scapy_uet layers; "
+                    "print one JSON record per packet (codec/DECODE-OUTPUT.md).")
+    parser.add_argument("file", help="capture file (pcap or pcapng)")
+    parser.add_argument("--port", type=int, default=UDP_PORT,
+                        help="UDP destination port of UET (default %(default)s)")
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error("--port must be between 0 and 65535")
+    out = sys.stdout
+    try:
+        for index, frame in enumerate(read_frames(args.file), 1):
+            out.write(json.dumps(full_record(index, frame, args.port)) + "\n")
+    except BrokenPipeError:          # e.g. piped into `head`
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except OSError as exc:
+        sys.stderr.write("scapy_uet: cannot read %s: %s\n" % (args.file, exc.strerror or exc))
+        return 2
+    except PcapError as exc:
+        sys.stderr.write("scapy_uet: %s\n" % exc)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""What the Scapy layers take from ``spec/wire.yaml`` at run time.
+
+Allowed uses (and the only ones made here):
+  * ``constants``: the UDP port and the IP protocol number of UET without UDP;
+  * ``enums``: the value -> name tables (for the ``*EnumField`` of the layers and for the
+    ``unknown_value`` diagnostic);
+  * the ``uncertain`` marks of nodes and fields (for the record's ``uncertain`` map);
+  * the field names, for the cross-check test only.
+
+The header LAYOUTS (offsets, bit positions, sizes) are NOT read from here: they are written by hand
+in ``scapy_uet/layers.py`` from the spec digest, part I.
+"""
+
+import os
+
+import yaml
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+WIRE_YAML = os.environ.get(
+    "UET_WIRE_YAML", os.path.join(os.path.dirname(_HERE), "spec", "wire.yaml"))
+
+
+def _load():
+    try:
+        with open(WIRE_YAML, "r", encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except OSError as exc:  # pragma: no cover - installation problem
+        raise ImportError("scapy_uet: cannot read the spec data %s: %s" % (WIRE_YAML, exc))
+
+
+WIRE = _load()
+
+UDP_PORT = int(WIRE["constants"]["udp_port"]["value"])
+UET_IP_PROTO = int(WIRE["constants"]["uet_ip_proto"]["value"])
+
+
+def enum(name):
+    """Value -> name table of wire.yaml enum `name`, vendor ranges expanded (all valid values)."""
+    spec = WIRE["enums"][name]
+    table = {int(k): str(v) for k, v in (spec.get("values") or {}).items()}
+    for rng in spec.get("vendor") or []:
+        for value in range(int(rng["from"]), int(rng["to"]) + 1):
+            table.setdefault(value, "%s_%#x" % (rng["name"], value))
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# `uncertain` marks: (header, field name) -> list of (when, choice)
+
+
+def _expand(fields):
+    out = []
+    for fld in fields or []:
+        if "include" in fld:
+            out.extend(_expand(WIRE["fragments"][fld["include"]]))
+        else:
+            out.append(fld)
+    return out
+
+
+def _uncertain_entries():
+    entries = {}
+    for node_id, node in WIRE["nodes"].items():
+        header = node.get("header", node_id)
+        node_choice = node.get("uncertain")
+        for fld in _expand(node.get("fields")):
+            name = fld.get("name")
+            if not name or fld.get("kind") == "reserved" or fld.get("emit") is False:
+                continue
+            entries.setdefault((header, name), []).append(
+                (fld.get("when"), fld.get("uncertain") or node_choice))
+    return entries
+
+
+UNCERTAIN = _uncertain_entries()
+
+
+def when_holds(when, fields):
+    """Evaluate a wire.yaml `when:` condition against the record fields decoded so far."""
+    if not when:
+        return True
+    if when["field"] not in fields:
+        return False
+    value = fields[when["field"]]
+    if "eq" in when:
+        return value == when["eq"]
+    if "in" in when:
+        return value in when["in"]
+    if "not_in" in when:
+        return value not in when["not_in"]
+    return False
+
+
+def uncertain_choice(header, name, fields):
+    for when, choice in UNCERTAIN.get((header, name), []):
+        if when_holds(when, fields):
+            return choice
+    return None
+
+
+def wire_field_names():
+    """header -> set of emitted field names (for the cross-check test)."""
+    out = {}
+    for (header, name) in UNCERTAIN:
+        out.setdefault(header, set()).add(name)
+    return out
