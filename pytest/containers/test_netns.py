@@ -7,10 +7,12 @@ import json
 import os
 import pathlib
 import select
+import shutil
 import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -610,9 +612,18 @@ class TestCli:
                 subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
     def test_not_root_is_a_clear_error(self):
-        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                               PY, "-m", "containers", "list"], cwd=REPO, capture_output=True, text=True,
-                              timeout=30, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        # Run from a world-readable copy: the checkout itself may sit in a 0700 directory.
+        readable = pathlib.Path(tempfile.mkdtemp(prefix="uet-nonroot-"))
+        try:
+            readable.chmod(0o755)
+            shutil.copytree(REPO / "containers", readable / "containers")
+            for path in [readable, *readable.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                   PY, "-m", "containers", "list"], cwd=readable, capture_output=True,
+                                  text=True, timeout=30, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+        finally:
+            shutil.rmtree(readable)
         assert proc.returncode == 2
         assert "network namespaces need root" in proc.stderr
 
