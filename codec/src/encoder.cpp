@@ -42,6 +42,8 @@ bool when_holds(int16_t when, const FieldValues& v) {
   return w.op == wire::WhenOp::not_in ? !in : in;
 }
 
+}  // namespace
+
 bool case_matches(const wire::CaseInfo& c, uint64_t x, uint16_t udp_port) {
   switch (c.op) {
     case wire::CaseOp::eq:
@@ -54,6 +56,8 @@ bool case_matches(const wire::CaseInfo& c, uint64_t x, uint16_t udp_port) {
   }
   return false;
 }
+
+namespace {
 
 size_t node_size(const wire::NodeInfo& n, FieldValues& v) {
   if (n.dispatch) return 0;

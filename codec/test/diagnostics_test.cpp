@@ -14,22 +14,6 @@ using wire::Field;
 using wire::Header;
 using wire::Node;
 
-std::vector<GraphPath> uet_paths() {
-  GraphPath prefix;
-  for (const GraphPath& p : paths_from(Node::eth)) {
-    for (size_t i = 0; i < p.steps.size() && prefix.steps.empty(); ++i)
-      if (p.steps[i].node == Node::uet) prefix.steps.assign(p.steps.begin(), p.steps.begin() + static_cast<long>(i));
-    if (!prefix.steps.empty()) break;
-  }
-  std::vector<GraphPath> out;
-  for (const GraphPath& s : paths_from(Node::uet)) {
-    GraphPath p = join(prefix, s);
-    p.name = s.name;
-    out.push_back(p);
-  }
-  return out;
-}
-
 Decoded decode_bytes(const std::vector<uint8_t>& b, uint32_t caplen, uint32_t len) {
   Decoded d;
   decode(b.data(), caplen, len, Node::eth, DecodeOptions{}, d);
@@ -151,7 +135,7 @@ TEST_P(EveryUetPathMalformed, EveryValueTableRejectsUnknownValues) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Codec, EveryUetPathMalformed, ::testing::ValuesIn(uet_paths()),
+INSTANTIATE_TEST_SUITE_P(Codec, EveryUetPathMalformed, ::testing::ValuesIn(uet_paths_over_ethernet()),
                          [](const auto& info) { return info.param.name; });
 
 // A plain RUD request with a standard-header send: the frame the length checks below edit.
@@ -167,7 +151,7 @@ struct SendFrame {
 };
 
 SendFrame send_frame(const char* name = "pds_rud_rod_req__ses_std__ses_std_buffer_offset__ses_std_som") {
-  for (GraphPath& p : uet_paths()) {
+  for (GraphPath& p : uet_paths_over_ethernet()) {
     if (p.name != name) continue;
     std::mt19937_64 rng(5);
     SendFrame f{p, build_frame(p, rng, 16), {}};

@@ -13,23 +13,10 @@ namespace {
 
 const wire::CaseInfo& case_of(const wire::NodeInfo& n, int k) { return wire::kCases[n.first_case + k]; }
 
-bool matches(const wire::CaseInfo& c, uint64_t x) {
-  switch (c.op) {
-    case wire::CaseOp::eq:
-    case wire::CaseOp::in:
-      return std::find(c.values, c.values + c.n_values, x) != c.values + c.n_values;
-    case wire::CaseOp::range:
-      return x >= c.values[0] && x <= c.values[1];
-    case wire::CaseOp::param_udp_port:
-      return x == wire::kUdpPort;
-  }
-  return false;
-}
-
 // Does x take edge `edge` of node n (first matching case wins; default when none matches)?
 bool takes_edge(const wire::NodeInfo& n, int edge, uint64_t x) {
   for (int k = 0; k < n.n_cases; ++k)
-    if (matches(case_of(n, k), x)) return k == edge;
+    if (case_matches(case_of(n, k), x)) return k == edge;
   return edge == -1;
 }
 
@@ -108,6 +95,22 @@ std::vector<GraphPath> paths_from(Node root) {
     return !solve_selects(p, rng, v);
   });
   name_uniquely(out);
+  return out;
+}
+
+std::vector<GraphPath> uet_paths_over_ethernet() {
+  GraphPath prefix;
+  for (const GraphPath& p : paths_from(Node::eth)) {
+    for (size_t i = 0; i < p.steps.size() && prefix.steps.empty(); ++i)
+      if (p.steps[i].node == Node::uet) prefix.steps.assign(p.steps.begin(), p.steps.begin() + static_cast<long>(i));
+    if (!prefix.steps.empty()) break;
+  }
+  std::vector<GraphPath> out;
+  for (const GraphPath& suffix : paths_from(Node::uet)) {
+    GraphPath p = join(prefix, suffix);
+    p.name = suffix.name;
+    out.push_back(p);
+  }
   return out;
 }
 

@@ -30,6 +30,10 @@ inline void PrintTo(const GraphPath& p, std::ostream* os) { *os << p.name; }
 // Every path from `root` that ends normally (a case or default leading to `end`).
 std::vector<GraphPath> paths_from(wire::Node root);
 
+// Every path from the UET layer on, under the first Ethernet/IPv4/UDP path that reaches it; each is
+// named after its UET part.
+std::vector<GraphPath> uet_paths_over_ethernet();
+
 // The path `prefix` (ending at a node with an edge to `junction`) continued by `suffix` (from junction).
 GraphPath join(const GraphPath& prefix, const GraphPath& suffix);
 

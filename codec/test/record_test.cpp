@@ -9,14 +9,10 @@ namespace uet::codec::test {
 namespace {
 
 Decoded decode_path(const char* name, std::vector<uint8_t>& storage) {
-  GraphPath prefix;
-  for (const GraphPath& p : paths_from(wire::Node::eth))
-    for (size_t i = 0; i < p.steps.size() && prefix.steps.empty(); ++i)
-      if (p.steps[i].node == wire::Node::uet) prefix.steps.assign(p.steps.begin(), p.steps.begin() + static_cast<long>(i));
-  for (const GraphPath& s : paths_from(wire::Node::uet)) {
-    if (s.name != name) continue;
+  for (const GraphPath& path : uet_paths_over_ethernet()) {
+    if (path.name != name) continue;
     std::mt19937_64 rng(3);
-    storage = build_frame(join(prefix, s), rng, 5).bytes;
+    storage = build_frame(path, rng, 5).bytes;
     Decoded d;
     decode(storage.data(), static_cast<uint32_t>(storage.size()), static_cast<uint32_t>(storage.size()), wire::Node::eth,
            DecodeOptions{}, d);

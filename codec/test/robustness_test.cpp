@@ -42,15 +42,11 @@ TEST(Robustness, RandomBytesUnderEveryLinkType) {
 }
 
 TEST(Robustness, MutatedFramesOfEveryUetPath) {
-  GraphPath prefix;
-  for (const GraphPath& p : paths_from(wire::Node::eth))
-    for (size_t i = 0; i < p.steps.size() && prefix.steps.empty(); ++i)
-      if (p.steps[i].node == wire::Node::uet) prefix.steps.assign(p.steps.begin(), p.steps.begin() + static_cast<long>(i));
   std::mt19937_64 rng(99);
   Decoded d;
   size_t decoded = 0;
-  for (const GraphPath& s : paths_from(wire::Node::uet)) {
-    const BuiltFrame built = build_frame(join(prefix, s), rng, rng() % 40);
+  for (const GraphPath& path : uet_paths_over_ethernet()) {
+    const BuiltFrame built = build_frame(path, rng, rng() % 40);
     for (int i = 0; i < 300; ++i) {
       std::vector<uint8_t> b = built.bytes;
       for (int flips = 1 + static_cast<int>(rng() % 4); flips; --flips) b[14 + rng() % (b.size() - 14)] ^= static_cast<uint8_t>(1 + rng() % 255);

@@ -44,6 +44,9 @@ std::vector<uint8_t> encode_path(std::span<const wire::Node> path, FieldValues& 
 // Throws EncodeError when `to` does not follow `from`.
 std::optional<uint64_t> edge_value(wire::Node from, wire::Node to, uint16_t udp_port = wire::kUdpPort);
 
+// Does `value` of a select field match this case of the parse graph?
+bool case_matches(const wire::CaseInfo& c, uint64_t value, uint16_t udp_port = wire::kUdpPort);
+
 // Write `bits` bits of `value` at bit `bit` of byte `at` (big-endian, MSB first) without touching
 // the other bits of those bytes.
 void put_bits(uint8_t* buf, size_t at, unsigned bit, unsigned bits, uint64_t value);
