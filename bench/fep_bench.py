@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""FEP benchmark: softuet against libfabric's own providers, between the two sides of a namespace pair.
+
+In one run, with fabtests programs (server on side b, client on side a):
+  - latency       fi_pingpong with 64-byte messages: usec per transfer (lower is better);
+  - message rate  fi_rdm_bw (RDM) or fi_pingpong (DGRAM) with 64-byte messages: transfers per second;
+  - bandwidth     fi_rdm_bw with 64 KiB messages (RDM only): MB/s.
+Baselines: `udp` for FI_EP_DGRAM, `tcp;ofi_rxm` for FI_EP_RDM. Each figure is the median of --repeat runs.
+Ratios are stated so that >= 1.0 is in softuet's favour (rate: softuet / baseline; latency: baseline /
+softuet). Results go to out/bench/fep.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from containers import NamespacePair  # noqa: E402
+from harness.fabtests import FabtestError, run_pair  # noqa: E402
+
+BASELINE = {"dgram": "udp", "rdm": "tcp;ofi_rxm"}
+def parse_perf(output: str) -> dict:
+    """The figures of a fabtests performance line. Pingpong programs print 'bytes #sent #ack total time MB/sec
+    usec/xfer Mxfers/sec', bandwidth programs 'bytes iters total time MB/sec usec/xfer Mxfers/sec'; the last
+    three columns are the same. The rate comes from usec/xfer, which has more digits than Mxfers/sec."""
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) in (7, 8) and parts[0][:1].isdigit() and parts[-4].endswith("s"):  # "64" or "64k"
+            usec = float(parts[-2])
+            return {"mb_per_sec": float(parts[-3]), "usec_per_xfer": usec, "xfers_per_sec": 1e6 / usec}
+    raise ValueError("no performance line in fabtests output:\n" + output[-1500:])
+
+
+def measure(pair, argv: list[str], env: dict, repeat: int) -> dict:
+    runs = []
+    for _ in range(repeat):
+        run = run_pair(pair, argv, env=env, timeout=120)
+        if not run.ok:
+            raise FabtestError(run.describe())
+        runs.append(parse_perf(run.client_output))
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+
+
+def programs(ep: str, iterations: int) -> dict[str, list[str]]:
+    it = ["-I", str(iterations)]
+    if ep == "dgram":
+        pp = ["fi_pingpong", "-e", "dgram", "-S", "64"] + it
+        return {"latency": pp, "rate": pp}
+    return {"latency": ["fi_pingpong", "-e", "rdm", "-S", "64"] + it,
+            "rate": ["fi_rdm_bw", "-S", "64", "-W", "64"] + it,
+            "bandwidth": ["fi_rdm_bw", "-S", "65536", "-W", "16", "-I", str(max(100, iterations // 50))]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", default="softuet", help="provider under test (default softuet)")
+    parser.add_argument("--provider-path", default=str(REPO / "build" / "lib"), help="FI_PROVIDER_PATH for it")
+    parser.add_argument("--ep", choices=["dgram", "rdm", "both"], default="both")
+    parser.add_argument("--iterations", type=int, default=10000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "bench")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        parser.error("network namespaces need root")
+    eps = ["dgram", "rdm"] if args.ep == "both" else [args.ep]
+    env = {"FI_PROVIDER_PATH": args.provider_path}
+    results: dict = {"provider": args.provider, "iterations": args.iterations, "repeat": args.repeat, "endpoints": {}}
+    with NamespacePair() as pair:
+        for ep in eps:
+            row = results["endpoints"][ep] = {"baseline": BASELINE[ep], "figures": {}, "ratios": {}}
+            for what, argv in programs(ep, args.iterations).items():
+                figures = {}
+                for prov in (BASELINE[ep], args.provider):
+                    print(f"fep_bench: {ep} {what} {prov}", flush=True)
+                    try:
+                        figures[prov] = measure(pair, argv[:1] + ["-p", prov] + argv[1:], env, args.repeat)
+                    except (FabtestError, ValueError) as err:
+                        figures[prov] = {"error": str(err).splitlines()[0]}
+                row["figures"][what] = figures
+                base, ours = figures[BASELINE[ep]], figures[args.provider]
+                if "error" in base or "error" in ours:
+                    continue
+                if what == "latency":
+                    row["ratios"]["latency"] = base["usec_per_xfer"] / ours["usec_per_xfer"]
+                elif what == "rate":
+                    row["ratios"]["message_rate"] = ours["xfers_per_sec"] / base["xfers_per_sec"]
+                else:
+                    row["ratios"]["bandwidth"] = ours["mb_per_sec"] / base["mb_per_sec"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "fep.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"{'ep':<6}{'measure':<11}{'provider':<14}{'usec/xfer':>11}{'xfers/s':>14}{'MB/s':>11}")
+    for ep, row in results["endpoints"].items():
+        for what, figures in row["figures"].items():
+            for prov, f in figures.items():
+                if "error" in f:
+                    print(f"{ep:<6}{what:<11}{prov:<14}  error: {f['error']}")
+                else:
+                    print(f"{ep:<6}{what:<11}{prov:<14}{f['usec_per_xfer']:>11.2f}{f['xfers_per_sec']:>14,.0f}"
+                          f"{f['mb_per_sec']:>11.1f}")
+        for name, ratio in row["ratios"].items():
+            print(f"ratio {ep} {name} ({args.provider} vs {row['baseline']}): {ratio:.2f}"
+                  + ("" if name == "bandwidth" else ("  target >= 1.0: " + ("met" if ratio >= 1.0 else "MISSED"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
