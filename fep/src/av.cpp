@@ -1,0 +1,114 @@
+// The address vector: FI_AV_TABLE (FI_AV_UNSPEC and the deprecated FI_AV_MAP behave as TABLE, §2.2.5.3.8).
+// fi_addr_t values are table indices from 0 in insertion order, so with FI_AV_TABLE the index can equal
+// the rank (digest F.2).
+#include <cstring>
+
+#include "softuet.hpp"
+
+namespace softuet {
+
+namespace {
+
+int av_close(fid* f) {
+  delete obj<Av>(f);
+  return 0;
+}
+
+int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void*) {
+  Av* av = obj<Av>(f);
+  if (count && !addr) return -FI_EINVAL;
+  if (flags) return -FI_EBADFLAGS;
+  std::lock_guard lock(av->domain->mu);
+  const auto* p = static_cast<const uint8_t*>(addr);
+  int inserted = 0;
+  for (size_t i = 0; i < count; ++i) {
+    softuet_addr a;
+    std::memcpy(&a, p + i * sizeof(softuet_addr), sizeof a);
+    // Only version-0 UET addresses with a valid IPv4 FA can be reached (IPv6 FAs: a later milestone).
+    const bool ok = a.uet.version == uet::wire::k_addr_version && (a.uet.flags & kAddrFlagFaValid) &&
+                    !(a.uet.flags & kAddrFlagIpv6);
+    if (!ok) {
+      if (fi_addr) fi_addr[i] = FI_ADDR_NOTAVAIL;
+      continue;
+    }
+    if (fi_addr) fi_addr[i] = av->entries.size();
+    av->entries.push_back(a);
+    ++inserted;
+  }
+  return inserted;
+}
+
+int av_remove(fid_av* f, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
+  Av* av = obj<Av>(f);
+  if (count && !fi_addr) return -FI_EINVAL;
+  if (flags) return -FI_EBADFLAGS;
+  std::lock_guard lock(av->domain->mu);
+  for (size_t i = 0; i < count; ++i)
+    if (fi_addr[i] >= av->entries.size() || !av->entries[fi_addr[i]]) return -FI_EINVAL;
+  for (size_t i = 0; i < count; ++i) av->entries[fi_addr[i]].reset();
+  return 0;
+}
+
+int av_lookup_op(fid_av* f, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
+  Av* av = obj<Av>(f);
+  if (!addrlen) return -FI_EINVAL;
+  softuet_addr a;
+  if (!av_lookup(av, fi_addr, &a)) return -FI_EINVAL;
+  const size_t given = *addrlen;
+  *addrlen = sizeof a;
+  if (addr) std::memcpy(addr, &a, std::min(given, sizeof a));
+  return given < sizeof a ? -FI_ETOOSMALL : 0;
+}
+
+const char* av_straddr(fid_av*, const void* addr, char* buf, size_t* len) {
+  if (!addr || !buf || !len) return nullptr;
+  softuet_addr a;
+  std::memcpy(&a, addr, sizeof a);
+  const std::string s = addr_to_string(a);
+  if (*len) snprintf(buf, *len, "%s", s.c_str());
+  *len = s.size() + 1;
+  return buf;
+}
+
+fi_ops g_av_fi_ops = {sizeof(fi_ops), av_close, enosys, enosys, enosys, enosys, enosys};
+fi_ops_av g_av_ops = {sizeof(fi_ops_av), av_insert, enosys,  enosys, av_remove, av_lookup_op,
+                      av_straddr,        enosys,    enosys,  enosys, enosys};
+
+}  // namespace
+
+bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
+  std::lock_guard lock(av->domain->mu);
+  if (a >= av->entries.size() || !av->entries[a]) return false;
+  *out = *av->entries[a];
+  return true;
+}
+
+// Which AV entry sent a packet: same IP, same port, same initiator ID (the SES header carries no more of
+// the sender's address).
+fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator) {
+  if (!av) return FI_ADDR_NOTAVAIL;
+  for (size_t i = 0; i < av->entries.size(); ++i) {
+    const auto& e = av->entries[i];
+    if (e && addr_ipv4(*e) == ipv4 && addr_port(*e) == port && e->uet.initiator_id == initiator) return i;
+  }
+  return FI_ADDR_NOTAVAIL;
+}
+
+int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** out, void* context) {
+  if (!domain || !attr || !out) return -FI_EINVAL;
+  if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE && attr->type != FI_AV_MAP) return -FI_EINVAL;
+  if (attr->name || attr->rx_ctx_bits) return -FI_ENOSYS;  // no shared or scalable AVs
+  if (attr->flags & ~uint64_t{FI_READ | FI_SYMMETRIC}) return -FI_EBADFLAGS;
+  auto* av = new (std::nothrow) Av;
+  if (!av) return -FI_ENOMEM;
+  av->domain = obj<Domain>(domain);
+  av->entries.reserve(std::min<size_t>(attr->count, 4096));
+  av->fid.fid.fclass = FI_CLASS_AV;
+  av->fid.fid.context = context;
+  av->fid.fid.ops = &g_av_fi_ops;
+  av->fid.ops = &g_av_ops;
+  *out = &av->fid;
+  return 0;
+}
+
+}  // namespace softuet

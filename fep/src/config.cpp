@@ -1,0 +1,94 @@
+// Configuration from the environment (fep/DESIGN.md "Configuration"; digest A.5 for UET_PROVIDER_*).
+// Read at every fi_getinfo/fi_domain, so a test can change it between calls of one process.
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+#include "softuet.hpp"
+
+namespace softuet {
+
+namespace {
+
+std::optional<uint64_t> parse_uint(const char* text, uint64_t max) {
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(text, &end, 0);
+  if (errno || *end || v > max || text[0] == '-') return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+std::optional<Config> load_config(std::string* error) {
+  Config cfg;
+  const char* profiles = std::getenv("SOFTUET_PROFILES");
+  cfg.profiles = profiles ? profiles : "ai_base,ai_full,hpc";
+  for (const std::string& p : split(cfg.profiles, ',')) {
+    if (p == "ai_base") cfg.fep_caps |= kCapAiBase;
+    else if (p == "ai_full") cfg.fep_caps |= kCapAiFull;
+    else if (p == "hpc") cfg.fep_caps |= kCapHpc;
+    else {
+      *error = "SOFTUET_PROFILES='" + cfg.profiles + "': unknown profile '" + p +
+               "' (expected a non-empty subset of ai_base,ai_full,hpc)";
+      return std::nullopt;
+    }
+  }
+  if (!cfg.fep_caps) {
+    *error = "SOFTUET_PROFILES='" + cfg.profiles + "': no profile (expected a non-empty subset of ai_base,ai_full,hpc)";
+    return std::nullopt;
+  }
+
+  cfg.udp_port = static_cast<uint16_t>(uet::wire::k_udp_port);
+  if (const char* port = std::getenv("SOFTUET_UDP_PORT")) {
+    auto v = parse_uint(port, 65535);
+    if (!v || *v == 0) {
+      *error = std::string("SOFTUET_UDP_PORT='") + port + "': not a UDP port (1..65535)";
+      return std::nullopt;
+    }
+    cfg.udp_port = static_cast<uint16_t>(*v);
+  }
+
+  // The JobID is 24 bits on the wire (constants.job_id_bits); 0 is not a JobID a launcher hands out.
+  if (const char* job = std::getenv("SOFTUET_JOB_ID")) {
+    auto v = parse_uint(job, (uint64_t{1} << uet::wire::k_job_id_bits) - 1);
+    if (!v || *v == 0) {
+      *error = std::string("SOFTUET_JOB_ID='") + job + "': not a JobID (1..2^24-1)";
+      return std::nullopt;
+    }
+    cfg.job_id = static_cast<uint32_t>(*v);
+  }
+
+  if (const char* init = std::getenv("UET_PROVIDER_INITIATOR_ID")) {
+    auto v = parse_uint(init, 0xFFFFFFFFu);
+    if (!v) {
+      *error = std::string("UET_PROVIDER_INITIATOR_ID='") + init + "': not a 32-bit initiator ID";
+      return std::nullopt;
+    }
+    cfg.initiator_id = static_cast<uint32_t>(*v);
+  }
+
+  // Reserved for the fault knobs of milestone 5: parsed so the syntax is fixed, but no knob exists yet,
+  // so any name is refused rather than silently ignored.
+  if (const char* faults = std::getenv("SOFTUET_FAULTS")) {
+    for (const std::string& f : split(faults, ',')) {
+      if (f.empty()) continue;
+      *error = std::string("SOFTUET_FAULTS: unknown fault '") + f + "' (milestone 1 has no fault knobs)";
+      return std::nullopt;
+    }
+  }
+
+  if (const char* addr = std::getenv("SOFTUET_ADDR")) cfg.addr = addr;
+  return cfg;
+}
+
+}  // namespace softuet

@@ -1,0 +1,76 @@
+// The domain: one FEP (one UDP socket on IP:port) shared by its endpoints (DESIGN.md).
+#include <cstring>
+
+#include "softuet.hpp"
+
+namespace softuet {
+
+namespace {
+
+int domain_close(fid* f) {
+  Domain* d = obj<Domain>(f);
+  {
+    std::lock_guard lock(d->mu);
+    if (!d->eps.empty()) return -FI_EBUSY;
+  }
+  transport_close(d);
+  delete d;
+  return 0;
+}
+
+int domain_bind(fid* f, fid* bfid, uint64_t) {
+  Domain* d = obj<Domain>(f);
+  if (!bfid || bfid->fclass != FI_CLASS_EQ) return -FI_EINVAL;
+  std::lock_guard lock(d->mu);
+  d->eq = obj<Eq>(bfid);
+  return 0;
+}
+
+int domain_endpoint2(fid_domain* dom, fi_info* info, fid_ep** ep, uint64_t flags, void* context) {
+  if (flags) return -FI_EBADFLAGS;
+  return ep_open(dom, info, ep, context);
+}
+
+fi_ops g_domain_fi_ops = {sizeof(fi_ops), domain_close, domain_bind, enosys, enosys, enosys, enosys};
+// cntr_open: counters come with the profiles that need them (Table 2-20 is MISSING; digest F.1).
+fi_ops_domain g_domain_ops = {sizeof(fi_ops_domain), av_open, cq_open, ep_open, enosys, enosys, enosys,
+                              enosys, enosys, enosys, enosys, domain_endpoint2};
+fi_ops_mr g_mr_ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
+
+}  // namespace
+
+int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* context) {
+  if (!fabric || !info || !out || !info->domain_attr) return -FI_EINVAL;
+  std::string error;
+  std::optional<Config> cfg = load_config(&error);
+  if (!cfg) {
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "invalid configuration: %s\n", error.c_str());
+    return -FI_EINVAL;
+  }
+  std::optional<LocalIp> ip = local_ip(*cfg, &error);
+  if (!ip) {
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "%s\n", error.c_str());
+    return -FI_EINVAL;
+  }
+  if (info->domain_attr->name && ip->text != info->domain_attr->name) return -FI_ENODATA;
+  auto* d = new (std::nothrow) Domain;
+  if (!d) return -FI_ENOMEM;
+  d->fabric = obj<Fabric>(fabric);
+  d->cfg = *cfg;
+  d->ip = *ip;
+  d->pid_on_fep = process_pid_on_fep();
+  d->initiator = cfg->initiator_id.value_or(default_initiator(*ip));
+  d->fid.fid.fclass = FI_CLASS_DOMAIN;
+  d->fid.fid.context = context;
+  d->fid.fid.ops = &g_domain_fi_ops;
+  d->fid.ops = &g_domain_ops;
+  d->fid.mr = &g_mr_ops;
+  if (int ret = transport_open(d)) {
+    delete d;
+    return ret;
+  }
+  *out = &d->fid;
+  return 0;
+}
+
+}  // namespace softuet

@@ -1,0 +1,226 @@
+// Endpoints (FI_EP_RDM, FI_EP_DGRAM): bindings, enable, getname, options. Each endpoint gets one resource
+// index of the domain's FEP (RI >= 1); the data path is in msg.cpp and transport.cpp.
+#include <algorithm>
+#include <cstring>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "softuet.hpp"
+
+namespace softuet {
+
+namespace {
+
+int ep_close(fid* f) {
+  Ep* ep = obj<Ep>(f);
+  Domain* d = ep->domain;
+  {
+    std::lock_guard lock(d->mu);
+    d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
+  }
+  delete ep;
+  return 0;
+}
+
+int ep_bind(fid* f, fid* bfid, uint64_t flags) {
+  Ep* ep = obj<Ep>(f);
+  if (!bfid) return -FI_EINVAL;
+  std::lock_guard lock(ep->domain->mu);
+  if (ep->enabled) return -FI_EOPBADSTATE;
+  switch (bfid->fclass) {
+    case FI_CLASS_CQ: {
+      Cq* cq = obj<Cq>(bfid);
+      if (cq->domain != ep->domain) return -FI_EINVAL;
+      if (flags & ~uint64_t{FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION}) return -FI_EBADFLAGS;
+      if (!(flags & (FI_TRANSMIT | FI_RECV))) return -FI_EBADFLAGS;
+      if (flags & FI_TRANSMIT) {
+        if (ep->tx_cq) return -FI_EINVAL;
+        ep->tx_cq = cq;
+        ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+      }
+      if (flags & FI_RECV) {
+        if (ep->rx_cq) return -FI_EINVAL;
+        ep->rx_cq = cq;
+        ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+      }
+      return 0;
+    }
+    case FI_CLASS_AV: {
+      Av* av = obj<Av>(bfid);
+      if (av->domain != ep->domain || ep->av) return -FI_EINVAL;
+      if (flags) return -FI_EBADFLAGS;
+      ep->av = av;
+      return 0;
+    }
+    case FI_CLASS_EQ:
+      if (flags) return -FI_EBADFLAGS;
+      ep->eq = obj<Eq>(bfid);
+      return 0;
+    case FI_CLASS_MR:
+      return mr_bind_ep(obj<Mr>(bfid), ep);
+    case FI_CLASS_CNTR:
+      return -FI_ENOSYS;  // counters: a later milestone
+    default:
+      return -FI_EINVAL;
+  }
+}
+
+int ep_control(fid* f, int command, void* arg) {
+  Ep* ep = obj<Ep>(f);
+  std::lock_guard lock(ep->domain->mu);
+  switch (command) {
+    case FI_ENABLE:
+      // A connectionless endpoint needs an AV to name peers, and somewhere to report completions.
+      if (!ep->av) return -FI_ENOAV;
+      if (!ep->tx_cq && (ep->caps & FI_SEND)) return -FI_ENOCQ;
+      if (!ep->rx_cq && (ep->caps & FI_RECV)) return -FI_ENOCQ;
+      ep->enabled = true;
+      return 0;
+    case FI_GETOPSFLAG: {
+      if (!arg) return -FI_EINVAL;
+      auto* flags = static_cast<uint64_t*>(arg);
+      if (*flags & FI_TRANSMIT) *flags = ep->tx_op_flags;
+      else if (*flags & FI_RECV) *flags = ep->rx_op_flags;
+      else return -FI_EINVAL;
+      return 0;
+    }
+    case FI_SETOPSFLAG: {
+      if (!arg) return -FI_EINVAL;
+      uint64_t flags = *static_cast<uint64_t*>(arg);
+      if (flags & FI_TRANSMIT) ep->tx_op_flags = flags & ~uint64_t{FI_TRANSMIT};
+      else if (flags & FI_RECV) ep->rx_op_flags = flags & ~uint64_t{FI_RECV};
+      else return -FI_EINVAL;
+      return 0;
+    }
+    default:
+      return -FI_ENOSYS;
+  }
+}
+
+int ep_getname(fid* f, void* addr, size_t* addrlen) {
+  Ep* ep = obj<Ep>(f);
+  if (!addrlen) return -FI_EINVAL;
+  const Domain* d = ep->domain;
+  softuet_addr a = make_addr(d->cfg, d->ip, ep->resource_index, d->initiator);
+  const size_t given = *addrlen;
+  *addrlen = sizeof a;
+  if (given < sizeof a || !addr) return -FI_ETOOSMALL;
+  std::memcpy(addr, &a, sizeof a);
+  return 0;
+}
+
+int ep_getopt(fid* f, int level, int optname, void* optval, size_t* optlen) {
+  Ep* ep = obj<Ep>(f);
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (!optval || !optlen) return -FI_EINVAL;
+  switch (optname) {
+    case FI_OPT_MIN_MULTI_RECV:
+      return -FI_ENOPROTOOPT;  // no FI_MULTI_RECV
+    case FI_OPT_CM_DATA_SIZE:
+      if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
+      *static_cast<size_t*>(optval) = 0;
+      *optlen = sizeof(size_t);
+      return 0;
+    case FI_OPT_MAX_MSG_SIZE:
+      if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
+      *static_cast<size_t*>(optval) = ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+      *optlen = sizeof(size_t);
+      return 0;
+    case FI_OPT_INJECT_MSG_SIZE:
+      if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
+      *static_cast<size_t*>(optval) = kInjectSize;
+      *optlen = sizeof(size_t);
+      return 0;
+    default:
+      return -FI_ENOPROTOOPT;
+  }
+}
+
+int ep_setopt(fid*, int level, int, const void* optval, size_t) {
+  if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
+  if (!optval) return -FI_EINVAL;
+  return -FI_ENOPROTOOPT;
+}
+
+ssize_t ep_cancel(fid* f, void* context) {
+  Ep* ep = obj<Ep>(f);
+  std::lock_guard lock(ep->domain->mu);
+  for (auto it = ep->posted.begin(); it != ep->posted.end(); ++it) {
+    if (it->context != context) continue;
+    fi_cq_err_entry e{};
+    e.op_context = context;
+    e.flags = FI_RECV | FI_MSG;
+    e.err = FI_ECANCELED;
+    e.prov_errno = -FI_ECANCELED;
+    if (ep->rx_cq) cq_push_error(ep->rx_cq, e);
+    ep->posted.erase(it);
+    return 0;
+  }
+  return -FI_ENOENT;
+}
+
+ssize_t ep_rx_size_left(fid_ep* f) {
+  Ep* ep = obj<Ep>(f);
+  std::lock_guard lock(ep->domain->mu);
+  return static_cast<ssize_t>(kQueueDepth - std::min(kQueueDepth, ep->posted.size()));
+}
+
+ssize_t ep_tx_size_left(fid_ep*) { return static_cast<ssize_t>(kQueueDepth); }
+
+fi_ops g_ep_fi_ops = {sizeof(fi_ops), ep_close, ep_bind, ep_control, enosys, enosys, enosys};
+fi_ops_ep g_ep_ops = {sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, enosys, enosys, ep_rx_size_left,
+                      ep_tx_size_left};
+fi_ops_cm g_cm_ops = {sizeof(fi_ops_cm), enosys, ep_getname, enosys, enosys, enosys,
+                      enosys,            enosys, enosys,     enosys};
+// Tagged messages, RMA, atomics: milestone 3. Stubs rather than NULL so a wrong call returns, not crashes.
+fi_ops_rma g_rma_ops = {sizeof(fi_ops_rma), enosys, enosys, enosys, enosys, enosys,
+                        enosys,             enosys, enosys, enosys};
+fi_ops_tagged g_tagged_ops = {sizeof(fi_ops_tagged), enosys, enosys, enosys, enosys, enosys,
+                              enosys,                enosys, enosys, enosys};
+fi_ops_atomic g_atomic_ops = {sizeof(fi_ops_atomic), enosys, enosys, enosys, enosys, enosys, enosys,
+                              enosys, enosys, enosys, enosys, enosys, enosys, enosys};
+fi_ops_collective g_coll_ops = {sizeof(fi_ops_collective), enosys, enosys, enosys, enosys, enosys,
+                                enosys, enosys, enosys, enosys, enosys, enosys};
+
+}  // namespace
+
+int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
+  if (!domain || !info || !out || !info->ep_attr) return -FI_EINVAL;
+  Domain* d = obj<Domain>(domain);
+  if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_DGRAM) return -FI_EINVAL;
+  auto* ep = new (std::nothrow) Ep;
+  if (!ep) return -FI_ENOMEM;
+  ep->domain = d;
+  ep->type = info->ep_attr->type;
+  ep->caps = info->caps ? info->caps : (FI_MSG | FI_SEND | FI_RECV);
+  if (!(ep->caps & (FI_SEND | FI_RECV))) ep->caps |= FI_SEND | FI_RECV;
+  if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
+  if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
+  {
+    std::lock_guard lock(d->mu);
+    const uint16_t max_ri = (1u << uet::wire::k_resource_index_bits) - 1;
+    if (d->next_ri > max_ri) {
+      delete ep;
+      return -FI_ENOSPC;
+    }
+    ep->resource_index = d->next_ri++;
+    d->eps.push_back(ep);
+  }
+  ep->fid.fid.fclass = FI_CLASS_EP;
+  ep->fid.fid.context = context;
+  ep->fid.fid.ops = &g_ep_fi_ops;
+  ep->fid.ops = &g_ep_ops;
+  ep->fid.cm = &g_cm_ops;
+  ep->fid.msg = &g_msg_ops;
+  ep->fid.rma = &g_rma_ops;
+  ep->fid.tagged = &g_tagged_ops;
+  ep->fid.atomic = &g_atomic_ops;
+  ep->fid.collective = &g_coll_ops;
+  *out = &ep->fid;
+  return 0;
+}
+
+}  // namespace softuet

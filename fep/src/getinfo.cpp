@@ -1,0 +1,238 @@
+// fi_getinfo: one fi_info per endpoint type (FI_EP_RDM, FI_EP_DGRAM; both MUST exist, §2.2.5.3.5),
+// each describing this namespace's FEP. Built with the public fi_allocinfo/fi_freeinfo only.
+#include <cstdlib>
+#include <cstring>
+
+#include "softuet.hpp"
+
+namespace softuet {
+
+namespace {
+
+// Milestone 1: untagged messages only. FI_SOURCE because fi_cq_readfrom reports the sender;
+// LOCAL/REMOTE_COMM because two FEPs on one host work (SOFTUET_UDP_PORT).
+constexpr uint64_t kCaps = FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+
+// libfabric's utility providers (ofi_rxd over DGRAM, ofi_rxm over MSG) look for a core provider to stack on
+// by calling fi_getinfo with this flag (OFI_CORE_PROV_ONLY in libfabric's private ofi.h; only its value is
+// used here, no code). softuet declines: "softuet;ofi_rxd" would offer an FI_EP_RDM endpoint that speaks
+// rxd's protocol inside UUD datagrams, while a UET RDM endpoint MUST use RUD/ROD/RUDI (spec 2.2.6), and
+// libfabric lists it before softuet's own RDM endpoint, so applications would pick it.
+constexpr uint64_t kUtilityProviderQuery = 1ULL << 59;
+
+char* dup(const std::string& s) { return strdup(s.c_str()); }
+
+bool hint_ok(const fi_info* hints, fi_ep_type type, const Config&, const LocalIp& ip, std::string* why) {
+  if (!hints) return true;
+  if (hints->caps & ~kCaps) {
+    *why = "requested capabilities softuet does not offer yet";
+    return false;
+  }
+  if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_ADDR_UET) {
+    *why = "addr_format other than FI_ADDR_UET";
+    return false;
+  }
+  if (hints->ep_attr) {
+    if (hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != type) {
+      *why = "endpoint type";
+      return false;
+    }
+    const size_t max = type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+    if (hints->ep_attr->max_msg_size > max) {
+      *why = "max_msg_size";
+      return false;
+    }
+    if (hints->ep_attr->tx_ctx_cnt > 1 || hints->ep_attr->rx_ctx_cnt > 1) {
+      *why = "scalable endpoints";
+      return false;
+    }
+  }
+  if (hints->tx_attr) {
+    // No ordering is offered: ordered sends would need ROD (digest G.1), which comes with milestone 2.
+    if (hints->tx_attr->msg_order || (hints->tx_attr->inject_size > kInjectSize) ||
+        (hints->tx_attr->caps & ~kCaps)) {
+      *why = "tx_attr (ordering, inject size or caps)";
+      return false;
+    }
+  }
+  if (hints->rx_attr && (hints->rx_attr->msg_order || (hints->rx_attr->caps & ~kCaps))) {
+    *why = "rx_attr (ordering or caps)";
+    return false;
+  }
+  if (hints->fabric_attr && hints->fabric_attr->name && strcmp(hints->fabric_attr->name, "softuet") != 0) {
+    *why = "fabric name";
+    return false;
+  }
+  if (hints->domain_attr) {
+    const fi_domain_attr* d = hints->domain_attr;
+    if (d->name && ip.text != d->name) {
+      *why = "domain name";
+      return false;
+    }
+    if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_TABLE && d->av_type != FI_AV_MAP) {
+      *why = "av_type";
+      return false;
+    }
+    // Indirect JobID method only in milestone 1 (digest B.3): auth_key_size 0.
+    if (d->auth_key_size) {
+      *why = "auth keys (direct and AV JobID methods come with milestone 4)";
+      return false;
+    }
+  }
+  if (hints->dest_addr && (hints->dest_addrlen < sizeof(uet_addr))) {
+    *why = "dest_addr shorter than a UET address";
+    return false;
+  }
+  return true;
+}
+
+fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip) {
+  fi_info* info = fi_allocinfo();
+  if (!info) return nullptr;
+  uint64_t caps = kCaps;
+  if (hints && hints->caps) {
+    caps = hints->caps & kCaps;
+    // FI_MSG alone means both directions (fi_getinfo(3)).
+    if (!(caps & (FI_SEND | FI_RECV))) caps |= FI_SEND | FI_RECV;
+  }
+  info->caps = caps;
+  info->mode = 0;
+  info->addr_format = FI_ADDR_UET;
+
+  softuet_addr src = make_addr(cfg, ip, 0, cfg.initiator_id.value_or(default_initiator(ip)));
+  info->src_addr = malloc(sizeof src);
+  std::memcpy(info->src_addr, &src, sizeof src);
+  info->src_addrlen = sizeof src;
+  if (hints && hints->dest_addr) {
+    info->dest_addr = calloc(1, sizeof(softuet_addr));
+    std::memcpy(info->dest_addr, hints->dest_addr, std::min(hints->dest_addrlen, sizeof(softuet_addr)));
+    info->dest_addrlen = sizeof(softuet_addr);
+  }
+
+  info->tx_attr->caps = caps & ~FI_RECV;
+  info->tx_attr->mode = 0;
+  info->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
+  info->tx_attr->msg_order = 0;
+  info->tx_attr->inject_size = kInjectSize;
+  info->tx_attr->size = kQueueDepth;
+  info->tx_attr->iov_limit = kIovLimit;
+  info->tx_attr->rma_iov_limit = 0;
+
+  info->rx_attr->caps = caps & ~FI_SEND;
+  info->rx_attr->mode = 0;
+  info->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
+  info->rx_attr->msg_order = 0;
+  info->rx_attr->size = kQueueDepth;
+  info->rx_attr->iov_limit = kIovLimit;
+
+  info->ep_attr->type = type;
+  info->ep_attr->protocol = FI_PROTO_UNSPEC;
+  info->ep_attr->protocol_version = 1;
+  info->ep_attr->max_msg_size = type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+  info->ep_attr->tx_ctx_cnt = 1;
+  info->ep_attr->rx_ctx_cnt = 1;
+
+  fi_domain_attr* d = info->domain_attr;
+  d->name = dup(ip.text);
+  d->threading = FI_THREAD_SAFE;
+  d->control_progress = FI_PROGRESS_MANUAL;
+  d->progress = FI_PROGRESS_MANUAL;
+  d->resource_mgmt = FI_RM_ENABLED;
+  d->av_type = FI_AV_TABLE;
+  // UET binds MRs to endpoints (digest A.2). FI_MR_ENDPOINT only concerns MRs other endpoints access, i.e.
+  // RMA and atomics, which milestone 1 does not offer; an application that cannot handle the bit
+  // (fi_pingpong asks for FI_MR_LOCAL|FI_MR_BASIC_MAP) therefore still gets an MSG-only provider.
+  // A hint of 0 (FI_MR_UNSPEC, deprecated; what fi_allocinfo leaves) is read as "tell me what you need".
+  const bool app_takes_ep_mr = !hints || !hints->domain_attr || hints->domain_attr->mr_mode == 0 ||
+                               (hints->domain_attr->mr_mode & FI_MR_ENDPOINT);
+  d->mr_mode = app_takes_ep_mr ? FI_MR_ENDPOINT : 0;
+  d->mr_key_size = 8;
+  d->cq_data_size = 8;  // ses.header_data is 64 bits
+  d->cq_cnt = 256;
+  d->ep_cnt = (1u << uet::wire::k_resource_index_bits) - 1;  // RIs 1..4095
+  d->tx_ctx_cnt = d->ep_cnt;
+  d->rx_ctx_cnt = d->ep_cnt;
+  d->max_ep_tx_ctx = 1;
+  d->max_ep_rx_ctx = 1;
+  d->cntr_cnt = 0;
+  d->mr_iov_limit = 1;
+  d->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+  d->mr_cnt = 65536;
+  d->max_ep_auth_key = 1;
+  d->auth_key_size = 0;
+
+  info->fabric_attr->name = dup("softuet");
+  info->fabric_attr->prov_version = kProviderVersion;
+  info->fabric_attr->api_version = kApiVersion;
+  return info;
+}
+
+// node is a UET address (digest C.6): keep the info only if the fields its valid flags name match ours.
+bool node_matches(const char* node, const softuet_addr& ours) {
+  uet_addr want;
+  std::memcpy(&want, node, sizeof want);
+  if ((want.flags & kAddrFlagFaValid) && std::memcmp(want.fa, ours.uet.fa, 4) != 0) return false;
+  if ((want.flags & kAddrFlagCapsValid) && (want.fep_caps & ~ours.uet.fep_caps)) return false;
+  if ((want.flags & kAddrFlagPidValid) && want.pid_on_fep != ours.uet.pid_on_fep) return false;
+  if ((want.flags & kAddrFlagInitiatorValid) && want.initiator_id != ours.uet.initiator_id) return false;
+  return true;
+}
+
+}  // namespace
+
+int getinfo(uint32_t version, const char* node, const char* /*service*/, uint64_t flags, const fi_info* hints,
+            fi_info** info) {
+  *info = nullptr;
+  if (FI_VERSION_LT(version, kApiVersion)) {
+    FI_INFO(&g_prov, FI_LOG_CORE, "API version %u.%u < 2.0: softuet needs libfabric 2.0 semantics\n",
+            FI_MAJOR(version), FI_MINOR(version));
+    return -FI_ENODATA;
+  }
+  if (flags & kUtilityProviderQuery) {
+    FI_INFO(&g_prov, FI_LOG_CORE, "not offered to utility providers (ofi_rxd/ofi_rxm): UET RDM is RUD/ROD\n");
+    return -FI_ENODATA;
+  }
+  std::string error;
+  std::optional<Config> cfg = load_config(&error);
+  if (!cfg) {
+    FI_WARN(&g_prov, FI_LOG_CORE, "invalid configuration, no fabric offered: %s\n", error.c_str());
+    return -FI_ENODATA;
+  }
+  std::optional<LocalIp> ip = local_ip(*cfg, &error);
+  if (!ip) {
+    FI_WARN(&g_prov, FI_LOG_CORE, "%s\n", error.c_str());
+    return -FI_ENODATA;
+  }
+  // node names a UET address; without FI_SOURCE the provider should not answer at all (digest C.6).
+  if (node && !(flags & FI_SOURCE)) {
+    FI_INFO(&g_prov, FI_LOG_CORE, "node given without FI_SOURCE: no info (spec 2.2.5.2.2)\n");
+    return -FI_ENODATA;
+  }
+
+  fi_info* head = nullptr;
+  fi_info** tail = &head;
+  for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+    std::string why;
+    if (!hint_ok(hints, type, *cfg, *ip, &why)) {
+      FI_INFO(&g_prov, FI_LOG_CORE, "%s: hints not supported (%s)\n", fi_tostr(&type, FI_TYPE_EP_TYPE),
+              why.c_str());
+      continue;
+    }
+    fi_info* i = make_info(type, hints, *cfg, *ip);
+    if (!i) {
+      fi_freeinfo(head);
+      return -FI_ENOMEM;
+    }
+    if (node && !node_matches(node, *static_cast<softuet_addr*>(i->src_addr))) {
+      fi_freeinfo(i);
+      continue;
+    }
+    *tail = i;
+    tail = &i->next;
+  }
+  if (!head) return -FI_ENODATA;
+  *info = head;
+  return 0;
+}
+
+}  // namespace softuet

@@ -1,0 +1,251 @@
+// softuet's objects and the functions each file provides. Every libfabric object is a struct whose first
+// member is the public fid_* struct, so the fid pointer libfabric hands back is the object itself.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "softuet/fi_addr_uet.h"
+
+namespace softuet {
+
+extern struct fi_provider g_prov;
+
+// The oldest API version an application may ask for: the spec asks for >= 2.0 (digest A.2).
+inline constexpr uint32_t kApiVersion = FI_VERSION(2, 0);
+// The API version the provider declares: libfabric skips a provider whose fi_version is below the version
+// an application requests, so it is the version of the headers it is built with.
+inline constexpr uint32_t kBuiltApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+inline constexpr uint32_t kProviderVersion = FI_VERSION(0, 1);
+
+// Payload bytes per UET packet. The spec leaves Max PDU to the implementation (digest A.2, footnote 5)
+// but requires every FEP of a fabric to use the same value; 4096 is the common default (S-SPECQ).
+inline constexpr size_t kPayloadMtu = 4096;
+// Largest RDM message: request_length is 32 bits on the wire, but a receiver reassembles into memory,
+// so a bounded size protects it from a hostile request_length.
+inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
+inline constexpr size_t kInjectSize = 128;
+inline constexpr size_t kQueueDepth = 1024;
+inline constexpr size_t kIovLimit = 4;
+
+// ---- config.cpp ----
+struct Config {
+  uint8_t fep_caps = 0;                  // from SOFTUET_PROFILES
+  std::string profiles;                  // as given (for logs)
+  uint16_t udp_port = 0;                 // SOFTUET_UDP_PORT
+  uint32_t job_id = 1;                   // SOFTUET_JOB_ID (indirect method)
+  std::optional<uint32_t> initiator_id;  // UET_PROVIDER_INITIATOR_ID
+  std::set<std::string> faults;          // SOFTUET_FAULTS (no knobs yet: milestone 5)
+  std::string addr;                      // SOFTUET_ADDR, empty = discover
+};
+// Reads the environment. On a bad value returns nullopt and sets *error to a sentence naming it.
+std::optional<Config> load_config(std::string* error);
+
+// ---- address.cpp ----
+struct LocalIp {
+  uint32_t ipv4 = 0;  // network order
+  std::string text;   // dotted quad
+};
+// SOFTUET_ADDR, else the first non-loopback IPv4 address that is up, else 127.0.0.1.
+std::optional<LocalIp> local_ip(const Config& cfg, std::string* error);
+uint16_t process_pid_on_fep();
+uint32_t default_initiator(const LocalIp& ip);
+softuet_addr make_addr(const Config& cfg, const LocalIp& ip, uint16_t ri, uint32_t initiator);
+// The UDP port an address names: the trailer's, or constants.udp_port without a trailer.
+uint16_t addr_port(const softuet_addr& a);
+uint32_t addr_ipv4(const softuet_addr& a);  // network order
+std::string addr_to_string(const softuet_addr& a);
+
+// ---- objects ----
+struct Fabric;
+struct Domain;
+struct Ep;
+
+struct Eq {
+  fid_eq fid{};
+  Fabric* fabric = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  struct Event {
+    uint32_t event;
+    std::vector<uint8_t> data;
+  };
+  std::deque<Event> events;
+  std::deque<fi_eq_err_entry> errors;
+};
+
+struct Fabric {
+  fid_fabric fid{};
+  std::string name;
+};
+
+// One completion as the CQ stores it; written out in the CQ's format on read.
+struct Completion {
+  void* context = nullptr;
+  uint64_t flags = 0;
+  size_t len = 0;
+  void* buf = nullptr;
+  uint64_t data = 0;
+  uint64_t tag = 0;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+};
+
+struct Cq {
+  fid_cq fid{};
+  Domain* domain = nullptr;
+  fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
+  std::deque<Completion> entries;
+  std::deque<fi_cq_err_entry> errors;
+};
+
+struct Av {
+  fid_av fid{};
+  Domain* domain = nullptr;
+  // Index = fi_addr_t (FI_AV_TABLE); a removed entry stays as a hole so later indices do not move.
+  std::vector<std::optional<softuet_addr>> entries;
+};
+
+struct Mr {
+  fid_mr fid{};
+  Domain* domain = nullptr;
+  const void* buf = nullptr;
+  size_t len = 0;
+  uint64_t access = 0;
+  Ep* ep = nullptr;  // FI_MR_ENDPOINT: the endpoint it is bound to
+  bool enabled = false;
+};
+
+struct PostedRecv {
+  std::vector<iovec> iov;
+  void* context = nullptr;
+  fi_addr_t src = FI_ADDR_UNSPEC;
+  uint64_t flags = 0;
+};
+
+// A received message waiting for a posted receive.
+struct Message {
+  std::vector<uint8_t> data;
+  uint64_t header_data = 0;
+  bool has_data = false;
+  uint32_t src_ipv4 = 0;
+  uint16_t src_port = 0;
+  uint32_t initiator = 0;
+};
+
+struct Ep {
+  fid_ep fid{};
+  Domain* domain = nullptr;
+  fi_ep_type type = FI_EP_RDM;
+  uint64_t caps = 0;
+  Cq* tx_cq = nullptr;
+  Cq* rx_cq = nullptr;
+  bool tx_selective = false;  // FI_SELECTIVE_COMPLETION on the transmit binding
+  bool rx_selective = false;
+  uint64_t tx_op_flags = 0;
+  uint64_t rx_op_flags = 0;
+  Av* av = nullptr;
+  Eq* eq = nullptr;
+  bool enabled = false;
+  uint16_t resource_index = 0;
+  std::deque<PostedRecv> posted;
+  std::deque<Message> unexpected;
+};
+
+// A packet-delivery context to one peer FEP (RUD). Milestone 1 never sees an ACK, so the PDC stays in its
+// SYN state: every packet carries SYN and the offset to the start PSN.
+struct Pdc {
+  uint16_t spdcid = 0;
+  uint32_t start_psn = 0;
+  uint32_t next_psn = 0;
+};
+
+// A multi-packet RDM message being reassembled.
+struct Reassembly {
+  Message msg;
+  size_t received = 0;
+  bool som_seen = false;   // header_data travels only in the SOM packet
+  std::vector<bool> have;  // per packet index, so a duplicate is not counted twice
+};
+
+struct Domain {
+  fid_domain fid{};
+  Fabric* fabric = nullptr;
+  Config cfg;
+  LocalIp ip;
+  uint16_t pid_on_fep = 0;
+  uint32_t initiator = 0;
+  int sock = -1;
+  std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
+  Eq* eq = nullptr;
+  std::vector<Ep*> eps;
+  uint16_t next_ri = 1;  // RI 0 is reserved for a provider-to-provider channel (digest C.2)
+  uint64_t next_mr_key = 1;
+  // Transport state (transport.cpp).
+  std::map<std::pair<uint32_t, uint16_t>, Pdc> pdcs;  // by peer {IPv4, port}
+  uint16_t next_spdcid = 1;
+  uint16_t next_message_id = 1;
+  std::map<std::tuple<uint32_t, uint16_t, uint16_t, uint16_t>, Reassembly> reassembly;
+};
+
+template <typename T, typename F>
+T* obj(F* f) { return reinterpret_cast<T*>(f); }
+
+// A stub for every operation softuet does not offer yet: deduces its signature from the slot.
+template <typename R, typename... A>
+R enosys(A...) { return static_cast<R>(-FI_ENOSYS); }
+
+// ---- getinfo.cpp ----
+int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags, const fi_info* hints,
+            fi_info** info);
+
+// ---- fabric.cpp / domain.cpp / eq.cpp / cq.cpp / av.cpp / mr.cpp / ep.cpp ----
+int fabric_open(fi_fabric_attr* attr, fid_fabric** fabric, void* context);
+int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** domain, void* context);
+int eq_open(fid_fabric* fabric, fi_eq_attr* attr, fid_eq** eq, void* context);
+int cq_open(fid_domain* domain, fi_cq_attr* attr, fid_cq** cq, void* context);
+int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** av, void* context);
+int mr_reg(fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset, uint64_t requested_key,
+           uint64_t flags, fid_mr** mr, void* context);
+int mr_regv(fid* fid, const iovec* iov, size_t count, uint64_t access, uint64_t offset, uint64_t requested_key,
+            uint64_t flags, fid_mr** mr, void* context);
+int mr_regattr(fid* fid, const fi_mr_attr* attr, uint64_t flags, fid_mr** mr);
+int mr_bind_ep(Mr* mr, Ep* ep);
+int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
+extern fi_ops_msg g_msg_ops;  // msg.cpp
+
+void cq_push(Cq* cq, const Completion& c);
+void cq_push_error(Cq* cq, const fi_cq_err_entry& e);
+bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out);
+fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator);
+
+// ---- transport.cpp ----
+int transport_open(Domain* d);
+void transport_close(Domain* d);
+// Drain the socket and deliver what arrived (manual progress). Caller holds d->mu.
+void progress(Domain* d);
+// Send one message of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
+ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+                       const uint64_t* header_data);
+// Deliver a complete message to an endpoint: match the first suitable posted receive or queue it.
+void deliver(Ep* ep, Message&& m);
+// Copy a queued message into a posted receive and complete it.
+void complete_recv(Ep* ep, const PostedRecv& r, const Message& m);
+
+}  // namespace softuet

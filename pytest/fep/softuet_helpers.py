@@ -1,0 +1,35 @@
+"""Helpers of the softuet tests (a module with a unique name: several conftest.py exist under pytest/)."""
+import pathlib
+import shutil
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PINGPONG_PORT = 47592  # fi_pingpong's out-of-band TCP port for the address exchange
+
+
+def fabtest(name):
+    """Path of a fabtests/libfabric tool: the project-local libfabric first, then PATH."""
+    local = REPO / "deps" / "libfabric" / "bin" / name
+    if local.exists():
+        return str(local)
+    found = shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} is not installed (libfabric's fabtests)")
+    return found
+
+
+def wait_listening(pair, side, port, proc, timeout=20.0):
+    """Wait until `port` is a listening TCP socket in `side` (fi_pingpong's client does not retry)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            raise AssertionError(f"server exited with {proc.returncode} before listening: {out}")
+        ss = pair.run(side, ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, timeout=10)
+        if ss.stdout.strip():
+            return
+        # The server's socket appears within milliseconds; re-check at a short interval, bounded above.
+        time.sleep(0.02)
+    raise AssertionError(f"nothing listens on TCP {port} in side {side} after {timeout} s")
