@@ -1,0 +1,356 @@
+"""spec/catalogue.yaml and its tools: the real catalogue matches the digest's part K row for row, the loader
+rejects broken catalogues with messages that name the entry, and harness.coverage counts the checks that
+JUnit files link to statements."""
+import collections
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from harness import catalogue  # noqa: E402
+from harness import coverage  # noqa: E402
+DIGEST = REPO.parent / "shared" / "spec" / "uet-spec-digest.md"
+
+# Recounted from the table rows of the digest's part K (its own count line is inconsistent).
+LEVEL_COUNTS = {"MUST": 154, "MUST NOT": 5, "SHOULD": 32, "SHOULD NOT": 2, "MAY": 27, "NOT REQUIRED": 2, "INFO": 4}
+UNCONFIRMED = ["2.2.5-b", "2.2.5.4.2-a", "2.2.5.4.3-a", "2.2.5.4.4-a"]
+ROW_RE = re.compile(r"^(MUST NOT|MUST|SHOULD NOT|SHOULD|MAY|NOT REQUIRED|—)\s*(?:\((.*)\))?$")
+
+
+def digest_rows():
+    """[(id, level, level_note, applies_to, text)] from the table of part K."""
+    if not DIGEST.exists():
+        pytest.skip("the spec digest is not at %s" % DIGEST)
+    lines = DIGEST.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("## K."))
+    end = next(i for i, line in enumerate(lines) if line.startswith("## L."))
+    rows = []
+    for line in lines[start:end]:
+        if line.startswith("| 2.2"):
+            ident, level, applies, text = [c.strip() for c in line.split("|")[1:-1]]
+            m = ROW_RE.match(level)
+            assert m, "unreadable level %r in row %s" % (level, ident)
+            rows.append((ident, "INFO" if m.group(1) == "—" else m.group(1), m.group(2), applies, text))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return catalogue.load()
+
+
+class TestRealCatalogue:
+    def test_validates_with_226_statements(self, cat):
+        assert len(cat) == 226 == catalogue.EXPECTED_TOTAL
+        assert len(set(cat.ids)) == 226
+
+    def test_level_counts_are_the_digest_rows(self, cat):
+        rows = digest_rows()
+        assert len(rows) == 226
+        recount = collections.Counter(r[1] for r in rows)
+        assert dict(recount) == LEVEL_COUNTS
+        assert cat.count_by_level() == LEVEL_COUNTS
+        assert cat.summary["by_level"] == LEVEL_COUNTS
+
+    def test_rows_match_the_digest_in_order(self, cat):
+        rows = digest_rows()
+        assert [r[0] for r in rows] == cat.ids
+        for (ident, level, note, applies, text), st in zip(rows, cat):
+            assert (st.level, st.level_note, st.applies_to, st.text) == (level, note, applies, text), ident
+            assert st.clause == ident.rsplit("-", 1)[0]
+
+    def test_unconfirmed_levels_keep_their_flag(self, cat):
+        flagged = [s.id for s in cat if s.level_unconfirmed]
+        assert flagged == UNCONFIRMED
+        assert cat.summary["level_unconfirmed"] == 4
+        assert cat.get("2.2.5.4.2-a").level_label == "MUST NOT (level?)"
+        assert cat.get("2.2.5-b").level_label == "SHOULD (level?)"
+
+    def test_profiles_and_actors_follow_applies_to(self, cat):
+        assert cat.get("2.2-a").profiles == ("ai_base", "ai_full", "hpc")
+        assert cat.get("2.2.5.4.2-b").profiles == ("ai_full", "hpc")
+        assert cat.get("2.2.6-f").profiles == ("ai_base",)
+        assert cat.get("2.2.4-a").actor == "privileged_entity"
+        assert cat.get("2.2.4.1-h").actor == "kernel_driver"
+        assert cat.get("2.2-b").actor == "vendor"
+        assert cat.get("2.2.7-b").actor == "deployment"
+        assert cat.get("2.2.2-e").condition == "scalable RX contexts supported"
+        assert cat.get("2.2.4.2-b").condition == "fallback JobID allocation enabled"
+        assert cat.get("2.2.5.4.4-b").condition.startswith("with atomics")
+        for st in cat:
+            if st.applies_to.startswith(("KMD", "PE")):
+                assert st.actor in ("kernel_driver", "privileged_entity"), st.id
+
+    def test_missing_tables_are_flagged(self, cat):
+        assert cat.get("2.2.5.3.7-b").missing == ("Table 2-20",)
+        for ident, table in (("2.2.6-f", "Table 2-29"), ("2.2.6-g", "Table 2-30"), ("2.2.6-h", "Table 2-31")):
+            assert cat.get(ident).depends_on_missing and cat.get(ident).missing == (table,)
+        assert not cat.get("2.2.5.3.4.1-a").depends_on_missing      # Table 2-13 is complete
+        assert cat.get("2.2.5.3.4.1-a").tables == ("2-13",)
+        assert "Figure 2-8" in cat.get("2.2.5.1-c").missing
+
+    def test_check_kinds(self, cat):
+        assert {cat.get(i).check for i in ("2.2.4.4-a", "2.2.4.4-b", "2.2.4.4-c")} == {"both"}
+        assert cat.get("2.2.5.3.4.1-a").check == "api"
+        assert {s.check for s in cat.by_clause("2.2.6") if s.level == "MUST"} == {"wire"}
+        for st in cat:
+            if st.actor in ("kernel_driver", "privileged_entity") and not st.observable:
+                assert st.check_reason, st.id
+            if st.actor == "kernel_driver":
+                assert st.check == "not_observable", st.id
+            if st.level == "INFO":
+                assert st.check == "not_observable", st.id
+        assert cat.count_by_check() == {"api": 92, "wire": 45, "both": 37, "not_observable": 52}
+
+    def test_queries(self, cat):
+        assert len(cat.by_section("2.2.4")) == 49
+        assert all(s.section == "2.2.5" for s in cat.by_section("2.2.5"))
+        assert [s.id for s in cat.by_clause("2.2.4.4")] == ["2.2.4.4-a", "2.2.4.4-b", "2.2.4.4-c"]
+        hpc = {s.id for s in cat.by_profile("hpc")}
+        assert "2.2.5.4.2-f" in hpc and "2.2.5.4.1.2-a" not in hpc
+        assert len(cat.by_level("MUST", "MUST NOT")) == 159
+        assert cat.sections()[:3] == ["2.2", "2.2.2", "2.2.3"] and cat.sections()[-1] == "2.2.11"
+        assert catalogue.section_of("2.2.10.4-m") == "2.2.10"
+        with pytest.raises(KeyError, match="2.2.99-z"):
+            cat.get("2.2.99-z")
+        with pytest.raises(ValueError, match="unknown level"):
+            cat.by_level("SHALL")
+        with pytest.raises(ValueError, match="unknown profile"):
+            cat.by_profile("ai_min")
+
+    def test_cases_are_empty_lists_until_cases_exist(self, cat):
+        data = yaml.safe_load((REPO / "spec" / "catalogue.yaml").read_text(encoding="utf-8"))
+        assert all(entry["cases"] == [] for entry in data["statements"])
+
+
+# A small valid catalogue; each test of the loader breaks one thing in it.
+SMALL = textwrap.dedent("""\
+    summary:
+      total: 3
+      by_level: {MUST: 2, MAY: 1}
+    spec_tables:
+      "Table 2-13": {status: complete}
+      "Table 2-20": {status: missing}
+    statements:
+    - id: 2.2.4.4-b
+      level: MUST
+      profiles: [ai_base, ai_full, hpc]
+      actor: provider
+      clause: "2.2.4.4"
+      text: "Direct method: ses.JobID is taken from the endpoint auth_key."
+      check: both
+      cases: []
+    - id: 2.2.5.3.7-b
+      level: MUST
+      profiles: [ai_base, ai_full, hpc]
+      actor: provider
+      clause: "2.2.5.3.7"
+      text: "Completion-counter support follows Table 2-20."
+      tables: ["2-20"]
+      depends_on_missing: true
+      missing: ["Table 2-20"]
+      check: api
+      cases: []
+    - id: 2.2.4.1-a
+      level: MAY
+      profiles: [ai_base, ai_full, hpc]
+      actor: privileged_entity
+      clause: "2.2.4.1"
+      text: "The JobID may be allocated at job initialization."
+      check: not_observable
+      check_reason: "needs the privileged entity of a later issue"
+      cases: []
+    """)
+
+
+def write(tmp_path, text):
+    path = tmp_path / "catalogue.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def errors_of(tmp_path, text):
+    with pytest.raises(catalogue.CatalogueError) as info:
+        catalogue.load(write(tmp_path, text))
+    return info.value.errors
+
+
+class TestLoaderRejects:
+    def test_the_small_catalogue_is_valid(self, tmp_path):
+        cat = catalogue.load(write(tmp_path, SMALL))
+        assert cat.ids == ["2.2.4.4-b", "2.2.5.3.7-b", "2.2.4.1-a"]
+        assert cat.get("2.2.4.4-b").line == 8
+
+    def test_duplicate_id(self, tmp_path):
+        text = SMALL.replace("- id: 2.2.4.1-a", "- id: 2.2.4.4-b").replace('clause: "2.2.4.1"', 'clause: "2.2.4.4"')
+        errors = errors_of(tmp_path, text)
+        assert len(errors) == 1
+        assert re.search(r"catalogue\.yaml:27: statement 2\.2\.4\.4-b \(entry 3\): duplicate id: "
+                         r"already used by entry 1 \(line 8\)", errors[0]), errors
+
+    def test_unknown_level(self, tmp_path):
+        errors = errors_of(tmp_path, SMALL.replace("level: MAY", "level: SHALL"))
+        assert any("statement 2.2.4.1-a (entry 3): unknown level 'SHALL'" in e for e in errors), errors
+        # the summary no longer matches either, and says so
+        assert any("summary: by_level MAY is 1 but 0 statements have that level" in e for e in errors), errors
+
+    def test_not_observable_without_reason(self, tmp_path):
+        text = SMALL.replace('  check_reason: "needs the privileged entity of a later issue"\n', "")
+        errors = errors_of(tmp_path, text)
+        assert errors == [e for e in errors if "2.2.4.1-a" in e] and len(errors) == 1
+        assert "statement 2.2.4.1-a (entry 3): check is not_observable but check_reason is missing" in errors[0]
+
+    def test_bad_summary(self, tmp_path):
+        errors = errors_of(tmp_path, SMALL.replace("by_level: {MUST: 2, MAY: 1}", "by_level: {MUST: 3, MAY: 1}"))
+        assert len(errors) == 1
+        assert "summary: by_level MUST is 3 but 2 statements have that level: 2.2.4.4-b, 2.2.5.3.7-b" in errors[0]
+        errors = errors_of(tmp_path, SMALL.replace("total: 3", "total: 226"))
+        assert errors == ["%s: summary: total is 226 but there are 3 statements" % (tmp_path / "catalogue.yaml")]
+
+    def test_bad_id_and_clause(self, tmp_path):
+        errors = errors_of(tmp_path, SMALL.replace("- id: 2.2.4.4-b", "- id: 2.2.4.4-B"))
+        assert any("statement 2.2.4.4-B (entry 1): id '2.2.4.4-B' does not match" in e for e in errors), errors
+        errors = errors_of(tmp_path, SMALL.replace('clause: "2.2.4.4"', 'clause: "2.2.4"'))
+        assert any("clause '2.2.4' does not match the id (expected '2.2.4.4')" in e for e in errors), errors
+
+    def test_unknown_values_and_keys(self, tmp_path):
+        text = SMALL.replace("actor: provider\n  clause: \"2.2.4.4\"", "actor: nic\n  clause: \"2.2.4.4\"", 1)
+        text = text.replace("profiles: [ai_base, ai_full, hpc]\n  actor: privileged_entity",
+                            "profiles: [ai_min]\n  actor: privileged_entity")
+        text = text.replace("check: api", "check: api\n  check_reson: typo")
+        errors = errors_of(tmp_path, text)
+        assert any("2.2.4.4-b (entry 1): unknown actor 'nic'" in e for e in errors), errors
+        assert any("2.2.4.1-a (entry 3): profiles: unknown value 'ai_min'" in e for e in errors), errors
+        assert any("2.2.5.3.7-b (entry 2): unknown key 'check_reson'" in e for e in errors), errors
+
+    def test_missing_disagrees_with_spec_tables(self, tmp_path):
+        text = SMALL.replace('  depends_on_missing: true\n  missing: ["Table 2-20"]\n', "")
+        errors = errors_of(tmp_path, text)
+        assert any("2.2.5.3.7-b (entry 2): missing [] disagrees with spec_tables" in e for e in errors), errors
+
+    def test_duplicate_yaml_key(self, tmp_path):
+        errors = errors_of(tmp_path, SMALL.replace("level: MAY", "level: MAY\n  level: MUST"))
+        assert len(errors) == 1 and "found duplicate key 'level'" in errors[0]
+
+    def test_reason_on_an_observable_row(self, tmp_path):
+        errors = errors_of(tmp_path, SMALL.replace("check: both", "check: both\n  check_reason: because"))
+        assert any("2.2.4.4-b (entry 1): check_reason is only for not_observable rows" in e for e in errors)
+
+    def test_the_real_catalogue_must_have_226(self, tmp_path):
+        with pytest.raises(catalogue.CatalogueError, match="has 3 statements; the digest's part K has 226"):
+            catalogue.load(write(tmp_path, SMALL), expected_total=226)
+
+
+GTEST_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites tests="3" failures="1" name="AllTests">
+  <testsuite name="JobId" tests="3" failures="1">
+    <testcase name="DirectMethodCarriesAuthKey" status="run" result="completed" classname="JobId">
+      <properties>
+        <property name="requirements" value="2.2.4.4-b, 2.2.4.1-q"/>
+      </properties>
+    </testcase>
+    <testcase name="AnyJobIdBuffer" status="run" result="completed" classname="JobId">
+      <properties>
+        <property name="requirements" value="2.2.4.3.1-d"/>
+      </properties>
+      <failure message="boom"/>
+    </testcase>
+    <testcase name="NoRequirements" status="run" result="completed" classname="JobId"/>
+  </testsuite>
+</testsuites>
+"""
+PYTEST_XML = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="2">
+<testcase classname="pytest.wire.test_modes.TestDelivery" name="test_dgram_uses_uud">
+<properties><property name="requirements" value="2.2.6-a,2.2.99-z"/></properties></testcase>
+<testcase classname="pytest.wire.test_modes.TestDelivery" name="test_kmd" requirements="2.2.4.1-h"/>
+</testsuite></testsuites>
+"""
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "harness.coverage", *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+
+class TestCoverage:
+    @pytest.fixture()
+    def junit(self, tmp_path):
+        gtest = tmp_path / "gtest.xml"
+        gtest.write_text(GTEST_XML, encoding="utf-8")
+        py = tmp_path / "pytest.xml"
+        py.write_text(PYTEST_XML, encoding="utf-8")
+        return [gtest, py]
+
+    def test_junit_requirements_are_counted(self, cat, junit):
+        report = coverage.compute(cat, junit)
+        covered = {i for i, s in report["statements"].items() if s["covered"]}
+        assert covered == {"2.2.4.4-b", "2.2.4.1-q", "2.2.4.3.1-d", "2.2.6-a", "2.2.4.1-h"}
+        assert report["covered"] == 5 and report["covered_observable"] == 4
+        assert report["by_level"]["MUST"]["covered"] == 5
+        assert report["by_section"]["2.2.4"]["covered_observable"] == 3
+        assert report["by_section"]["2.2.6"]["covered_observable"] == 1
+        outcomes = {c["test"]: c["outcome"] for c in report["statements"]["2.2.4.3.1-d"]["checks"]}
+        assert outcomes == {"JobId.AnyJobIdBuffer": "failed"}
+        assert report["unknown_requirements"] == {"2.2.99-z": ["pytest.wire.test_modes.TestDelivery.test_dgram_uses_uud"]}
+        assert report["covered_but_marked_not_observable"] == ["2.2.4.1-h"]
+        uncovered = [r["id"] for r in report["uncovered_observable_musts"]["2.2.4"]]
+        assert "2.2.4.4-a" in uncovered and "2.2.4.4-b" not in uncovered and "2.2.4.3.1-d" not in uncovered
+        assert len(uncovered) == 31 - 3
+
+    def test_catalogue_cases_count_too(self, tmp_path):
+        path = write(tmp_path, SMALL.replace("check: both\n  cases: []", "check: both\n  cases: [JobId.Direct]"))
+        report = coverage.compute(catalogue.load(path))
+        assert report["covered"] == 1 and report["statements"]["2.2.4.4-b"]["covered"]
+
+    def test_text_lists_uncovered_2_2_4_musts(self, junit):
+        res = run_cli("--junit", *junit)
+        assert res.returncode == 0, res.stderr
+        out = res.stdout
+        assert "covered: 5 of 226 statements" in out
+        section = out.split("Observable MUST / MUST NOT statements of §2.2.4 without a check: 28")[1]
+        section = section.split("Observable MUST / MUST NOT statements of §2.2.5")[0]
+        listed = re.findall(r"^  (2\.2\.4[\d.]*-[a-z]+) ", section, re.M)
+        assert "2.2.4.4-a" in listed and "2.2.4.4-c" in listed and "2.2.4-c" in listed
+        assert "2.2.4.4-b" not in listed and "2.2.4-a" not in listed    # covered; not observable
+        assert "2.2.99-z" in out.split("catalogue does not have")[1]
+
+    def test_zero_coverage_is_said_clearly(self):
+        res = run_cli()
+        assert res.returncode == 0, res.stderr
+        assert "COVERAGE IS 0: no statement has an executable check yet" in res.stdout
+        assert "Observable MUST / MUST NOT statements of §2.2.4 without a check: 31" in res.stdout
+        assert "Observable MUST / MUST NOT statements of §2.2.5 without a check: 65" in res.stdout
+        assert "MUST NOT wire An MR with IDEMPOTENT_SAFE = 0" in res.stdout
+        assert "[level?]" in res.stdout
+
+    def test_json_format(self, junit):
+        res = run_cli("--format", "json", "--junit", junit[0])
+        assert res.returncode == 0, res.stderr
+        report = json.loads(res.stdout)
+        assert report["total"] == 226 and report["covered"] == 3
+        assert report["catalogue"] == "spec/catalogue.yaml"
+        assert set(report["by_level"]) == set(catalogue.LEVELS)
+
+    def test_strict_fails_on_unknown_ids(self, junit):
+        assert run_cli("--strict", "--junit", *junit).returncode == 1
+        assert run_cli("--strict", "--junit", junit[0]).returncode == 0
+
+    def test_unreadable_inputs(self, tmp_path):
+        bad = tmp_path / "bad.xml"
+        bad.write_text("<testsuites><testcase", encoding="utf-8")
+        res = run_cli("--junit", bad)
+        assert res.returncode == 3 and "cannot read JUnit XML" in res.stderr
+        res = run_cli("--catalogue", write(tmp_path, SMALL.replace("level: MAY", "level: SHALL")))
+        assert res.returncode == 3 and "unknown level 'SHALL'" in res.stderr
+        assert run_cli("--format", "yaml").returncode == 2
