@@ -1,7 +1,7 @@
 """Scapy layers for Ultra Ethernet Transport (UEC 1.0): entropy header, TSS, PDS and SES.
 
 Every ``fields_desc`` below is a hand transcription of the spec digest
-(/work/shared/spec/uet-spec-digest.md, part I: I.1 encapsulation, I.5 PDS, I.6 TSS, I.7 SES),
+(../shared/spec/uet-spec-digest.md, part I: I.1 encapsulation, I.5 PDS, I.6 TSS, I.7 SES),
 deliberately NOT generated from spec/wire.yaml: the C++ decoder is generated from wire.yaml, and the
 differential test between the two decoders finds transcription errors in either.
 Value names (enums) and the UDP port come from wire.yaml (spec.py).
