@@ -1,7 +1,10 @@
-"""The main job (./uet run). Today: decode every capture of the golden corpus with both decoders,
-cross-check them against each other and the expected decode, and write a report.
-
-Later issues add the reference FEP in namespace pairs, the conformance cases and the wire checks.
+"""The main job (./uet run). Today:
+  1. decode every capture of the golden corpus with both decoders, cross-check them against each other
+     and the expected decode;
+  2. run the conformance cases against every provider manifest in cases/manifests/ (softuet, the
+     embedded default, and libfabric's tcp;ofi_rxm and udp as non-UET references), with verdicts;
+  3. report the requirement coverage of those runs;
+and write the reports to out/report/. Later issues add namespace pairs and wire checks.
 Exit status: 0 everything agreed; 1 a disagreement; 3 a decoder could not run.
 """
 from __future__ import annotations
@@ -11,9 +14,11 @@ import dataclasses
 import json
 import os
 import pathlib
+import subprocess
 import sys
 import time
 
+from harness import run_cases
 from harness.decode_compare import DecoderError, cross_check, load_expected
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -61,7 +66,26 @@ def main(argv: list[str]) -> int:
     (args.report / "decode-crosscheck.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"uet run: {len(results)} captures, {frames} frames, {bad} disagreements; "
           f"report in {args.report / 'decode-crosscheck.json'}")
-    return 1 if bad else 0
+
+    failing_cases = 0
+    cases_out = args.report / "cases"
+    for manifest in sorted((REPO / "cases" / "manifests").glob("*.yaml")):
+        verdicts = run_cases.run(manifest, args.build, cases_out)
+        counts: dict[str, int] = {}
+        for v in verdicts:
+            counts[v.verdict] = counts.get(v.verdict, 0) + 1
+            if v.verdict in ("fail", "error"):
+                print(f"    {v.verdict}: {v.case}: {v.detail.splitlines()[0] if v.detail else ''}")
+        failing_cases += counts.get("fail", 0) + counts.get("error", 0)
+        (cases_out / f"verdicts.{manifest.stem}.json").write_text(
+            json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2) + "\n")
+        print(f"cases against {manifest.stem}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    coverage = subprocess.run([sys.executable, "-m", "harness.coverage", "--junit",
+                               *map(str, sorted(cases_out.glob("*softuet*.xml")))], cwd=REPO, capture_output=True,
+                              text=True, timeout=120)
+    (args.report / "coverage.txt").write_text(coverage.stdout)
+    print("\n".join(coverage.stdout.splitlines()[:3]))
+    return 1 if bad or failing_cases else 0
 
 
 if __name__ == "__main__":
