@@ -44,6 +44,22 @@ class ExtraEndpoints {
   std::vector<fid_ep*> eps_;
 };
 
+// Table semantics (2.2.5.3.8-d): indices from 0, contiguous in insertion order, across insert calls.
+void expect_table_indices(Objects& o, fi_info* info) {
+  ExtraEndpoints extra(o, info, 3);
+  ASSERT_EQ(extra.names.size(), 3u);
+  const auto& names = extra.names;
+  fi_addr_t first[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
+  std::vector<uint8_t> two(names[0]);
+  two.insert(two.end(), names[1].begin(), names[1].end());
+  ASSERT_EQ(fi_av_insert(o.av, two.data(), 2, first, 0, nullptr), 2);
+  fi_addr_t third = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insert(o.av, names[2].data(), 1, &third, 0, nullptr), 1);
+  EXPECT_EQ(first[0], 0u);
+  EXPECT_EQ(first[1], 1u);
+  EXPECT_EQ(third, 2u);
+}
+
 class Discovery : public ::testing::TestWithParam<Kind> {
  protected:
 
@@ -100,19 +116,7 @@ TEST_P(Discovery, AddressVectorUnspecBehavesAsTable) {
     SCOPED_TRACE(fi_tostr(&type, FI_TYPE_AV_TYPE));
     Objects o;
     ASSERT_EQ(o.open_endpoint(info.get(), type), 0) << o.failed;
-    ExtraEndpoints extra(o, info.get(), 3);
-    ASSERT_EQ(extra.names.size(), 3u);
-    const auto& names = extra.names;
-    // Table semantics: indices from 0, contiguous in insertion order, across insert calls.
-    fi_addr_t first[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
-    std::vector<uint8_t> two(names[0]);
-    two.insert(two.end(), names[1].begin(), names[1].end());
-    ASSERT_EQ(fi_av_insert(o.av, two.data(), 2, first, 0, nullptr), 2);
-    fi_addr_t third = FI_ADDR_NOTAVAIL;
-    ASSERT_EQ(fi_av_insert(o.av, names[2].data(), 1, &third, 0, nullptr), 1);
-    EXPECT_EQ(first[0], 0u);
-    EXPECT_EQ(first[1], 1u);
-    EXPECT_EQ(third, 2u);
+    expect_table_indices(o, info.get());
   }
 }
 
@@ -122,14 +126,7 @@ TEST_P(Discovery, TableIndicesAreContiguousInInsertionOrder) {
   ASSERT_TRUE(info);
   Objects o;
   ASSERT_EQ(o.open_endpoint(info.get(), FI_AV_TABLE), 0) << o.failed;
-  ExtraEndpoints extra(o, info.get(), 3);
-  ASSERT_EQ(extra.names.size(), 3u);
-  const auto& names = extra.names;
-  for (fi_addr_t expected = 0; expected < 3; ++expected) {
-    fi_addr_t got = FI_ADDR_NOTAVAIL;
-    ASSERT_EQ(fi_av_insert(o.av, names[expected].data(), 1, &got, 0, nullptr), 1);
-    EXPECT_EQ(got, expected);
-  }
+  expect_table_indices(o, info.get());
 }
 
 TEST_P(Discovery, GetnameReturnsTheCompleteUetAddress) {
