@@ -96,8 +96,13 @@ ssize_t cq_sreadfrom(fid_cq* f, void* buf, size_t count, fi_addr_t* src, const v
       if (left.count() <= 0) return -FI_EAGAIN;
       wait_ms = static_cast<int>(left.count());
     }
-    // Wake at least every 100 ms: another thread may have completed an operation (a send) meanwhile.
+    // Wake at least every 100 ms: another thread may have completed an operation (a send) meanwhile;
+    // and in time for the next retransmission: progress runs only while someone calls in.
     if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
+    {
+      std::lock_guard lock(cq->domain->mu);
+      wait_ms = transport_wait_ms(cq->domain, wait_ms);
+    }
     pollfd p{cq->domain->sock, POLLIN, 0};
     poll(&p, 1, wait_ms);
   }

@@ -17,6 +17,7 @@ namespace {
 int ep_close(fid* f) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
+  transport_close_ep(ep);
   {
     std::lock_guard lock(d->mu);
     d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
@@ -199,6 +200,7 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   if (!(ep->caps & (FI_SEND | FI_RECV))) ep->caps |= FI_SEND | FI_RECV;
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
+  if (ep->type == FI_EP_RDM && info->tx_attr) ep->mode = rdm_mode(info->tx_attr->msg_order);
   {
     std::lock_guard lock(d->mu);
     const uint16_t max_ri = (1u << uet::wire::k_resource_index_bits) - 1;

@@ -47,15 +47,16 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config&, const LocalIp
       return false;
     }
   }
+  // Ordering: RDM offers every bit ROD gives (digest G.1, kRdmOrderBits); DGRAM (UUD) none.
+  const uint64_t orders = type == FI_EP_RDM ? kRdmOrderBits : 0;
   if (hints->tx_attr) {
-    // No ordering is offered: ordered sends would need ROD (digest G.1), which comes with milestone 2.
-    if (hints->tx_attr->msg_order || (hints->tx_attr->inject_size > kInjectSize) ||
+    if ((hints->tx_attr->msg_order & ~orders) || (hints->tx_attr->inject_size > kInjectSize) ||
         (hints->tx_attr->caps & ~kCaps)) {
       *why = "tx_attr (ordering, inject size or caps)";
       return false;
     }
   }
-  if (hints->rx_attr && (hints->rx_attr->msg_order || (hints->rx_attr->caps & ~kCaps))) {
+  if (hints->rx_attr && ((hints->rx_attr->msg_order & ~orders) || (hints->rx_attr->caps & ~kCaps))) {
     *why = "rx_attr (ordering or caps)";
     return false;
   }
@@ -112,7 +113,8 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->tx_attr->caps = caps & ~FI_RECV;
   info->tx_attr->mode = 0;
   info->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
-  info->tx_attr->msg_order = 0;
+  // The ordering asked for, no more: an endpoint with ordering uses ROD, one without RUD (digest G.1).
+  info->tx_attr->msg_order = hints && hints->tx_attr ? hints->tx_attr->msg_order : 0;
   info->tx_attr->inject_size = kInjectSize;
   info->tx_attr->size = kQueueDepth;
   info->tx_attr->iov_limit = kIovLimit;
@@ -121,7 +123,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->rx_attr->caps = caps & ~FI_SEND;
   info->rx_attr->mode = 0;
   info->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
-  info->rx_attr->msg_order = 0;
+  info->rx_attr->msg_order = hints && hints->rx_attr ? hints->rx_attr->msg_order : 0;
   info->rx_attr->size = kQueueDepth;
   info->rx_attr->iov_limit = kIovLimit;
 

@@ -30,11 +30,15 @@ ssize_t do_send(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void*
   softuet_addr to;
   if (!ep->av || !av_lookup(ep->av, dest, &to)) return -FI_EINVAL;
   progress(d);
+  const bool want = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+  if (ep->type == FI_EP_RDM) {
+    // FI_TRANSMIT_COMPLETE: the completion (or the error, for inject too) is written when every packet
+    // of the message is ACKed (or one of them runs out of retransmissions).
+    return transport_send_rdm(ep, to, iov, count, len, data, context, want);
+  }
   const ssize_t ret = transport_send(ep, to, iov, count, len, data);
   if (ret) return ret;
-  // The completion follows the hand-off to the kernel: in milestone 1 nothing is ever acknowledged
-  // (RDM is unreliable until milestone 2), so FI_TRANSMIT_COMPLETE cannot mean more than that yet.
-  const bool want = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+  // DGRAM (UUD) is unreliable: the completion follows the hand-off to the kernel.
   if (want && ep->tx_cq) {
     Completion c;
     c.context = context;
@@ -149,16 +153,17 @@ void complete_recv(Ep* ep, const PostedRecv& r, const Message& m) {
   cq_push(ep->rx_cq, c);
 }
 
-void deliver(Ep* ep, Message&& m) {
+bool deliver(Ep* ep, Message&& m) {
   if (!ep->posted.empty()) {
     PostedRecv r = std::move(ep->posted.front());
     ep->posted.pop_front();
     complete_recv(ep, r, m);
-    return;
+    return true;
   }
   // No posted receive: keep the message for the next one. Bounded, like a NIC's overflow list; beyond it
-  // the message is dropped (the RC_NO_MATCH response comes with milestone 2's responses).
+  // the message is dropped (the RC_NO_MATCH response comes with the error milestone).
   if (ep->unexpected.size() < kQueueDepth) ep->unexpected.push_back(std::move(m));
+  return false;
 }
 
 }  // namespace softuet

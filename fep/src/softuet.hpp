@@ -11,17 +11,21 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
+#include "pdc.hpp"
 #include "softuet/fi_addr_uet.h"
 
 namespace softuet {
@@ -44,6 +48,21 @@ inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
 inline constexpr size_t kInjectSize = 128;
 inline constexpr size_t kQueueDepth = 1024;
 inline constexpr size_t kIovLimit = 4;
+
+// Packet delivery mode of an RDM endpoint (digest G.1, spec §2.2.6): ROD when tx_attr->msg_order has any
+// bit of the send-ordering set or of the read/write-ordering set (UET_SEND_ORDERING / UET_RW_ORDERING of
+// the reference provider), RUD otherwise. These two sets are the only place softuet lists them.
+inline constexpr uint64_t kSendOrderingBits = FI_ORDER_RAS | FI_ORDER_SAR | FI_ORDER_SAS | FI_ORDER_SAW |
+                                              FI_ORDER_WAS;
+inline constexpr uint64_t kRwOrderingBits =
+    FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW | FI_ORDER_RAR |
+    FI_ORDER_RAS | FI_ORDER_RAW | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW |
+    FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_WAR | FI_ORDER_WAS;
+// The ordering an RDM endpoint can give (every bit ROD provides); DGRAM (UUD) gives none.
+inline constexpr uint64_t kRdmOrderBits = kSendOrderingBits | kRwOrderingBits;
+inline pds::Mode rdm_mode(uint64_t msg_order) {
+  return (msg_order & (kSendOrderingBits | kRwOrderingBits)) ? pds::Mode::rod : pds::Mode::rud;
+}
 
 // ---- config.cpp ----
 struct Config {
@@ -164,16 +183,43 @@ struct Ep {
   Eq* eq = nullptr;
   bool enabled = false;
   uint16_t resource_index = 0;
+  pds::Mode mode = pds::Mode::rud;  // RDM: from tx_attr->msg_order (rdm_mode)
   std::deque<PostedRecv> posted;
   std::deque<Message> unexpected;
 };
 
-// A packet-delivery context to one peer FEP (RUD). Milestone 1 never sees an ACK, so the PDC stays in its
-// SYN state: every packet carries SYN and the offset to the start PSN.
-struct Pdc {
-  uint16_t spdcid = 0;
-  uint32_t start_psn = 0;
-  uint32_t next_psn = 0;
+// One RDM send operation: complete when every packet is ACKed, failed when one runs out of retries.
+struct SendOp {
+  Ep* ep = nullptr;
+  void* context = nullptr;
+  bool want_completion = false;  // a CQ entry on success (not for inject, nor selective without FI_COMPLETION)
+  size_t len = 0;
+  size_t packets_left = 0;  // neither ACKed nor failed yet
+  bool failed = false;
+};
+
+// A request packet kept until ACKed: the whole frame; its 12 PDS bytes are rewritten on each (re)send.
+struct SentPacket {
+  std::vector<uint8_t> frame;
+  uint64_t op = 0;
+  bool eom = false;  // the message's last packet: sent with AR
+};
+
+// The PDCs between one local RDM endpoint and one peer FEP (IPv4, UDP port): an InitiatorPdc for what we
+// send, a TargetPdc for what the peer sends us. Each side has its own local PDC id.
+struct PeerPdc {
+  Ep* ep = nullptr;
+  uint32_t peer_ip = 0;  // network order
+  uint16_t peer_port = 0;
+  uint16_t ini_id = 0;   // spdcid of our requests; dpdcid of the ACKs/NACKs they get
+  uint16_t tgt_id = 0;   // spdcid of our ACKs/NACKs; the peer's dpdcid once it has heard from us
+  std::optional<uint16_t> peer_tgt_id;  // learned from the first ACK: dpdcid of our requests
+  std::optional<uint16_t> peer_ini_id;  // spdcid of the peer's requests
+  std::unique_ptr<pds::InitiatorPdc> ini;
+  std::unique_ptr<pds::TargetPdc> tgt;  // created by the peer's first SYN request (its mode from the type)
+  pds::Mode tgt_mode = pds::Mode::rud;
+  std::map<uint64_t, SentPacket> sent;  // token -> packet, until ACKed or failed
+  std::deque<uint64_t> backlog;         // tokens waiting for room in the window (no PSN yet)
 };
 
 // A multi-packet RDM message being reassembled.
@@ -198,8 +244,16 @@ struct Domain {
   uint16_t next_ri = 1;  // RI 0 is reserved for a provider-to-provider channel (digest C.2)
   uint64_t next_mr_key = 1;
   // Transport state (transport.cpp).
-  std::map<std::pair<uint32_t, uint16_t>, Pdc> pdcs;  // by peer {IPv4, port}
-  uint16_t next_spdcid = 1;
+  std::map<std::tuple<Ep*, uint32_t, uint16_t>, std::unique_ptr<PeerPdc>> pdcs;  // {endpoint, peer IPv4, port}
+  std::map<uint16_t, PeerPdc*> pdc_by_ini_id;  // our initiator PDC ids, for ACKs and NACKs
+  std::map<uint64_t, SendOp> ops;              // RDM sends in flight, by op id
+  uint64_t next_token = 1;
+  uint64_t next_op = 1;
+  uint16_t next_pdcid = 1;
+  // The FEP thread: what a NIC does without the host (ACKs, retransmissions) cannot wait for the next
+  // libfabric call, or a peer waiting for an ACK stalls while this process does something else.
+  std::thread fep_thread;
+  std::atomic<bool> stopping{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<uint32_t, uint16_t, uint16_t, uint16_t>, Reassembly> reassembly;
 };
@@ -238,13 +292,24 @@ fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator);
 // ---- transport.cpp ----
 int transport_open(Domain* d);
 void transport_close(Domain* d);
-// Drain the socket and deliver what arrived (manual progress). Caller holds d->mu.
-void progress(Domain* d);
+// Drain the socket and deliver what arrived, then fire retransmission timers (manual progress). Caller
+// holds d->mu. Returns the number of frames read.
+size_t progress(Domain* d);
+// How long a blocking wait may sleep before a retransmission is due: `cap_ms`, or less. Caller holds d->mu.
+int transport_wait_ms(Domain* d, int cap_ms);
+// RDM: send one message reliably; its completion (or error) is written when every packet is ACKed (or one
+// fails). `want_completion`: write a success CQ entry. Caller holds d->mu.
+ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+                           const uint64_t* header_data, void* context, bool want_completion);
+// Closing an RDM endpoint: keep answering the peers for a while (their last ACK may have been lost), then
+// forget its PDCs and sends. Takes d->mu itself.
+void transport_close_ep(Ep* ep);
 // Send one message of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
 ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
 // Deliver a complete message to an endpoint: match the first suitable posted receive or queue it.
-void deliver(Ep* ep, Message&& m);
+// Returns true when it matched a posted receive (SES list UET_EXPECTED), false when queued or dropped.
+bool deliver(Ep* ep, Message&& m);
 // Copy a queued message into a posted receive and complete it.
 void complete_recv(Ep* ep, const PostedRecv& r, const Message& m);
 

@@ -1,12 +1,15 @@
 // The wire: one UDP socket per domain on IP:port, UET frames built with the codec encoder and parsed with
 // the codec decoder (the same tables as uet-decode). The kernel adds IP and UDP, so frames start at node
-// `uet`. DGRAM uses UUD + UET_DATAGRAM_SEND; RDM uses RUD + UET_SEND (digest F.3, G.1).
+// `uet`. DGRAM uses UUD + UET_DATAGRAM_SEND; RDM uses RUD or ROD + UET_SEND (digest F.3, G.1).
 //
-// Milestone 1 has no PDS reliability: no ACK is ever sent or expected, nothing is retransmitted, so RDM
-// is only as reliable as the network under it until milestone 2.
+// RDM reliability (milestone 2) is the PDS engine of pds/pdc.hpp: one PeerPdc per {endpoint, peer FEP}
+// holds an InitiatorPdc (PSNs, retransmission) and a TargetPdc (duplicate suppression, ACK/NACK, ROD
+// order). The receiver ACKs (PDS type 7) what the engine says to ACK, and the packet that completes a
+// message with an SES response (UET_RESPONSE, RC_OK) after the ACK; ROD NACKs (type 10, ROD_OOO) a gap.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,14 +26,29 @@ namespace softuet {
 using uet::codec::FieldValues;
 using uet::wire::Field;
 using uet::wire::Node;
+using pds::Clock;
 
 namespace {
 
 constexpr uint64_t kPdsRudReq = 2;
+constexpr uint64_t kPdsRodReq = 3;
 constexpr uint64_t kPdsUudReq = 6;
+constexpr uint64_t kPdsAck = 7;
+constexpr uint64_t kPdsNack = 10;
+constexpr uint64_t kNextHdrNone = 0;
+constexpr uint64_t kNextHdrStd = 3;
+constexpr uint64_t kNextHdrResponse = 4;
+constexpr uint64_t kNackRodOoo = 0x0D;
 constexpr uint64_t kOpSend = 0x05;
 constexpr uint64_t kOpDatagramSend = 0x07;
-constexpr uint32_t kPsnOffsetMax = 0xFFF;  // the SYN overlay's psn_offset is 12 bits
+constexpr uint64_t kRspUetResponse = 0x01;
+constexpr uint64_t kRcOk = 0x01;
+constexpr uint64_t kListExpected = 0, kListOverflow = 1;
+constexpr size_t kPdsReqSize = 12;  // RUD/ROD request header (digest I.5)
+
+// After an RDM endpoint's last frame, how long it keeps answering before it closes, and at most how long.
+constexpr auto kLingerQuiet = std::chrono::milliseconds(200);
+constexpr auto kLingerMax = std::chrono::milliseconds(3000);
 
 constexpr Node kUudPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_uud, Node::uet_pds_next,
                              Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
@@ -38,10 +56,29 @@ constexpr Node kRudSomPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_
                                 Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
 constexpr Node kRudContPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
                                  Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_cont};
+constexpr Node kReqPdsPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req};
+constexpr Node kAckPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next};
+constexpr Node kAckRspPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next,
+                                Node::uet_ses_response};
+constexpr Node kNackPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_nack, Node::uet_pds_next};
 
 uint16_t next_message_id(Domain* d) {
   if (d->next_message_id == 0) d->next_message_id = 1;  // message_id 0 is invalid (digest I.7)
   return d->next_message_id++;
+}
+
+uint64_t pds_req_type(pds::Mode m) { return m == pds::Mode::rod ? kPdsRodReq : kPdsRudReq; }
+
+// A PDC id not in use by this domain (0 is never used, so 0 can mean "unknown").
+uint16_t alloc_pdcid(Domain* d) {
+  for (;;) {
+    const uint16_t id = d->next_pdcid++;
+    if (id == 0) continue;
+    if (d->pdc_by_ini_id.count(id)) continue;
+    bool used = false;
+    for (const auto& [k, p] : d->pdcs) used |= p->tgt_id == id;
+    if (!used) return id;
+  }
 }
 
 // The SES standard request header fields common to every packet of a message (digest I.9).
@@ -62,6 +99,14 @@ void ses_fields(FieldValues& v, Domain* d, const softuet_addr& dest, uint64_t op
   v.set(Field::uet_ses_request_length, len);
 }
 
+sockaddr_in sockaddr_of(uint32_t ip, uint16_t port) {
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = ip;
+  return to;
+}
+
 ssize_t send_frame(Domain* d, const sockaddr_in& to, const std::vector<uint8_t>& frame) {
   for (;;) {
     const ssize_t n = sendto(d->sock, frame.data(), frame.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
@@ -80,19 +125,188 @@ Ep* find_ep(Domain* d, uint64_t pid, uint64_t ri, fi_ep_type type) {
   return nullptr;
 }
 
-void handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& part, uint32_t src_ip, uint16_t src_port) {
+// ---- PDCs ----
+
+PeerPdc& peer_pdc(Domain* d, Ep* ep, uint32_t ip, uint16_t port) {
+  auto& slot = d->pdcs[std::make_tuple(ep, ip, port)];
+  if (!slot) {
+    static std::mt19937 rng{std::random_device{}()};
+    slot = std::make_unique<PeerPdc>();
+    slot->ep = ep;
+    slot->peer_ip = ip;
+    slot->peer_port = port;
+    slot->ini_id = alloc_pdcid(d);
+    d->pdc_by_ini_id[slot->ini_id] = slot.get();
+    slot->tgt_id = alloc_pdcid(d);
+    slot->ini = std::make_unique<pds::InitiatorPdc>(ep->mode, static_cast<pds::Psn>(rng()));
+  }
+  return *slot;
+}
+
+// Write the PDS request header for `f` over the first 12 bytes of `frame` and send it.
+ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame) {
+  FieldValues v;
+  v.set(Field::uet_pds_type, pds_req_type(p.ep->mode));
+  v.set(Field::uet_pds_next_hdr, kNextHdrStd);
+  v.set(Field::uet_pds_flags_retx, f.retransmit ? 1 : 0);
+  v.set(Field::uet_pds_flags_ar, f.ack_request ? 1 : 0);
+  v.set(Field::uet_pds_flags_syn, f.syn ? 1 : 0);
+  v.set(Field::uet_pds_clear_psn_offset, static_cast<uint16_t>(f.clear_psn_offset));
+  v.set(Field::uet_pds_psn, f.psn);
+  v.set(Field::uet_pds_spdcid, p.ini_id);
+  if (f.syn) {
+    v.set(Field::uet_pds_use_rsv_pdc, 0);
+    v.set(Field::uet_pds_psn_offset, f.psn_offset);
+  } else {
+    v.set(Field::uet_pds_dpdcid, p.peer_tgt_id.value_or(0));
+  }
+  const std::vector<uint8_t> pds = uet::codec::encode_path(kReqPdsPath, v);
+  std::memcpy(frame.data(), pds.data(), kPdsReqSize);
+  return send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), frame);
+}
+
+void finish_op(Domain* d, uint64_t op_id, bool ok) {
+  auto it = d->ops.find(op_id);
+  if (it == d->ops.end()) return;
+  SendOp& op = it->second;
+  if (!ok && !op.failed) {
+    // The message cannot be delivered: an error completion, for inject too (digest F.2). The SES return
+    // code goes into prov_errno once responses carry them (milestone 4).
+    op.failed = true;
+    if (op.ep->tx_cq) {
+      fi_cq_err_entry e{};
+      e.op_context = op.context;
+      e.flags = FI_SEND | FI_MSG;
+      e.len = 0;
+      e.err = FI_EIO;
+      e.prov_errno = -FI_EIO;
+      cq_push_error(op.ep->tx_cq, e);
+    }
+  }
+  if (op.packets_left) --op.packets_left;
+  if (op.packets_left) return;
+  if (!op.failed && op.want_completion && op.ep->tx_cq) {
+    Completion c;
+    c.context = op.context;
+    c.flags = FI_SEND | FI_MSG;
+    cq_push(op.ep->tx_cq, c);
+  }
+  d->ops.erase(it);
+}
+
+// Give PSNs to backlogged packets while the window has room.
+void flush_backlog(Domain* d, PeerPdc& p, Clock::time_point now) {
+  while (!p.backlog.empty() && p.ini->can_send()) {
+    const uint64_t token = p.backlog.front();
+    p.backlog.pop_front();
+    auto it = p.sent.find(token);
+    if (it == p.sent.end()) continue;
+    // The last packet of a message asks for an ACK, so the completion does not wait for ack_every.
+    const pds::RequestFields f = p.ini->send(token, now, it->second.eom);
+    send_request(d, p, f, it->second.frame);  // a lost first send is the retransmission timer's job
+  }
+}
+
+void resend(Domain* d, PeerPdc& p, const std::vector<pds::ToSend>& list) {
+  for (const pds::ToSend& t : list) {
+    auto it = p.sent.find(t.token);
+    if (it != p.sent.end()) send_request(d, p, t.fields, it->second.frame);
+  }
+}
+
+void run_timers(Domain* d, Clock::time_point now) {
+  for (auto& [key, pp] : d->pdcs) {
+    PeerPdc& p = *pp;
+    resend(d, p, p.ini->due(now));
+    for (uint64_t token : p.ini->take_failed()) {
+      auto it = p.sent.find(token);
+      if (it == p.sent.end()) continue;
+      const uint64_t op = it->second.op;
+      p.sent.erase(it);
+      FI_WARN(&g_prov, FI_LOG_EP_DATA, "a packet to %s ran out of retransmissions\n",
+              inet_ntoa(sockaddr_of(p.peer_ip, 0).sin_addr));
+      finish_op(d, op, false);
+    }
+    flush_backlog(d, p, now);
+  }
+}
+
+// ---- the receive side ----
+
+// What the SES response of a completed message says.
+struct Response {
+  uint16_t message_id = 0;
+  uint32_t job_id = 0;
+  uint32_t length = 0;
+  bool expected = true;
+};
+
+void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const std::optional<Response>& rsp) {
+  FieldValues v;
+  v.set(Field::uet_pds_type, kPdsAck);
+  v.set(Field::uet_pds_next_hdr, rsp ? kNextHdrResponse : kNextHdrNone);
+  v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, retx ? 1 : 0);
+  v.set(Field::uet_pds_flags_p, 0).set(Field::uet_pds_flags_req, 0);
+  v.set(Field::uet_pds_ack_psn_offset, static_cast<uint16_t>(ack_psn_offset));
+  v.set(Field::uet_pds_cack_psn, p.tgt->cack_psn());
+  v.set(Field::uet_pds_spdcid, p.tgt_id);
+  v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
+  try {
+    if (rsp) {
+      v.set(Field::uet_ses_rsp_list, rsp->expected ? kListExpected : kListOverflow);
+      v.set(Field::uet_ses_rsp_opcode, kRspUetResponse);
+      v.set(Field::uet_ses_rsp_version, uet::wire::k_ses_version);
+      v.set(Field::uet_ses_rsp_return_code, kRcOk);
+      v.set(Field::uet_ses_rsp_message_id, rsp->message_id);
+      v.set(Field::uet_ses_rsp_ri_generation, 0);
+      v.set(Field::uet_ses_rsp_job_id, rsp->job_id);
+      v.set(Field::uet_ses_rsp_modified_length, rsp->length);
+      send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kAckRspPath, v));
+    } else {
+      send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kAckPath, v));
+    }
+  } catch (const uet::codec::EncodeError& e) {
+    FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding an ACK failed: %s\n", e.what());
+  }
+}
+
+void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
+  FieldValues v;
+  v.set(Field::uet_pds_type, kPdsNack);
+  v.set(Field::uet_pds_next_hdr, kNextHdrNone);
+  v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, 0).set(Field::uet_pds_flags_nt, 0);
+  v.set(Field::uet_pds_nack_code, kNackRodOoo);
+  v.set(Field::uet_pds_vendor_code, 0);
+  v.set(Field::uet_pds_nack_psn, psn);
+  v.set(Field::uet_pds_spdcid, p.tgt_id);
+  v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
+  v.set(Field::uet_pds_nack_payload, 0);
+  try {
+    send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kNackPath, v));
+  } catch (const uet::codec::EncodeError& e) {
+    FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a NACK failed: %s\n", e.what());
+  }
+}
+
+// Reassemble (or deliver at once) one delivered RDM packet. Returns the SES response when the packet
+// completed its message.
+std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& part,
+                                   uint32_t src_ip, uint16_t src_port) {
   const uint64_t som = *pkt.get(Field::uet_ses_som), eom = *pkt.get(Field::uet_ses_eom);
   const uint64_t total = *pkt.get(Field::uet_ses_request_length);
+  Response rsp;
+  rsp.message_id = static_cast<uint16_t>(*pkt.get(Field::uet_ses_message_id));
+  rsp.job_id = static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id));
+  rsp.length = static_cast<uint32_t>(total);
   if (som && eom) {
-    if (part.data.size() != total) return;  // a single packet must carry the whole message
-    deliver(ep, std::move(part));
-    return;
+    if (part.data.size() != total) return std::nullopt;  // a single packet must carry the whole message
+    rsp.expected = deliver(ep, std::move(part));
+    return rsp;
   }
-  if (total > kMaxRdmMsg) return;
+  if (total > kMaxRdmMsg) return std::nullopt;
   const uint64_t offset = som ? 0 : pkt.get(Field::uet_ses_message_offset).value_or(~0ull);
-  if (offset % kPayloadMtu || offset + part.data.size() > total) return;
-  const auto key = std::make_tuple(src_ip, src_port, static_cast<uint16_t>(*pkt.get(Field::uet_ses_message_id)),
-                                   ep->resource_index);
+  if (offset % kPayloadMtu || offset + part.data.size() > total) return std::nullopt;
+  const auto key = std::make_tuple(src_ip, src_port, rsp.message_id, ep->resource_index);
   auto [it, fresh] = d->reassembly.try_emplace(key);
   Reassembly& r = it->second;
   if (fresh) {
@@ -103,9 +317,9 @@ void handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& par
     r.msg.initiator = part.initiator;
     r.have.assign((total + kPayloadMtu - 1) / kPayloadMtu, false);
   }
-  if (r.msg.data.size() != total) return;
+  if (r.msg.data.size() != total) return std::nullopt;
   const size_t index = offset / kPayloadMtu;
-  if (index >= r.have.size() || r.have[index]) return;
+  if (index >= r.have.size() || r.have[index]) return std::nullopt;
   r.have[index] = true;
   std::memcpy(r.msg.data.data() + offset, part.data.data(), part.data.size());
   r.received += part.data.size();
@@ -117,8 +331,79 @@ void handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& par
   if (r.som_seen && r.received == total) {
     Message m = std::move(r.msg);
     d->reassembly.erase(it);
-    deliver(ep, std::move(m));
+    rsp.expected = deliver(ep, std::move(m));
+    return rsp;
   }
+  return std::nullopt;
+}
+
+// An RDM request: through the target PDC first; only what it says to deliver reaches SES.
+void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& m, uint64_t type) {
+  const uint32_t ip = m.src_ipv4;
+  const uint16_t port = m.src_port;
+  const pds::Mode mode = type == kPdsRodReq ? pds::Mode::rod : pds::Mode::rud;
+  pds::RequestFields f;
+  f.psn = static_cast<pds::Psn>(*pkt.get(Field::uet_pds_psn));
+  f.syn = *pkt.get(Field::uet_pds_flags_syn);
+  f.psn_offset = f.syn ? static_cast<uint16_t>(pkt.get(Field::uet_pds_psn_offset).value_or(0)) : 0;
+  f.clear_psn_offset = static_cast<int16_t>(static_cast<uint16_t>(*pkt.get(Field::uet_pds_clear_psn_offset)));
+  f.retransmit = *pkt.get(Field::uet_pds_flags_retx);
+  f.ack_request = *pkt.get(Field::uet_pds_flags_ar);
+  const uint16_t spdcid = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
+
+  PeerPdc& p = peer_pdc(d, ep, ip, port);
+  if (f.syn) {
+    // A SYN from another initiator PDC of that peer (it restarted): a new PDC replaces the old one.
+    if (p.tgt && p.peer_ini_id != spdcid) p.tgt.reset();
+    if (!p.tgt) {
+      p.tgt = std::make_unique<pds::TargetPdc>(mode);
+      p.tgt_mode = mode;
+      p.peer_ini_id = spdcid;
+    }
+  } else {
+    // Without SYN the request must name this PDC (INV_DPDCID NACKs come with the error milestone).
+    if (!p.tgt || p.peer_ini_id != spdcid || pkt.get(Field::uet_pds_dpdcid).value_or(0) != p.tgt_id) return;
+  }
+  if (p.tgt_mode != mode) return;  // PDC_MODE_MISMATCH: dropped for now
+  const pds::Verdict v = p.tgt->on_request(f);
+  std::optional<Response> rsp;
+  if (v.deliver) rsp = handle_rud(d, ep, pkt, std::move(m), ip, port);
+  if (v.send_ack || rsp) send_ack(d, p, f.retransmit, v.ack_psn_offset, rsp);
+  if (v.nack_psn) send_nack(d, p, *v.nack_psn);
+}
+
+// An ACK or NACK for one of our initiator PDCs (named by dpdcid, from the peer it belongs to).
+PeerPdc* pdc_of_reply(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+  const auto it = d->pdc_by_ini_id.find(static_cast<uint16_t>(*pkt.get(Field::uet_pds_dpdcid)));
+  if (it == d->pdc_by_ini_id.end()) return nullptr;
+  PeerPdc* p = it->second;
+  if (p->peer_ip != from.sin_addr.s_addr || p->peer_port != ntohs(from.sin_port)) return nullptr;
+  return p;
+}
+
+void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+  if (!pkt.has_layer(uet::wire::Header::uet_pds_ack) || pkt.get(Field::uet_pds_flags_p).value_or(0)) return;
+  PeerPdc* p = pdc_of_reply(d, pkt, from);
+  if (!p) return;
+  const auto cack = static_cast<pds::Psn>(*pkt.get(Field::uet_pds_cack_psn));
+  const auto offset = static_cast<int16_t>(static_cast<uint16_t>(*pkt.get(Field::uet_pds_ack_psn_offset)));
+  const std::vector<uint64_t> done = p->ini->on_ack(cack, offset);
+  if (p->ini->established() && !p->peer_tgt_id) p->peer_tgt_id = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
+  for (uint64_t token : done) {
+    auto it = p->sent.find(token);
+    if (it == p->sent.end()) continue;
+    const uint64_t op = it->second.op;
+    p->sent.erase(it);
+    finish_op(d, op, true);
+  }
+  flush_backlog(d, *p, Clock::now());
+}
+
+void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+  if (!pkt.has_layer(uet::wire::Header::uet_pds_nack) || pkt.get(Field::uet_pds_flags_nt).value_or(1)) return;
+  PeerPdc* p = pdc_of_reply(d, pkt, from);
+  if (!p || *pkt.get(Field::uet_pds_nack_code) != kNackRodOoo) return;
+  resend(d, *p, p->ini->on_nack(static_cast<pds::Psn>(*pkt.get(Field::uet_pds_nack_psn)), Clock::now()));
 }
 
 void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& from) {
@@ -126,23 +411,30 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
   uet::codec::DecodeOptions opts;
   opts.udp_port = d->cfg.udp_port;
   uet::codec::decode(buf, static_cast<uint32_t>(n), static_cast<uint32_t>(n), Node::uet, opts, pkt);
-  if (pkt.status() != uet::codec::Status::uet || !pkt.has_layer(uet::wire::Header::uet_ses_std)) {
-    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped a frame that is not a clean UET request (%s)\n",
+  if (pkt.status() != uet::codec::Status::uet) {
+    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped a frame that is not clean UET (%s)\n",
            uet::codec::status_name(pkt.status()));
     return;
   }
   const uint64_t type = *pkt.get(Field::uet_pds_type);
+  if (type == kPdsAck) return handle_ack(d, pkt, from);
+  if (type == kPdsNack) return handle_nack(d, pkt, from);
+  if (!pkt.has_layer(uet::wire::Header::uet_ses_std)) {
+    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard header\n",
+           static_cast<unsigned long>(type));
+    return;
+  }
   const uint64_t opcode = *pkt.get(Field::uet_ses_opcode);
   fi_ep_type ep_type;
   if (type == kPdsUudReq && opcode == kOpDatagramSend) ep_type = FI_EP_DGRAM;
-  else if (type == kPdsRudReq && opcode == kOpSend) ep_type = FI_EP_RDM;
+  else if ((type == kPdsRudReq || type == kPdsRodReq) && opcode == kOpSend) ep_type = FI_EP_RDM;
   else {
-    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu opcode %lu: not in milestone 1\n",
+    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu opcode %lu: not implemented\n",
            static_cast<unsigned long>(type), static_cast<unsigned long>(opcode));
     return;
   }
   // Relative addressing: {JobID, PIDonFEP, RI} selects the endpoint (digest C.2). Without a match the
-  // packet is dropped; the RC_BAD_* responses come with SES responses (milestone 2 and 4).
+  // packet is dropped; the RC_BAD_* responses come with the error milestone.
   if (*pkt.get(Field::uet_ses_job_id) != d->cfg.job_id) return;
   Ep* ep = find_ep(d, *pkt.get(Field::uet_ses_pid_on_fep), *pkt.get(Field::uet_ses_resource_index), ep_type);
   if (!ep) return;
@@ -162,7 +454,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
     deliver(ep, std::move(m));
     return;
   }
-  handle_rud(d, ep, pkt, std::move(m), m.src_ipv4, m.src_port);
+  handle_rdm_request(d, ep, pkt, std::move(m), type);
 }
 
 }  // namespace
@@ -171,13 +463,10 @@ int transport_open(Domain* d) {
   d->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (d->sock < 0) return -FI_ENOMEM;
   // Bursts of RDM segments arrive faster than manual progress drains them; a larger buffer keeps the
-  // kernel from dropping them (there is no retransmission before milestone 2).
+  // kernel from dropping them (each drop costs a retransmission).
   int rcvbuf = 4 << 20;
   setsockopt(d->sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(d->cfg.udp_port);
-  a.sin_addr.s_addr = d->ip.ipv4;
+  sockaddr_in a = sockaddr_of(d->ip.ipv4, d->cfg.udp_port);
   if (bind(d->sock, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     const int err = errno;
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot bind the FEP socket to %s:%u: %s (set SOFTUET_UDP_PORT?)\n",
@@ -186,30 +475,65 @@ int transport_open(Domain* d) {
     d->sock = -1;
     return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EINVAL;
   }
+  // The FEP thread stands in for the NIC: it runs the same progress as the application's calls, when a
+  // frame arrives or a retransmission is due, so ACKs and retransmissions never wait for the application
+  // (fi_pingpong, say, blocks on its TCP control socket while its peer waits for an ACK).
+  d->fep_thread = std::thread([d] {
+    while (!d->stopping.load()) {
+      int wait_ms;
+      {
+        std::lock_guard lock(d->mu);
+        wait_ms = transport_wait_ms(d, 20);  // 20 ms bounds how long closing the domain waits for it
+      }
+      pollfd pfd{d->sock, POLLIN, 0};
+      if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR) break;
+      if (d->stopping.load()) break;
+      std::lock_guard lock(d->mu);
+      progress(d);
+    }
+  });
   return 0;
 }
 
 void transport_close(Domain* d) {
+  d->stopping.store(true);
+  if (d->fep_thread.joinable()) d->fep_thread.join();
   if (d->sock >= 0) close(d->sock);
   d->sock = -1;
 }
 
-void progress(Domain* d) {
+size_t progress(Domain* d) {
   static thread_local std::vector<uint8_t> buf(65536);
+  size_t frames = 0;
   for (;;) {
     sockaddr_in from{};
     socklen_t fromlen = sizeof from;
     const ssize_t n = recvfrom(d->sock, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &fromlen);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return;  // EAGAIN: drained
+      break;  // EAGAIN: drained
     }
+    ++frames;
     handle_packet(d, buf.data(), static_cast<size_t>(n), from);
   }
+  if (!d->pdcs.empty()) run_timers(d, Clock::now());
+  return frames;
 }
 
-ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
-                       const uint64_t* header_data) {
+int transport_wait_ms(Domain* d, int cap_ms) {
+  std::optional<Clock::time_point> next;
+  for (const auto& [key, p] : d->pdcs) {
+    const auto t = p->ini->next_deadline();
+    if (t && (!next || *t < *next)) next = t;
+  }
+  if (!next) return cap_ms;
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(*next - Clock::now()).count();
+  if (left <= 0) return 0;
+  return cap_ms < 0 ? static_cast<int>(left) : static_cast<int>(std::min<int64_t>(left, cap_ms));
+}
+
+ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+                           const uint64_t* header_data, void* context, bool want_completion) {
   Domain* d = ep->domain;
   std::vector<uint8_t> msg;
   msg.reserve(len);
@@ -217,48 +541,17 @@ ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_
     const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
     msg.insert(msg.end(), p, p + iov[i].iov_len);
   }
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(addr_port(dest));
-  to.sin_addr.s_addr = addr_ipv4(dest);
+  PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest), addr_port(dest));
+  if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   const uint16_t message_id = next_message_id(d);
-
+  const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
+  std::vector<std::pair<uint64_t, SentPacket>> built;
   try {
-    if (ep->type == FI_EP_DGRAM) {
-      FieldValues v;
-      v.set(Field::uet_pds_type, kPdsUudReq);
-      ses_fields(v, d, dest, kOpDatagramSend, message_id, len);
-      v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
-      v.set(Field::uet_ses_hd, header_data ? 1 : 0);
-      if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-      return send_frame(d, to, uet::codec::encode_path(kUudPath, v, msg));
-    }
-
-    auto [it, fresh] = d->pdcs.try_emplace({to.sin_addr.s_addr, addr_port(dest)});
-    Pdc& pdc = it->second;
-    if (fresh) {
-      static std::mt19937 rng{std::random_device{}()};
-      pdc.spdcid = d->next_spdcid++;
-      pdc.start_psn = pdc.next_psn = static_cast<uint32_t>(rng());
-    }
-    const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
     for (size_t k = 0; k < packets; ++k) {
-      // Without ACKs the PDC never leaves its SYN state; once psn_offset would overflow its 12 bits, a
-      // new PDC starts where the old one stopped.
-      if (pdc.next_psn - pdc.start_psn > kPsnOffsetMax) {
-        pdc.spdcid = d->next_spdcid++;
-        pdc.start_psn = pdc.next_psn;
-      }
-      const uint32_t psn = pdc.next_psn++;
       FieldValues v;
-      v.set(Field::uet_pds_type, kPdsRudReq);
+      // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
+      v.set(Field::uet_pds_type, pds_req_type(ep->mode));
       v.set(Field::uet_pds_flags_syn, 1);
-      v.set(Field::uet_pds_psn, psn);
-      v.set(Field::uet_pds_spdcid, pdc.spdcid);
-      v.set(Field::uet_pds_psn_offset, psn - pdc.start_psn);
-      v.set(Field::uet_pds_use_rsv_pdc, 0);
-      // CLEAR_PSN = PSN + offset: nothing before the PDC's start PSN is outstanding.
-      v.set(Field::uet_pds_clear_psn_offset, static_cast<uint16_t>(-static_cast<int32_t>(psn - pdc.start_psn)));
       ses_fields(v, d, dest, kOpSend, message_id, len);
       const bool som = k == 0, eom = k + 1 == packets;
       v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
@@ -271,12 +564,94 @@ ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_
         v.set(Field::uet_ses_hd, 0);
         v.set(Field::uet_ses_message_offset, off);
       }
-      const ssize_t ret = send_frame(d, to, uet::codec::encode_path(som ? std::span<const Node>(kRudSomPath)
-                                                                        : std::span<const Node>(kRudContPath),
-                                                                    v, payload));
-      if (ret) return k == 0 ? ret : -FI_EIO;
+      SentPacket sp;
+      sp.eom = eom;
+      sp.frame = uet::codec::encode_path(som ? std::span<const Node>(kRudSomPath) : std::span<const Node>(kRudContPath),
+                                         v, payload);
+      built.emplace_back(d->next_token++, std::move(sp));
     }
-    return 0;
+  } catch (const uet::codec::EncodeError& e) {
+    FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
+    return -FI_EIO;
+  }
+  const uint64_t op_id = d->next_op++;
+  SendOp& op = d->ops[op_id];
+  op.ep = ep;
+  op.context = context;
+  op.want_completion = want_completion;
+  op.len = len;
+  op.packets_left = packets;
+  for (auto& [token, sp] : built) {
+    sp.op = op_id;
+    p.sent.emplace(token, std::move(sp));
+    p.backlog.push_back(token);
+  }
+  flush_backlog(d, p, Clock::now());
+  return 0;
+}
+
+void transport_close_ep(Ep* ep) {
+  Domain* d = ep->domain;
+  const auto start = Clock::now();
+  auto quiet_since = start;
+  for (;;) {
+    {
+      std::lock_guard lock(d->mu);
+      bool mine = false, unacked = false;
+      for (const auto& [key, p] : d->pdcs) {
+        if (p->ep != ep) continue;
+        mine = true;
+        unacked |= !p->sent.empty();
+      }
+      // Nothing ever sent or received on RDM: nobody waits for an answer from this endpoint.
+      if (!mine || ep->type != FI_EP_RDM) break;
+      const auto now = Clock::now();
+      if (progress(d)) quiet_since = now;
+      if (now - start >= kLingerMax) break;
+      // Done when our own packets are all ACKed and the peers have been quiet for a while: a peer whose
+      // ACK from us was lost retransmits within its timeout, and we answer it.
+      if (!unacked && now - quiet_since >= kLingerQuiet) break;
+    }
+    pollfd pfd{d->sock, POLLIN, 0};
+    int wait_ms;
+    {
+      std::lock_guard lock(d->mu);
+      wait_ms = transport_wait_ms(d, 10);
+    }
+    poll(&pfd, 1, wait_ms);
+  }
+  std::lock_guard lock(d->mu);
+  ep->enabled = false;  // from here no frame reaches it (find_ep), so no PDC for it is created again
+  for (auto it = d->pdcs.begin(); it != d->pdcs.end();) {
+    if (it->second->ep == ep) {
+      d->pdc_by_ini_id.erase(it->second->ini_id);
+      it = d->pdcs.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = d->ops.begin(); it != d->ops.end();) it = it->second.ep == ep ? d->ops.erase(it) : std::next(it);
+  for (auto it = d->reassembly.begin(); it != d->reassembly.end();)
+    it = std::get<3>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
+}
+
+ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+                       const uint64_t* header_data) {
+  Domain* d = ep->domain;
+  std::vector<uint8_t> msg;
+  msg.reserve(len);
+  for (size_t i = 0; i < count; ++i) {
+    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
+    msg.insert(msg.end(), p, p + iov[i].iov_len);
+  }
+  try {
+    FieldValues v;
+    v.set(Field::uet_pds_type, kPdsUudReq);
+    ses_fields(v, d, dest, kOpDatagramSend, next_message_id(d), len);
+    v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
+    v.set(Field::uet_ses_hd, header_data ? 1 : 0);
+    if (header_data) v.set(Field::uet_ses_header_data, *header_data);
+    return send_frame(d, sockaddr_of(addr_ipv4(dest), addr_port(dest)), uet::codec::encode_path(kUudPath, v, msg));
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
     return -FI_EIO;

@@ -1,0 +1,92 @@
+"""RDM reliability (softuet milestone 2): fi_pingpong across a namespace pair whose two sides each drop 10 %
+of the UET frames they send (nftables, containers/). fi_pingpong -c checks every payload; the capture on
+side a proves the retransmission path ran and that no message was delivered twice."""
+import collections
+import json
+import os
+
+import pytest
+
+from containers.netns import NamespacePair
+from harness.fabtests import run_pair
+from softuet_helpers import fabtest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
+
+JOB_ID = 292
+UET_PORT = 4793
+LOSS_PERCENT = 10
+PDS_RUD_REQ, PDS_ROD_REQ, PDS_ACK = 2, 3, 7
+NEXT_HDR_RESPONSE, RC_OK = 4, 0x01
+
+
+@pytest.fixture
+def pair():
+    with NamespacePair(mtu=9000) as p:
+        yield p
+
+
+@pytest.fixture
+def env(softuet_env):
+    return dict(softuet_env, SOFTUET_JOB_ID=str(JOB_ID))
+
+
+def lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, size, iterations):
+    pcap = tmp_path / f"loss-{size}.pcap"
+    argv = [fabtest("fi_pingpong"), "-p", "softuet", "-e", "rdm", "-S", str(size), "-I", str(iterations), "-c"]
+    with pair.capture("a", str(pcap), filter=f"udp port {UET_PORT}"):
+        pair.impair("a", loss_percent=LOSS_PERCENT, udp_dport=UET_PORT)
+        pair.impair("b", loss_percent=LOSS_PERCENT, udp_dport=UET_PORT)
+        run = run_pair(pair, argv, env=env, timeout=120)
+    assert run.ok, run.describe()
+    assert f"={iterations}" in run.client_output, run.describe()
+    res = cmd_uet_decode("--strict", pcap)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines()]
+    for r in records:
+        assert r["status"] == "uet" and r["diagnostics"] == [], r
+    return records
+
+
+def check_reliability(records, iterations, packets_per_message):
+    requests = [r["fields"] for r in records if r["fields"]["uet.pds.type"] == PDS_RUD_REQ]
+    acks = [r["fields"] for r in records if r["fields"]["uet.pds.type"] == PDS_ACK]
+    assert len(requests) + len(acks) == len(records)  # RUD: requests and ACKs only, no NACK
+    retx = [f for f in requests if f["uet.pds.flags.retx"] == 1]
+    # With 10 % loss each way over >= 1000 packets, the odds of no retransmission are nil (0.9^1000).
+    assert retx, "no retransmitted request in the capture"
+    for f in retx:
+        assert f["uet.pds.flags.ar"] == 1  # a retransmission asks for a prompt ACK
+    # Exactly-once delivery seen from the wire: each message of each direction is answered by at most one
+    # SES response (the ACK of the packet that completed it; duplicates get plain ACKs).
+    responses = collections.Counter((f["ip.src"], f["uet.ses.rsp.message_id"]) for f in acks
+                                    if f["uet.pds.next_hdr"] == NEXT_HDR_RESPONSE)
+    assert responses and max(responses.values()) == 1, responses.most_common(3)
+    for f in acks:
+        if f["uet.pds.next_hdr"] == NEXT_HDR_RESPONSE:
+            assert f["uet.ses.rsp.return_code"] == RC_OK and f["uet.ses.rsp.job_id"] == JOB_ID
+    # Data messages of one direction: `iterations` pings (a -> b), each of `packets_per_message` packets.
+    pings = {f["uet.ses.message_id"] for f in requests if f["uet.ses.request_length"] > 64}
+    assert len(pings) >= iterations  # pings a sent that reached the wire, and pongs b's survivors
+    print(f"frames={len(records)} requests={len(requests)} retransmitted={len(retx)} acks={len(acks)} "
+          f"ses_responses={sum(responses.values())}")
+
+
+class TestRdmUnderLoss:
+    def test_single_packet_messages_survive_loss(self, pair, env, tmp_path, cmd_uet_decode):
+        records = lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, 1024, 500)
+        check_reliability(records, 500, 1)
+
+    def test_multi_packet_messages_survive_loss(self, pair, env, tmp_path, cmd_uet_decode):
+        # 10000 bytes = 3 packets per message: reassembly with lost and retransmitted segments.
+        records = lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, 10000, 200)
+        check_reliability(records, 200, 3)
+
+
+class TestRodSelection:
+    @pytest.mark.skip(reason=str(
+        "ROD end to end needs an application that sets tx_attr->msg_order: fi_pingpong never does, and the "
+        "fabtests that do (fi_flood -v, fi_rdm_tagged_peek) ask for API 1.21, which softuet refuses "
+        "(it needs 2.0). softuet selects ROD_REQ from msg_order (fep/src/softuet.hpp rdm_mode, digest G.1)."))
+    def test_msg_order_selects_rod(self):
+        pass
