@@ -230,6 +230,11 @@ def _check(model: Model) -> None:
         for c in node.next.cases:
             if c.param and c.param not in ("udp_port",):
                 raise SpecError(f"{node.id}: unknown select parameter {c.param}")
+    for name, enum in model.enums.items():
+        labels = list(enum.get("values", {}).values())
+        bad = [label for label in labels if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(label))]
+        if bad or len(set(labels)) != len(labels):
+            raise SpecError(f"enum {name}: value names must be distinct identifiers (bad: {bad or 'duplicates'})")
     model.headers = headers
     for link in model.links.values():
         if link["root"] not in nodes:

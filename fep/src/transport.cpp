@@ -26,25 +26,14 @@ namespace softuet {
 using uet::codec::FieldValues;
 using uet::wire::Field;
 using uet::wire::Node;
+namespace wire = uet::wire;
 using pds::Clock;
 
 namespace {
 
-constexpr uint64_t kPdsRudReq = 2;
-constexpr uint64_t kPdsRodReq = 3;
-constexpr uint64_t kPdsUudReq = 6;
-constexpr uint64_t kPdsAck = 7;
-constexpr uint64_t kPdsNack = 10;
-constexpr uint64_t kNextHdrNone = 0;
-constexpr uint64_t kNextHdrStd = 3;
-constexpr uint64_t kNextHdrResponse = 4;
-constexpr uint64_t kNackRodOoo = 0x0D;
-constexpr uint64_t kOpSend = 0x05;
-constexpr uint64_t kOpDatagramSend = 0x07;
-constexpr uint64_t kRspUetResponse = 0x01;
-constexpr uint64_t kRcOk = 0x01;
-constexpr uint64_t kListExpected = 0, kListOverflow = 1;
-constexpr size_t kPdsReqSize = 12;  // RUD/ROD request header (digest I.5)
+// PDS/SES values come from spec/wire.yaml through uet/wire/wire_gen.hpp (wire::pds_type::ACK, ...).
+// The RUD/ROD request header size, from the parse graph (digest I.5).
+const size_t kPdsReqSize = wire::node_info(Node::uet_pds_rud_rod_req).size;
 
 // After an RDM endpoint's last frame, how long it keeps answering before it closes, and at most how long.
 constexpr auto kLingerQuiet = std::chrono::milliseconds(200);
@@ -67,7 +56,7 @@ uint16_t next_message_id(Domain* d) {
   return d->next_message_id++;
 }
 
-uint64_t pds_req_type(pds::Mode m) { return m == pds::Mode::rod ? kPdsRodReq : kPdsRudReq; }
+uint64_t pds_req_type(pds::Mode m) { return m == pds::Mode::rod ? wire::pds_type::ROD_REQ : wire::pds_type::RUD_REQ; }
 
 // A PDC id not in use by this domain (0 is never used, so 0 can mean "unknown").
 uint16_t alloc_pdcid(Domain* d) {
@@ -147,7 +136,7 @@ PeerPdc& peer_pdc(Domain* d, Ep* ep, uint32_t ip, uint16_t port) {
 ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame) {
   FieldValues v;
   v.set(Field::uet_pds_type, pds_req_type(p.ep->mode));
-  v.set(Field::uet_pds_next_hdr, kNextHdrStd);
+  v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_REQUEST_STD);
   v.set(Field::uet_pds_flags_retx, f.retransmit ? 1 : 0);
   v.set(Field::uet_pds_flags_ar, f.ack_request ? 1 : 0);
   v.set(Field::uet_pds_flags_syn, f.syn ? 1 : 0);
@@ -243,8 +232,8 @@ struct Response {
 
 void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const std::optional<Response>& rsp) {
   FieldValues v;
-  v.set(Field::uet_pds_type, kPdsAck);
-  v.set(Field::uet_pds_next_hdr, rsp ? kNextHdrResponse : kNextHdrNone);
+  v.set(Field::uet_pds_type, wire::pds_type::ACK);
+  v.set(Field::uet_pds_next_hdr, rsp ? wire::pds_next_hdr::UET_HDR_RESPONSE : wire::pds_next_hdr::UET_HDR_NONE);
   v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, retx ? 1 : 0);
   v.set(Field::uet_pds_flags_p, 0).set(Field::uet_pds_flags_req, 0);
   v.set(Field::uet_pds_ack_psn_offset, static_cast<uint16_t>(ack_psn_offset));
@@ -253,10 +242,10 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const st
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   try {
     if (rsp) {
-      v.set(Field::uet_ses_rsp_list, rsp->expected ? kListExpected : kListOverflow);
-      v.set(Field::uet_ses_rsp_opcode, kRspUetResponse);
+      v.set(Field::uet_ses_rsp_list, rsp->expected ? wire::ses_list::UET_EXPECTED : wire::ses_list::UET_OVERFLOW);
+      v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
       v.set(Field::uet_ses_rsp_version, uet::wire::k_ses_version);
-      v.set(Field::uet_ses_rsp_return_code, kRcOk);
+      v.set(Field::uet_ses_rsp_return_code, wire::ses_return_code::RC_OK);
       v.set(Field::uet_ses_rsp_message_id, rsp->message_id);
       v.set(Field::uet_ses_rsp_ri_generation, 0);
       v.set(Field::uet_ses_rsp_job_id, rsp->job_id);
@@ -272,10 +261,10 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const st
 
 void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   FieldValues v;
-  v.set(Field::uet_pds_type, kPdsNack);
-  v.set(Field::uet_pds_next_hdr, kNextHdrNone);
+  v.set(Field::uet_pds_type, wire::pds_type::NACK);
+  v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_NONE);
   v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, 0).set(Field::uet_pds_flags_nt, 0);
-  v.set(Field::uet_pds_nack_code, kNackRodOoo);
+  v.set(Field::uet_pds_nack_code, wire::pds_nack_code::ROD_OOO);
   v.set(Field::uet_pds_vendor_code, 0);
   v.set(Field::uet_pds_nack_psn, psn);
   v.set(Field::uet_pds_spdcid, p.tgt_id);
@@ -341,7 +330,7 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
 void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& m, uint64_t type) {
   const uint32_t ip = m.src_ipv4;
   const uint16_t port = m.src_port;
-  const pds::Mode mode = type == kPdsRodReq ? pds::Mode::rod : pds::Mode::rud;
+  const pds::Mode mode = type == wire::pds_type::ROD_REQ ? pds::Mode::rod : pds::Mode::rud;
   pds::RequestFields f;
   f.psn = static_cast<pds::Psn>(*pkt.get(Field::uet_pds_psn));
   f.syn = *pkt.get(Field::uet_pds_flags_syn);
@@ -402,7 +391,7 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& fr
 void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
   if (!pkt.has_layer(uet::wire::Header::uet_pds_nack) || pkt.get(Field::uet_pds_flags_nt).value_or(1)) return;
   PeerPdc* p = pdc_of_reply(d, pkt, from);
-  if (!p || *pkt.get(Field::uet_pds_nack_code) != kNackRodOoo) return;
+  if (!p || *pkt.get(Field::uet_pds_nack_code) != wire::pds_nack_code::ROD_OOO) return;
   resend(d, *p, p->ini->on_nack(static_cast<pds::Psn>(*pkt.get(Field::uet_pds_nack_psn)), Clock::now()));
 }
 
@@ -417,8 +406,8 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
     return;
   }
   const uint64_t type = *pkt.get(Field::uet_pds_type);
-  if (type == kPdsAck) return handle_ack(d, pkt, from);
-  if (type == kPdsNack) return handle_nack(d, pkt, from);
+  if (type == wire::pds_type::ACK) return handle_ack(d, pkt, from);
+  if (type == wire::pds_type::NACK) return handle_nack(d, pkt, from);
   if (!pkt.has_layer(uet::wire::Header::uet_ses_std)) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard header\n",
            static_cast<unsigned long>(type));
@@ -426,8 +415,8 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
   }
   const uint64_t opcode = *pkt.get(Field::uet_ses_opcode);
   fi_ep_type ep_type;
-  if (type == kPdsUudReq && opcode == kOpDatagramSend) ep_type = FI_EP_DGRAM;
-  else if ((type == kPdsRudReq || type == kPdsRodReq) && opcode == kOpSend) ep_type = FI_EP_RDM;
+  if (type == wire::pds_type::UUD_REQ && opcode == wire::ses_request_opcode::UET_DATAGRAM_SEND) ep_type = FI_EP_DGRAM;
+  else if ((type == wire::pds_type::RUD_REQ || type == wire::pds_type::ROD_REQ) && opcode == wire::ses_request_opcode::UET_SEND) ep_type = FI_EP_RDM;
   else {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu opcode %lu: not implemented\n",
            static_cast<unsigned long>(type), static_cast<unsigned long>(opcode));
@@ -552,7 +541,7 @@ ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, s
       // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
       v.set(Field::uet_pds_type, pds_req_type(ep->mode));
       v.set(Field::uet_pds_flags_syn, 1);
-      ses_fields(v, d, dest, kOpSend, message_id, len);
+      ses_fields(v, d, dest, wire::ses_request_opcode::UET_SEND, message_id, len);
       const bool som = k == 0, eom = k + 1 == packets;
       v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
       const size_t off = k * kPayloadMtu;
@@ -646,8 +635,8 @@ ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_
   }
   try {
     FieldValues v;
-    v.set(Field::uet_pds_type, kPdsUudReq);
-    ses_fields(v, d, dest, kOpDatagramSend, next_message_id(d), len);
+    v.set(Field::uet_pds_type, wire::pds_type::UUD_REQ);
+    ses_fields(v, d, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
     v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
     v.set(Field::uet_ses_hd, header_data ? 1 : 0);
     if (header_data) v.set(Field::uet_ses_header_data, *header_data);
