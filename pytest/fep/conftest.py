@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from containers import NamespacePair
 from softuet_helpers import fabtest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -37,3 +38,10 @@ def fi_info(softuet_env):
         return subprocess.run([binary, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def pair():
+    """Two FEP namespaces; MTU 9000 so that a 4096-byte UET payload is never IP-fragmented."""
+    with NamespacePair(mtu=9000) as p:
+        yield p

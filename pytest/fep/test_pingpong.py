@@ -7,7 +7,6 @@ import subprocess
 
 import pytest
 
-from containers.netns import NamespacePair
 from softuet_helpers import PINGPONG_PORT, fabtest, wait_listening
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
@@ -36,12 +35,6 @@ def decode(cmd_uet_decode, pcap):
     res = cmd_uet_decode("--strict", pcap)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr
     return [json.loads(line) for line in res.stdout.splitlines()]
-
-
-@pytest.fixture
-def pair():
-    with NamespacePair(mtu=9000) as p:
-        yield p
 
 
 @pytest.fixture

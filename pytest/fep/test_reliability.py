@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from containers.netns import NamespacePair
 from harness.fabtests import run_pair
 from softuet_helpers import fabtest
 
@@ -18,12 +17,6 @@ UET_PORT = 4793
 LOSS_PERCENT = 10
 PDS_RUD_REQ, PDS_ROD_REQ, PDS_ACK = 2, 3, 7
 NEXT_HDR_RESPONSE, RC_OK = 4, 0x01
-
-
-@pytest.fixture
-def pair():
-    with NamespacePair(mtu=9000) as p:
-        yield p
 
 
 @pytest.fixture
