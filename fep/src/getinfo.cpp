@@ -185,8 +185,8 @@ bool node_matches(const char* node, const softuet_addr& ours) {
 int getinfo(uint32_t version, const char* node, const char* /*service*/, uint64_t flags, const fi_info* hints,
             fi_info** info) {
   *info = nullptr;
-  if (FI_VERSION_LT(version, kApiVersion)) {
-    FI_INFO(&g_prov, FI_LOG_CORE, "API version %u.%u < 2.0: softuet needs libfabric 2.0 semantics\n",
+  if (FI_VERSION_LT(version, kOldestCallerApi)) {
+    FI_INFO(&g_prov, FI_LOG_CORE, "API version %u.%u < 1.21: softuet needs libfabric 2.0 semantics\n",
             FI_MAJOR(version), FI_MINOR(version));
     return -FI_ENODATA;
   }

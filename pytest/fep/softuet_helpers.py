@@ -1,4 +1,5 @@
 """Helpers of the softuet tests (a module with a unique name: several conftest.py exist under pytest/)."""
+import json
 import pathlib
 import shutil
 import time
@@ -33,3 +34,13 @@ def wait_listening(pair, side, port, proc, timeout=20.0):
         # The server's socket appears within milliseconds; re-check at a short interval, bounded above.
         time.sleep(0.02)
     raise AssertionError(f"nothing listens on TCP {port} in side {side} after {timeout} s")
+
+
+def decode_strict(cmd_uet_decode, pcap):
+    """The records of a capture; every frame must decode as UET with no diagnostic (uet-decode --strict)."""
+    res = cmd_uet_decode("--strict", pcap)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr
+    records = [json.loads(line) for line in res.stdout.splitlines()]
+    for r in records:
+        assert r["status"] == "uet" and r["diagnostics"] == [], r
+    return records

@@ -1,13 +1,12 @@
 """fi_pingpong between the two sides of a namespace pair over softuet, with the traffic captured on side a
 and decoded by uet-decode --strict: DGRAM is UUD + UET_DATAGRAM_SEND, RDM is RUD + UET_SEND answered by PDS
 ACKs (the ACK of a message's completing packet carries the SES response)."""
-import json
 import os
 import subprocess
 
 import pytest
 
-from softuet_helpers import PINGPONG_PORT, fabtest, wait_listening
+from softuet_helpers import decode_strict, PINGPONG_PORT, fabtest, wait_listening
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -31,12 +30,6 @@ def run_pingpong(pair, env, ep_type, size, iterations, pcap):
     return client.stdout, server_out
 
 
-def decode(cmd_uet_decode, pcap):
-    res = cmd_uet_decode("--strict", pcap)
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr
-    return [json.loads(line) for line in res.stdout.splitlines()]
-
-
 @pytest.fixture
 def env(softuet_env):
     return dict(softuet_env, SOFTUET_JOB_ID=str(JOB_ID))
@@ -47,7 +40,7 @@ class TestPingpongDgram:
         pcap = tmp_path / "dgram.pcap"
         client_out, _ = run_pingpong(pair, env, "dgram", 64, 100, pcap)
         assert "=100" in client_out  # 100 sent, 100 acknowledged by the pong
-        records = decode(cmd_uet_decode, pcap)
+        records = decode_strict(cmd_uet_decode, pcap)
         # 100 pings + 100 pongs of 64 bytes, plus the final "fin" exchange; never fewer than the data.
         data = [r for r in records if r["payload_len"] == 64]
         assert len(data) == 200
@@ -78,7 +71,7 @@ class TestPingpongRdm:
         pcap = tmp_path / "rdm.pcap"
         client_out, _ = run_pingpong(pair, env, "rdm", 64, 100, pcap)
         assert "=100" in client_out
-        records = decode(cmd_uet_decode, pcap)
+        records = decode_strict(cmd_uet_decode, pcap)
         for r in records:
             assert r["status"] == "uet" and r["diagnostics"] == [], r
         requests = requests_of(records)
@@ -140,7 +133,7 @@ class TestPingpongRdm:
         pcap = tmp_path / "rdm-large.pcap"
         client_out, _ = run_pingpong(pair, env, "rdm", 10000, 10, pcap)
         assert "=10" in client_out
-        records = decode(cmd_uet_decode, pcap)
+        records = decode_strict(cmd_uet_decode, pcap)
         data = [r for r in first_sends(records) if r["fields"]["uet.ses.request_length"] == 10000]
         assert len(data) == 2 * 10 * 3
         a_to_b = [r["fields"] for r in data if r["fields"]["ip.src"] == pair.a.ipv4]

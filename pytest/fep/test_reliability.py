@@ -2,13 +2,12 @@
 of the UET frames they send (nftables, containers/). fi_pingpong -c checks every payload; the capture on
 side a proves the retransmission path ran and that no message was delivered twice."""
 import collections
-import json
 import os
 
 import pytest
 
 from harness.fabtests import run_pair
-from softuet_helpers import fabtest
+from softuet_helpers import decode_strict, fabtest
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -33,12 +32,7 @@ def lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, size, iterations):
         run = run_pair(pair, argv, env=env, timeout=120)
     assert run.ok, run.describe()
     assert f"={iterations}" in run.client_output, run.describe()
-    res = cmd_uet_decode("--strict", pcap)
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr
-    records = [json.loads(line) for line in res.stdout.splitlines()]
-    for r in records:
-        assert r["status"] == "uet" and r["diagnostics"] == [], r
-    return records
+    return decode_strict(cmd_uet_decode, pcap)
 
 
 def check_reliability(records, iterations, packets_per_message):
@@ -77,9 +71,25 @@ class TestRdmUnderLoss:
 
 
 class TestRodSelection:
-    @pytest.mark.skip(reason=str(
-        "ROD end to end needs an application that sets tx_attr->msg_order: fi_pingpong never does, and the "
-        "fabtests that do (fi_flood -v, fi_rdm_tagged_peek) ask for API 1.21, which softuet refuses "
-        "(it needs 2.0). softuet selects ROD_REQ from msg_order (fep/src/softuet.hpp rdm_mode, digest G.1)."))
-    def test_msg_order_selects_rod(self):
-        pass
+    """fi_flood -v asks for message ordering (tx_attr->msg_order), which selects ROD (digest G.1)."""
+
+    def flood(self, pair, env, tmp_path, cmd_uet_decode, loss=0):
+        if loss:
+            for side in ("a", "b"):
+                pair.impair(side, loss_percent=loss, udp_dport=UET_PORT)
+        pcap = tmp_path / "flood.pcap"
+        with pair.capture("a", pcap):
+            run = run_pair(pair, ["fi_flood", "-p", "softuet", "-v", "-I", "100"], env=env, timeout=120)
+        assert run.ok, run.describe()
+        return [r["fields"] for r in decode_strict(cmd_uet_decode, pcap)]
+
+    def test_msg_order_selects_rod(self, pair, env, tmp_path, cmd_uet_decode):
+        fields = self.flood(pair, env, tmp_path, cmd_uet_decode)
+        types = {f["uet.pds.type"] for f in fields}
+        assert types == {PDS_ROD_REQ, PDS_ACK}, types
+
+    def test_rod_delivers_under_loss(self, pair, env, tmp_path, cmd_uet_decode):
+        fields = self.flood(pair, env, tmp_path, cmd_uet_decode, loss=LOSS_PERCENT)
+        requests = [f for f in fields if f["uet.pds.type"] == PDS_ROD_REQ]
+        assert requests and all(f["uet.pds.type"] in (PDS_ROD_REQ, PDS_ACK, 10) for f in fields)
+        assert any(f["uet.pds.flags.retx"] for f in requests), "the loss made softuet retransmit"
