@@ -17,12 +17,29 @@ FieldValues& FieldValues::set(Field field, uint64_t value) {
 }
 
 FieldValues& FieldValues::set_bytes(Field field, std::vector<uint8_t> bytes) {
-  bytes_[index(field)] = std::move(bytes);
   set_[index(field)] = true;
+  for (auto& [f, b] : bytes_) {
+    if (f == field) {
+      b = std::move(bytes);
+      return *this;
+    }
+  }
+  bytes_.emplace_back(field, std::move(bytes));
   return *this;
 }
 
+const std::vector<uint8_t>& FieldValues::bytes(Field field) const {
+  static const std::vector<uint8_t> kNone;
+  for (const auto& [f, b] : bytes_)
+    if (f == field) return b;
+  return kNone;
+}
+
 void put_bits(uint8_t* buf, size_t at, unsigned bit, unsigned bits, uint64_t value) {
+  if (bit == 0 && bits % 8 == 0) {  // most fields: whole bytes, big-endian
+    for (unsigned i = bits / 8; i-- > 0; value >>= 8) buf[at + i] = static_cast<uint8_t>(value);
+    return;
+  }
   for (unsigned i = 0; i < bits; ++i) {
     const unsigned pos = bit + i;  // bit position from the MSB of buf[at]
     uint8_t& byte = buf[at + pos / 8];
@@ -108,7 +125,9 @@ std::vector<uint8_t> encode_path(std::span<const Node> path, FieldValues& v, std
     }
   }
   std::vector<uint8_t> out;
+  out.reserve(256 + payload.size());  // headers are at most a few hundred bytes: one allocation per frame
   std::vector<size_t> starts;
+  starts.reserve(path.size());
   for (Node node : path) {
     const wire::NodeInfo& n = wire::node_info(node);
     const size_t start = out.size();

@@ -1,8 +1,11 @@
 // Encoding UET frames from field values, driven by the same tables as the decoder.
 #pragma once
 
+#include <array>
+#include <bitset>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -23,13 +26,15 @@ class FieldValues {
   FieldValues& set_bytes(wire::Field field, std::vector<uint8_t> bytes);
   bool has(wire::Field field) const { return set_[index(field)]; }
   uint64_t get(wire::Field field) const { return values_[index(field)]; }
-  const std::vector<uint8_t>& bytes(wire::Field field) const { return bytes_[index(field)]; }
+  // The bytes of a byte-string field, or an empty vector when it was not set.
+  const std::vector<uint8_t>& bytes(wire::Field field) const;
 
  private:
   static size_t index(wire::Field f) { return static_cast<size_t>(f); }
-  std::vector<uint64_t> values_ = std::vector<uint64_t>(wire::kFieldCount);
-  std::vector<bool> set_ = std::vector<bool>(wire::kFieldCount);
-  std::vector<std::vector<uint8_t>> bytes_ = std::vector<std::vector<uint8_t>>(wire::kFieldCount);
+  // Built once per packet by the reference FEP: no heap allocation unless a byte string is set.
+  std::array<uint64_t, wire::kFieldCount> values_{};
+  std::bitset<wire::kFieldCount> set_;
+  std::vector<std::pair<wire::Field, std::vector<uint8_t>>> bytes_;  // byte strings are few: kept sparse
 };
 
 // Encode the nodes of `path` in order, then `payload`. Fields the caller did not set are derived where
