@@ -521,15 +521,21 @@ int transport_wait_ms(Domain* d, int cap_ms) {
   return cap_ms < 0 ? static_cast<int>(left) : static_cast<int>(std::min<int64_t>(left, cap_ms));
 }
 
-ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
-                           const uint64_t* header_data, void* context, bool want_completion) {
-  Domain* d = ep->domain;
+// The message of an iovec send, in one buffer: it is segmented and kept until ACKed.
+static std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len) {
   std::vector<uint8_t> msg;
   msg.reserve(len);
   for (size_t i = 0; i < count; ++i) {
     const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
     msg.insert(msg.end(), p, p + iov[i].iov_len);
   }
+  return msg;
+}
+
+ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+                           const uint64_t* header_data, void* context, bool want_completion) {
+  Domain* d = ep->domain;
+  const std::vector<uint8_t> msg = gather(iov, count, len);
   PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest), addr_port(dest));
   if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   const uint16_t message_id = next_message_id(d);
@@ -627,12 +633,7 @@ void transport_close_ep(Ep* ep) {
 ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
-  std::vector<uint8_t> msg;
-  msg.reserve(len);
-  for (size_t i = 0; i < count; ++i) {
-    const auto* p = static_cast<const uint8_t*>(iov[i].iov_base);
-    msg.insert(msg.end(), p, p + iov[i].iov_len);
-  }
+  const std::vector<uint8_t> msg = gather(iov, count, len);
   try {
     FieldValues v;
     v.set(Field::uet_pds_type, wire::pds_type::UUD_REQ);
