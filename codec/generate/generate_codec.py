@@ -3,7 +3,8 @@
 
 usage: generate_codec.py WIRE_YAML OUT_DIR
 
-Writes OUT_DIR/uet/wire/wire_gen.hpp, OUT_DIR/wire_gen.cpp and OUT_DIR/wire_decode_gen.cpp.
+Writes OUT_DIR/uet/wire/wire_gen.hpp, OUT_DIR/wire_gen.cpp and OUT_DIR/wire_decode_gen.cpp, and
+OUT_DIR/uet/wire/libfabric_gen.hpp (the `libfabric:` maps; only code built against libfabric includes it).
 The decoder is one function per node with every offset, shift and mask folded into constants
 (the xdp2 approach: the parse graph is data, the code is derived from it).
 """
@@ -211,13 +212,14 @@ def render(model: Model, out_dir: str) -> None:
         kind_cpp=KIND_CPP, max_fields=max_fields, max_headers=max_headers, layouts=layouts, whens=when_list,
         node_bodies={n.id: emitter.node_fn(n) for n in nodes},
         enum_valid_fns=[enum_valid_fn(name, e) for name, e in model.enums.items()],
-        int=int, ident=ident,
+        libfabric=model.libfabric, int=int, ident=ident,
     )
     os.makedirs(os.path.join(out_dir, "uet", "wire"), exist_ok=True)
     outputs = {
         os.path.join(out_dir, "uet", "wire", "wire_gen.hpp"): "wire_gen.hpp.j2",
         os.path.join(out_dir, "wire_gen.cpp"): "wire_gen.cpp.j2",
         os.path.join(out_dir, "wire_decode_gen.cpp"): "wire_decode_gen.cpp.j2",
+        os.path.join(out_dir, "uet", "wire", "libfabric_gen.hpp"): "libfabric_gen.hpp.j2",
     }
     for path, template in outputs.items():
         text = env.get_template(template).render(**ctx)

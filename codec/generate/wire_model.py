@@ -20,6 +20,21 @@ class SpecError(Exception):
     """wire.yaml is inconsistent; the message names the node and field."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys without a word; in a spec file that is a lost entry."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise SpecError(f"line {key_node.start_mark.line + 1}: {key} appears twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def ident(name: str) -> str:
     """A C++ identifier for a dotted spec name."""
     return re.sub(r"[^A-Za-z0-9]", "_", name)
@@ -102,6 +117,27 @@ class FieldInfo:
 
 
 @dataclasses.dataclass
+class LibfabricMap:
+    """One map of `libfabric:`: libfabric names against the value names of one wire enum."""
+    name: str
+    source: str
+    confidence: str
+    enum: str
+    pairs: list[tuple[str, str]]   # (left, right) in file order
+    choice: str | None
+    default: str | None
+
+
+# The maps the generator emits code for: which side names values of which wire enum, and the form
+# of the libfabric names on the other side. Fixed, because each map becomes specific C++ functions.
+LIBFABRIC_MAPS = {
+    "atomic_op": ("right", "amo_opcode", re.compile(r"FI_[A-Z0-9_]+")),
+    "atomic_datatype": ("right", "amo_datatype", re.compile(r"FI_[A-Z0-9_]+")),
+    "ses_return_code_errno": ("left", "ses_return_code", re.compile(r"FI_E[A-Z0-9_]+")),
+}
+
+
+@dataclasses.dataclass
 class Model:
     constants: dict[str, Any]
     choices: dict[str, dict]
@@ -110,6 +146,7 @@ class Model:
     nodes: dict[str, Node]
     fields: dict[str, FieldInfo]
     headers: list[str]
+    libfabric: dict[str, LibfabricMap] = dataclasses.field(default_factory=dict)
 
 
 def _when(raw: dict | None, where: str) -> When | None:
@@ -176,7 +213,7 @@ def _select(raw: dict, node_id: str) -> Select:
 
 def load(path: str) -> Model:
     with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
+        doc = yaml.load(fh, Loader=_UniqueKeyLoader)
     fragments = doc.get("fragments", {})
     nodes: dict[str, Node] = {}
     for node_id, raw in doc["nodes"].items():
@@ -197,7 +234,56 @@ def load(path: str) -> Model:
     model = Model(constants=doc["constants"], choices=doc["choices"], enums=doc["enums"],
                   links={int(k): v for k, v in doc["links"].items()}, nodes=nodes, fields={}, headers=[])
     _check(model)
+    model.libfabric = _libfabric(doc.get("libfabric") or {}, model)
     return model
+
+
+def _libfabric(raw: dict, model: Model) -> dict[str, LibfabricMap]:
+    """Check `libfabric:`: every wire-side name is a value of the map's enum, every libfabric name has
+    the libfabric form, a map onto wire values is one-to-one (it is also looked up in reverse)."""
+    for name in raw:
+        if name not in LIBFABRIC_MAPS:
+            raise SpecError(f"libfabric: unknown map {name} (known: {', '.join(LIBFABRIC_MAPS)})")
+    out: dict[str, LibfabricMap] = {}
+    for name, (wire_side, enum_name, fi_form) in LIBFABRIC_MAPS.items():
+        where = f"libfabric.{name}"
+        m = raw.get(name)
+        if not isinstance(m, dict):
+            raise SpecError(f"{where}: missing (the generator emits lookups for it)")
+        for key in ("source", "confidence", "enum", "pairs"):
+            if key not in m:
+                raise SpecError(f"{where}: needs `{key}`")
+        if m["enum"] != enum_name:
+            raise SpecError(f"{where}: enum must be {enum_name}, not {m['enum']}")
+        labels = {str(v) for v in model.enums[enum_name].get("values", {}).values()}
+        if not isinstance(m["pairs"], dict) or not m["pairs"]:
+            raise SpecError(f"{where}: `pairs` must be a non-empty mapping")
+        pairs: list[tuple[str, str]] = []
+        rights: set[str] = set()
+        for left, right in m["pairs"].items():
+            left, right = str(left), str(right)
+            wire, fi = (right, left) if wire_side == "right" else (left, right)
+            entry = f"{where}: {left} -> {right}"
+            if not fi_form.fullmatch(fi):
+                raise SpecError(f"{entry}: {fi} is not a libfabric name of the form {fi_form.pattern}")
+            if wire not in labels:
+                raise SpecError(f"{entry}: {wire} is not a value of enum {enum_name}")
+            if wire_side == "right" and right in rights:
+                raise SpecError(f"{entry}: {right} is mapped twice, so its reverse lookup is ambiguous")
+            rights.add(right)
+            pairs.append((left, right))
+        choice, default = m.get("choice"), m.get("default")
+        if choice is not None and choice not in model.choices:
+            raise SpecError(f"{where}: cites unknown choice {choice}")
+        if wire_side == "left":
+            # Values are this suite's choice (the spec table is MISSING) and unlisted codes need a value.
+            if choice is None:
+                raise SpecError(f"{where}: needs `choice` (the spec gives no table)")
+            if default is None or not fi_form.fullmatch(str(default)):
+                raise SpecError(f"{where}: needs `default`, a libfabric name of the form {fi_form.pattern}")
+        out[name] = LibfabricMap(name, str(m["source"]), str(m["confidence"]), enum_name, pairs, choice,
+                                 None if default is None else str(default))
+    return out
 
 
 def _check(model: Model) -> None:

@@ -68,6 +68,25 @@ std::optional<Config> load_config(std::string* error) {
     cfg.job_id = static_cast<uint32_t>(*v);
   }
 
+  // The default data traffic class as a DSCP (digest A.5, G.3).
+  if (const char* tc = std::getenv("UET_PROVIDER_DEF_DATA_TC")) {
+    auto v = parse_uint(tc, 63);
+    if (!v) {
+      *error = std::string("UET_PROVIDER_DEF_DATA_TC='") + tc + "': not a DSCP (0..63)";
+      return std::nullopt;
+    }
+    cfg.def_data_dscp = static_cast<uint8_t>(*v);
+  }
+
+  if (const char* fb = std::getenv("SOFTUET_FALLBACK_JOB_ID")) {
+    const std::string v = fb;
+    if (v != "0" && v != "1") {
+      *error = "SOFTUET_FALLBACK_JOB_ID='" + v + "': expected 0 or 1";
+      return std::nullopt;
+    }
+    cfg.fallback_job_id = v == "1";
+  }
+
   if (const char* init = std::getenv("UET_PROVIDER_INITIATOR_ID")) {
     auto v = parse_uint(init, 0xFFFFFFFFu);
     if (!v) {
@@ -77,13 +96,19 @@ std::optional<Config> load_config(std::string* error) {
     cfg.initiator_id = static_cast<uint32_t>(*v);
   }
 
-  // Reserved for the fault knobs of milestone 5: parsed so the syntax is fixed, but no knob exists yet,
-  // so any name is refused rather than silently ignored.
+  // Fault knobs (fep/src/faults.def): an unknown name is refused, never ignored, so a typo cannot make
+  // a mutation run pass for the wrong reason.
   if (const char* faults = std::getenv("SOFTUET_FAULTS")) {
     for (const std::string& f : split(faults, ',')) {
       if (f.empty()) continue;
-      *error = std::string("SOFTUET_FAULTS: unknown fault '") + f + "' (milestone 1 has no fault knobs)";
-      return std::nullopt;
+      const std::optional<Fault> k = fault_by_name(f);
+      if (!k) {
+        std::string known;
+        for (const FaultInfo& i : kFaults) known += (known.empty() ? "" : ",") + std::string(i.name);
+        *error = std::string("SOFTUET_FAULTS: unknown fault '") + f + "' (known: " + known + ")";
+        return std::nullopt;
+      }
+      cfg.faults |= fault_bit(*k);
     }
   }
 

@@ -1,11 +1,9 @@
 // Completion queues: the four formats, read/readfrom/readerr, and sread that blocks in poll() on the
 // domain's socket (DESIGN.md "Progress"). Every read first runs the domain's progress (manual progress).
-#include <poll.h>
-
-#include <chrono>
 #include <cstring>
 
 #include "softuet.hpp"
+#include "wait.hpp"
 
 namespace softuet {
 
@@ -86,25 +84,11 @@ ssize_t cq_readerr(fid_cq* f, fi_cq_err_entry* buf, uint64_t flags) {
 ssize_t cq_sreadfrom(fid_cq* f, void* buf, size_t count, fi_addr_t* src, const void* cond, int timeout) {
   Cq* cq = obj<Cq>(f);
   if (cond) return -FI_EINVAL;  // no wait conditions (FI_CQ_COND_NONE only)
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout < 0 ? 0 : timeout);
+  BlockingWait wait(cq->domain, timeout);
   for (;;) {
     ssize_t ret = cq_readfrom(f, buf, count, src);
     if (ret != -FI_EAGAIN) return ret;
-    int wait_ms = -1;
-    if (timeout >= 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return -FI_EAGAIN;
-      wait_ms = static_cast<int>(left.count());
-    }
-    // Wake at least every 100 ms: another thread may have completed an operation (a send) meanwhile;
-    // and in time for the next retransmission: progress runs only while someone calls in.
-    if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
-    {
-      std::lock_guard lock(cq->domain->mu);
-      wait_ms = transport_wait_ms(cq->domain, wait_ms);
-    }
-    pollfd p{cq->domain->sock, POLLIN, 0};
-    poll(&p, 1, wait_ms);
+    if (!wait.sleep()) return -FI_EAGAIN;
   }
 }
 

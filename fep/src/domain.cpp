@@ -32,9 +32,10 @@ int domain_endpoint2(fid_domain* dom, fi_info* info, fid_ep** ep, uint64_t flags
 }
 
 fi_ops g_domain_fi_ops = {sizeof(fi_ops), domain_close, domain_bind, enosys, enosys, enosys, enosys};
-// cntr_open: counters come with the profiles that need them (Table 2-20 is MISSING; digest F.1).
-fi_ops_domain g_domain_ops = {sizeof(fi_ops_domain), av_open, cq_open, ep_open, enosys, enosys, enosys,
-                              enosys, enosys, enosys, enosys, domain_endpoint2};
+// Slots: av_open, cq_open, endpoint, scalable_ep, cntr_open, poll_open, stx_ctx, srx_ctx, query_atomic,
+// query_collective, endpoint2.
+fi_ops_domain g_domain_ops = {sizeof(fi_ops_domain), av_open, cq_open, ep_open, enosys, cntr_open, enosys,
+                              enosys, enosys, query_atomic, enosys, domain_endpoint2};
 fi_ops_mr g_mr_ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
 
 }  // namespace
@@ -60,6 +61,7 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
   d->ip = *ip;
   d->pid_on_fep = process_pid_on_fep();
   d->initiator = cfg->initiator_id.value_or(default_initiator(*ip));
+  d->dscp = fault(d, Fault::wrong_dscp) ? 0 : data_dscp(*cfg, info->domain_attr->tclass);
   d->fid.fid.fclass = FI_CLASS_DOMAIN;
   d->fid.fid.context = context;
   d->fid.fid.ops = &g_domain_fi_ops;

@@ -14,6 +14,46 @@ namespace softuet {
 
 namespace {
 
+// The endpoint's counter slots, by fi_ep_bind flag (fi_endpoint(3); FI_TRANSMIT is FI_SEND). fi_endpoint(3)
+// ties FI_REMOTE_READ/WRITE to FI_RMA_EVENT, which softuet does not advertise; they are accepted anyway,
+// so a target-side counter works without the application asking for the capability.
+struct CntrSlot {
+  uint64_t flag;
+  Cntr* Ep::*slot;
+};
+constexpr CntrSlot kCntrSlots[] = {
+    {FI_SEND, &Ep::cntr_send},
+    {FI_RECV, &Ep::cntr_recv},
+    {FI_READ, &Ep::cntr_read},
+    {FI_WRITE, &Ep::cntr_write},
+    {FI_REMOTE_READ, &Ep::cntr_remote_read},
+    {FI_REMOTE_WRITE, &Ep::cntr_remote_write},
+};
+
+// Caller holds the domain lock. All or nothing: a refused bind leaves every slot as it was.
+int bind_cntr(Ep* ep, Cntr* c, uint64_t flags) {
+  if (c->domain != ep->domain) return -FI_EINVAL;
+  uint64_t known = 0;
+  for (const CntrSlot& s : kCntrSlots) known |= s.flag;
+  if (!flags || (flags & ~known)) return -FI_EBADFLAGS;
+  // "An endpoint may only be bound to a single CQ or counter for a given type of operation."
+  for (const CntrSlot& s : kCntrSlots)
+    if ((flags & s.flag) && ep->*s.slot) return -FI_EINVAL;
+  for (const CntrSlot& s : kCntrSlots) {
+    if (!(flags & s.flag)) continue;
+    ep->*s.slot = c;
+    ++c->binds;
+  }
+  return 0;
+}
+
+void unbind_cntrs(Ep* ep) {
+  for (const CntrSlot& s : kCntrSlots) {
+    if (Cntr* c = ep->*s.slot) --c->binds;
+    ep->*s.slot = nullptr;
+  }
+}
+
 int ep_close(fid* f) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
@@ -21,6 +61,7 @@ int ep_close(fid* f) {
   {
     std::lock_guard lock(d->mu);
     d->eps.erase(std::remove(d->eps.begin(), d->eps.end(), ep), d->eps.end());
+    unbind_cntrs(ep);
   }
   delete ep;
   return 0;
@@ -63,7 +104,7 @@ int ep_bind(fid* f, fid* bfid, uint64_t flags) {
     case FI_CLASS_MR:
       return mr_bind_ep(obj<Mr>(bfid), ep);
     case FI_CLASS_CNTR:
-      return -FI_ENOSYS;  // counters: a later milestone
+      return bind_cntr(ep, obj<Cntr>(bfid), flags);
     default:
       return -FI_EINVAL;
   }
@@ -106,6 +147,7 @@ int ep_getname(fid* f, void* addr, size_t* addrlen) {
   if (!addrlen) return -FI_EINVAL;
   const Domain* d = ep->domain;
   softuet_addr a = make_addr(d->cfg, d->ip, ep->resource_index, d->initiator);
+  if (fault(d, Fault::getname_no_caps)) a.uet.flags &= ~kAddrFlagCapsValid;
   const size_t given = *addrlen;
   *addrlen = sizeof a;
   if (given < sizeof a || !addr) return -FI_ETOOSMALL;
@@ -149,16 +191,19 @@ int ep_setopt(fid*, int level, int, const void* optval, size_t) {
 ssize_t ep_cancel(fid* f, void* context) {
   Ep* ep = obj<Ep>(f);
   std::lock_guard lock(ep->domain->mu);
-  for (auto it = ep->posted.begin(); it != ep->posted.end(); ++it) {
-    if (it->context != context) continue;
-    fi_cq_err_entry e{};
-    e.op_context = context;
-    e.flags = FI_RECV | FI_MSG;
-    e.err = FI_ECANCELED;
-    e.prov_errno = -FI_ECANCELED;
-    if (ep->rx_cq) cq_push_error(ep->rx_cq, e);
-    ep->posted.erase(it);
-    return 0;
+  for (auto* queue : {&ep->posted, &ep->posted_tagged}) {
+    for (auto it = queue->begin(); it != queue->end(); ++it) {
+      if (it->context != context) continue;
+      fi_cq_err_entry e{};
+      e.op_context = context;
+      e.flags = FI_RECV | (queue == &ep->posted ? FI_MSG : FI_TAGGED);
+      e.tag = it->tag;
+      e.err = FI_ECANCELED;
+      e.prov_errno = -FI_ECANCELED;
+      if (ep->rx_cq) cq_push_error(ep->rx_cq, e);
+      queue->erase(it);
+      return 0;
+    }
   }
   return -FI_ENOENT;
 }
@@ -176,13 +221,6 @@ fi_ops_ep g_ep_ops = {sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, enosys
                       ep_tx_size_left};
 fi_ops_cm g_cm_ops = {sizeof(fi_ops_cm), enosys, ep_getname, enosys, enosys, enosys,
                       enosys,            enosys, enosys,     enosys};
-// Tagged messages, RMA, atomics: milestone 3. Stubs rather than NULL so a wrong call returns, not crashes.
-fi_ops_rma g_rma_ops = {sizeof(fi_ops_rma), enosys, enosys, enosys, enosys, enosys,
-                        enosys,             enosys, enosys, enosys};
-fi_ops_tagged g_tagged_ops = {sizeof(fi_ops_tagged), enosys, enosys, enosys, enosys, enosys,
-                              enosys,                enosys, enosys, enosys};
-fi_ops_atomic g_atomic_ops = {sizeof(fi_ops_atomic), enosys, enosys, enosys, enosys, enosys, enosys,
-                              enosys, enosys, enosys, enosys, enosys, enosys, enosys};
 fi_ops_collective g_coll_ops = {sizeof(fi_ops_collective), enosys, enosys, enosys, enosys, enosys,
                                 enosys, enosys, enosys, enosys, enosys, enosys};
 
@@ -200,7 +238,14 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   if (!(ep->caps & (FI_SEND | FI_RECV))) ep->caps |= FI_SEND | FI_RECV;
   if (info->tx_attr) ep->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr) ep->rx_op_flags = info->rx_attr->op_flags;
-  if (ep->type == FI_EP_RDM && info->tx_attr) ep->mode = rdm_mode(info->tx_attr->msg_order);
+  if (ep->type == FI_EP_RDM && info->tx_attr) {
+    ep->mode = rdm_mode(info->tx_attr->msg_order);
+    if (fault(d, Fault::ordering_ignored)) ep->mode = pds::Mode::rud;
+  }
+  if (int ret = ep_job_id(d, info, &ep->job_id)) {
+    delete ep;
+    return ret;
+  }
   {
     std::lock_guard lock(d->mu);
     const uint16_t max_ri = (1u << uet::wire::k_resource_index_bits) - 1;

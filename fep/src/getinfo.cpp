@@ -9,9 +9,23 @@ namespace softuet {
 
 namespace {
 
-// Milestone 1: untagged messages only. FI_SOURCE because fi_cq_readfrom reports the sender;
-// LOCAL/REMOTE_COMM because two FEPs on one host work (SOFTUET_UDP_PORT).
-constexpr uint64_t kCaps = FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+// FI_SOURCE because fi_cq_readfrom reports the sender; LOCAL/REMOTE_COMM because two FEPs on one host
+// work (SOFTUET_UDP_PORT). DGRAM endpoints have fi_msg only: fi_tagged, fi_rma and fi_atomic are not
+// supported on FI_EP_DGRAM (spec 2.2.5.4.2-a, 2.2.5.4.3-a, 2.2.5.4.4-a).
+constexpr uint64_t kDgramCaps = FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+constexpr uint64_t kRmaCaps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+constexpr uint64_t kRdmCaps = kDgramCaps | FI_TAGGED | FI_DIRECTED_RECV | kRmaCaps;
+// The union, for the checks that do not depend on the endpoint type.
+constexpr uint64_t kCaps = kRdmCaps;
+
+// What this FEP's profiles give an endpoint type. AI Base has no fi_tagged (fi_trecv MUST be supported by
+// AI Full and HPC, digest F.2); the rest of RDM is common to the profiles.
+uint64_t caps_for(fi_ep_type type, const Config& cfg) {
+  if (type == FI_EP_DGRAM) return kDgramCaps;
+  uint64_t caps = kRdmCaps;
+  if (!(cfg.fep_caps & (kCapAiFull | kCapHpc))) caps &= ~uint64_t{FI_TAGGED};
+  return caps;
+}
 
 // libfabric's utility providers (ofi_rxd over DGRAM, ofi_rxm over MSG) look for a core provider to stack on
 // by calling fi_getinfo with this flag (OFI_CORE_PROV_ONLY in libfabric's private ofi.h; only its value is
@@ -22,10 +36,18 @@ constexpr uint64_t kUtilityProviderQuery = 1ULL << 59;
 
 char* dup(const std::string& s) { return strdup(s.c_str()); }
 
-bool hint_ok(const fi_info* hints, fi_ep_type type, const Config&, const LocalIp& ip, std::string* why) {
+bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const LocalIp& ip, std::string* why) {
   if (!hints) return true;
-  if (hints->caps & ~kCaps) {
-    *why = "requested capabilities softuet does not offer yet";
+  const uint64_t offered = caps_for(type, cfg);
+  if (hints->caps & ~offered) {
+    *why = "requested capabilities this endpoint type and profile set do not offer";
+    return false;
+  }
+  // RMA and atomics reach MRs bound to endpoints: an application that cannot handle FI_MR_ENDPOINT
+  // cannot use them (digest A.2).
+  if ((hints->caps & kRmaCaps) && hints->domain_attr && hints->domain_attr->mr_mode &&
+      !(hints->domain_attr->mr_mode & FI_MR_ENDPOINT)) {
+    *why = "RMA/atomics without FI_MR_ENDPOINT in mr_mode";
     return false;
   }
   if (hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_ADDR_UET) {
@@ -51,12 +73,12 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config&, const LocalIp
   const uint64_t orders = type == FI_EP_RDM ? kRdmOrderBits : 0;
   if (hints->tx_attr) {
     if ((hints->tx_attr->msg_order & ~orders) || (hints->tx_attr->inject_size > kInjectSize) ||
-        (hints->tx_attr->caps & ~kCaps)) {
+        (hints->tx_attr->caps & ~offered)) {
       *why = "tx_attr (ordering, inject size or caps)";
       return false;
     }
   }
-  if (hints->rx_attr && ((hints->rx_attr->msg_order & ~orders) || (hints->rx_attr->caps & ~kCaps))) {
+  if (hints->rx_attr && ((hints->rx_attr->msg_order & ~orders) || (hints->rx_attr->caps & ~offered))) {
     *why = "rx_attr (ordering or caps)";
     return false;
   }
@@ -90,9 +112,10 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config&, const LocalIp
 fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip) {
   fi_info* info = fi_allocinfo();
   if (!info) return nullptr;
-  uint64_t caps = kCaps;
+  const uint64_t offered = caps_for(type, cfg);
+  uint64_t caps = offered;
   if (hints && hints->caps) {
-    caps = hints->caps & kCaps;
+    caps = hints->caps & offered;
     // FI_MSG alone means both directions (fi_getinfo(3)).
     if (!(caps & (FI_SEND | FI_RECV))) caps |= FI_SEND | FI_RECV;
   }
@@ -118,7 +141,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->tx_attr->inject_size = kInjectSize;
   info->tx_attr->size = kQueueDepth;
   info->tx_attr->iov_limit = kIovLimit;
-  info->tx_attr->rma_iov_limit = 0;
+  info->tx_attr->rma_iov_limit = type == FI_EP_RDM ? 1 : 0;
 
   info->rx_attr->caps = caps & ~FI_SEND;
   info->rx_attr->mode = 0;
@@ -142,8 +165,8 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   d->resource_mgmt = FI_RM_ENABLED;
   d->av_type = FI_AV_TABLE;
   // UET binds MRs to endpoints (digest A.2). FI_MR_ENDPOINT only concerns MRs other endpoints access, i.e.
-  // RMA and atomics, which milestone 1 does not offer; an application that cannot handle the bit
-  // (fi_pingpong asks for FI_MR_LOCAL|FI_MR_BASIC_MAP) therefore still gets an MSG-only provider.
+  // RMA and atomics; an application that cannot handle the bit and asks for neither (fi_pingpong asks for
+  // FI_MR_LOCAL|FI_MR_BASIC_MAP) still gets a message-only provider.
   // A hint of 0 (FI_MR_UNSPEC, deprecated; what fi_allocinfo leaves) is read as "tell me what you need".
   const bool app_takes_ep_mr = !hints || !hints->domain_attr || hints->domain_attr->mr_mode == 0 ||
                                (hints->domain_attr->mr_mode & FI_MR_ENDPOINT);
@@ -156,7 +179,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   d->rx_ctx_cnt = d->ep_cnt;
   d->max_ep_tx_ctx = 1;
   d->max_ep_rx_ctx = 1;
-  d->cntr_cnt = 0;
+  d->cntr_cnt = 256;  // counters are host memory, like CQs: the same order of magnitude, not enforced either
   d->mr_iov_limit = 1;
   d->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   d->mr_cnt = 65536;

@@ -1,78 +1,105 @@
-// fi_msg on RDM and DGRAM endpoints (§2.2.5.4.1): sends, and posted receives matched in posting order.
-// Every call runs the domain's progress first (manual progress).
+// fi_msg on RDM and DGRAM endpoints (§2.2.5.4.1), and the send/receive checks fi_tagged shares. RDM sends
+// become UET_SEND / UET_TAGGED_SEND requests (digest F.3); DGRAM sends UUD datagrams. Every call runs the
+// domain's progress (manual progress).
 #include <cstring>
 
 #include "softuet.hpp"
+#include "uet/wire/wire_gen.hpp"
 
 namespace softuet {
 
-namespace {
+namespace wire = uet::wire;
 
-size_t iov_len(const iovec* iov, size_t count) {
-  size_t n = 0;
-  for (size_t i = 0; i < count; ++i) n += iov[i].iov_len;
-  return n;
+bool iov_ok(const iovec* iov, size_t count) {
+  if (count > kIovLimit || (count && !iov)) return false;
+  for (size_t i = 0; i < count; ++i)
+    if (iov[i].iov_len && !iov[i].iov_base) return false;
+  return true;
 }
 
-ssize_t do_send(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
-                const uint64_t* data, bool inject) {
+ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
+                 const uint64_t* data, bool inject, const uint64_t* tag) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
-  if (count > kIovLimit || (count && !iov)) return -FI_EINVAL;
-  for (size_t i = 0; i < count; ++i)
-    if (iov[i].iov_len && !iov[i].iov_base) return -FI_EINVAL;
+  if (!iov_ok(iov, count)) return -FI_EINVAL;
   const size_t len = iov_len(iov, count);
   std::lock_guard lock(d->mu);
   if (!ep->enabled) return -FI_EOPBADSTATE;
-  if (!(ep->caps & FI_SEND)) return -FI_EOPNOTSUPP;
+  if (!(ep->caps & FI_SEND) || (tag && !(ep->caps & FI_TAGGED)) || (!tag && !(ep->caps & FI_MSG)))
+    return -FI_EOPNOTSUPP;
+  if (tag && ep->type != FI_EP_RDM) return -FI_EOPNOTSUPP;
   if (len > (ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg)) return -FI_EMSGSIZE;
   if (inject && len > kInjectSize) return -FI_EMSGSIZE;
   softuet_addr to;
   if (!ep->av || !av_lookup(ep->av, dest, &to)) return -FI_EINVAL;
+  if (fault(d, Fault::no_header_data)) data = nullptr;
   progress(d);
   const bool want = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
   if (ep->type == FI_EP_RDM) {
     // FI_TRANSMIT_COMPLETE: the completion (or the error, for inject too) is written when every packet
-    // of the message is ACKed (or one of them runs out of retransmissions).
-    return transport_send_rdm(ep, to, iov, count, len, data, context, want);
+    // of the message is ACKed and the target's response has arrived.
+    OutRequest r;
+    const bool tagged_op = tag && !fault(d, Fault::tagged_as_send);
+    r.opcode = tagged_op ? wire::ses_request_opcode::UET_TAGGED_SEND : wire::ses_request_opcode::UET_SEND;
+    r.match_bits = tag ? *tag : 0;
+    if (data) r.header_data = *data;
+    r.payload = gather(iov, count, len);
+    r.request_length = static_cast<uint32_t>(len);
+    OpCompletion done;
+    done.context = context;
+    done.cq_flags = FI_SEND | (tag ? FI_TAGGED : FI_MSG);
+    done.want_completion = want;
+    done.len = len;
+    done.cntr = ep->cntr_send;
+    std::vector<OutRequest> msgs;
+    msgs.push_back(std::move(r));
+    return transport_submit(ep, to, std::move(msgs), std::move(done));
   }
   const ssize_t ret = transport_send(ep, to, iov, count, len, data);
   if (ret) return ret;
   // DGRAM (UUD) is unreliable: the completion follows the hand-off to the kernel.
-  if (want && ep->tx_cq) {
-    Completion c;
-    c.context = context;
-    c.flags = FI_SEND | FI_MSG;
-    cq_push(ep->tx_cq, c);
-  }
+  OpCompletion done;
+  done.context = context;
+  done.cq_flags = FI_SEND | FI_MSG;
+  done.want_completion = want;
+  done.len = len;
+  done.cntr = ep->cntr_send;
+  complete_op(ep, done, 0, 0);
   return 0;
 }
 
-ssize_t do_recv(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags) {
+ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags,
+                 const uint64_t* tag, uint64_t ignore) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
-  if (count > kIovLimit || (count && !iov)) return -FI_EINVAL;
-  for (size_t i = 0; i < count; ++i)
-    if (iov[i].iov_len && !iov[i].iov_base) return -FI_EINVAL;
+  if (!iov_ok(iov, count)) return -FI_EINVAL;
   std::lock_guard lock(d->mu);
   if (!ep->enabled) return -FI_EOPBADSTATE;
-  if (!(ep->caps & FI_RECV)) return -FI_EOPNOTSUPP;
-  // src_addr directs a receive only with FI_DIRECTED_RECV, which softuet does not offer yet, so it is
-  // ignored as fi_msg(3) says (fi_pingpong passes 0 before its AV holds anything).
+  if (!(ep->caps & FI_RECV) || (tag && !(ep->caps & FI_TAGGED)) || (!tag && !(ep->caps & FI_MSG)))
+    return -FI_EOPNOTSUPP;
   PostedRecv r;
   r.iov.assign(iov, iov + count);
   r.context = context;
   r.src = src;
   r.flags = flags;
-  if (!ep->unexpected.empty()) {
-    Message m = std::move(ep->unexpected.front());
-    ep->unexpected.pop_front();
-    complete_recv(ep, r, m);
-  } else {
-    ep->posted.push_back(std::move(r));
+  if (tag) {
+    r.tag = *tag;
+    r.ignore = ignore;
   }
+  post_recv(ep, std::move(r), tag != nullptr);
   progress(d);
   return 0;
+}
+
+namespace {
+
+ssize_t do_send(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
+                const uint64_t* data, bool inject) {
+  return send_any(f, iov, count, dest, context, flags, data, inject, nullptr);
+}
+
+ssize_t do_recv(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags) {
+  return recv_any(f, iov, count, src, context, flags, nullptr, 0);
 }
 
 ssize_t ep_recv(fid_ep* ep, void* buf, size_t len, void*, fi_addr_t src, void* context) {
@@ -117,53 +144,5 @@ ssize_t ep_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi
 
 fi_ops_msg g_msg_ops = {sizeof(fi_ops_msg), ep_recv,     ep_recvv,  ep_recvmsg,   ep_send,
                         ep_sendv,           ep_sendmsg,  ep_inject, ep_senddata,  ep_injectdata};
-
-void complete_recv(Ep* ep, const PostedRecv& r, const Message& m) {
-  size_t copied = 0;
-  for (const iovec& v : r.iov) {
-    const size_t n = std::min(v.iov_len, m.data.size() - copied);
-    if (n) std::memcpy(v.iov_base, m.data.data() + copied, n);
-    copied += n;
-    if (copied == m.data.size()) break;
-  }
-  const uint64_t flags = FI_RECV | FI_MSG | (m.has_data ? FI_REMOTE_CQ_DATA : 0);
-  void* buf = r.iov.empty() ? nullptr : r.iov[0].iov_base;
-  if (!ep->rx_cq) return;
-  if (copied < m.data.size()) {
-    fi_cq_err_entry e{};
-    e.op_context = r.context;
-    e.flags = flags;
-    e.len = copied;
-    e.buf = buf;
-    e.data = m.header_data;
-    e.olen = m.data.size() - copied;
-    e.err = FI_ETRUNC;
-    e.prov_errno = -FI_ETRUNC;
-    cq_push_error(ep->rx_cq, e);
-    return;
-  }
-  if (ep->rx_selective && !(r.flags & FI_COMPLETION)) return;
-  Completion c;
-  c.context = r.context;
-  c.flags = flags;
-  c.len = copied;
-  c.buf = buf;
-  c.data = m.header_data;
-  c.src = av_reverse(ep->av, m.src_ipv4, m.src_port, m.initiator);
-  cq_push(ep->rx_cq, c);
-}
-
-bool deliver(Ep* ep, Message&& m) {
-  if (!ep->posted.empty()) {
-    PostedRecv r = std::move(ep->posted.front());
-    ep->posted.pop_front();
-    complete_recv(ep, r, m);
-    return true;
-  }
-  // No posted receive: keep the message for the next one. Bounded, like a NIC's overflow list; beyond it
-  // the message is dropped (the RC_NO_MATCH response comes with the error milestone).
-  if (ep->unexpected.size() < kQueueDepth) ep->unexpected.push_back(std::move(m));
-  return false;
-}
 
 }  // namespace softuet

@@ -6,6 +6,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -25,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "faults.hpp"
 #include "pdc.hpp"
 #include "softuet/fi_addr_uet.h"
 
@@ -68,18 +70,27 @@ inline pds::Mode rdm_mode(uint64_t msg_order) {
   return (msg_order & (kSendOrderingBits | kRwOrderingBits)) ? pds::Mode::rod : pds::Mode::rud;
 }
 
+// The indirect method's JobID when SOFTUET_JOB_ID is unset and fallback is not enabled.
+inline constexpr uint32_t kDefaultJobId = 1;
+
 // ---- config.cpp ----
 struct Config {
   uint8_t fep_caps = 0;                  // from SOFTUET_PROFILES
   std::string profiles;                  // as given (for logs)
   uint16_t udp_port = 0;                 // SOFTUET_UDP_PORT
-  uint32_t job_id = 1;                   // SOFTUET_JOB_ID (indirect method)
+  std::optional<uint32_t> job_id;        // SOFTUET_JOB_ID (indirect method)
+  bool fallback_job_id = false;          // SOFTUET_FALLBACK_JOB_ID=1
+  std::optional<uint8_t> def_data_dscp;  // UET_PROVIDER_DEF_DATA_TC (a DSCP, 0..63)
   std::optional<uint32_t> initiator_id;  // UET_PROVIDER_INITIATOR_ID
-  std::set<std::string> faults;          // SOFTUET_FAULTS (no knobs yet: milestone 5)
+  uint64_t faults = 0;                   // SOFTUET_FAULTS: fault_bit() of each knob turned on
   std::string addr;                      // SOFTUET_ADDR, empty = discover
 };
 // Reads the environment. On a bad value returns nullopt and sets *error to a sentence naming it.
 std::optional<Config> load_config(std::string* error);
+
+// ---- tclass.cpp ----
+// The DSCP of data packets for a domain opened with this fi_domain_attr.tclass.
+uint8_t data_dscp(const Config& cfg, uint32_t tclass);
 
 // ---- address.cpp ----
 struct LocalIp {
@@ -138,6 +149,17 @@ struct Cq {
   std::deque<fi_cq_err_entry> errors;
 };
 
+// A completion counter (fi_cntr). The values are atomic because fi_cntr_read/add/set need not take the
+// domain lock; `binds` is guarded by domain->mu (ep_bind and ep_close hold it).
+struct Cntr {
+  fid_cntr fid{};
+  Domain* domain = nullptr;
+  fi_cntr_events events = FI_CNTR_EVENTS_COMP;
+  std::atomic<uint64_t> value{0};
+  std::atomic<uint64_t> err{0};
+  int binds = 0;  // endpoint event slots naming this counter: fi_close is -FI_EBUSY while non-zero
+};
+
 struct Av {
   fid_av fid{};
   Domain* domain = nullptr;
@@ -153,23 +175,80 @@ struct Mr {
   uint64_t access = 0;
   Ep* ep = nullptr;  // FI_MR_ENDPOINT: the endpoint it is bound to
   bool enabled = false;
+  uint64_t key = 0;                // Table 2-13 format (IDEMPOTENT_SAFE, OPTIMIZED, RKEY)
+  std::optional<uint32_t> job_id;  // authorization (spec 2.2.4.3.3): only this JobID; nullopt = any
+  Cntr* cntr = nullptr;            // a bound completion counter (never on an IDEMPOTENT_SAFE MR)
 };
 
+struct Cntr;
+
+// A posted receive. Tagged receives match `tag` under `ignore` (digest F.2); untagged ones take the next
+// message of their queue. `src` restricts the sender when the endpoint has FI_DIRECTED_RECV.
 struct PostedRecv {
   std::vector<iovec> iov;
   void* context = nullptr;
   fi_addr_t src = FI_ADDR_UNSPEC;
   uint64_t flags = 0;
+  uint64_t tag = 0;
+  uint64_t ignore = 0;
+  std::optional<uint32_t> job_id;  // authorization (spec 2.2.4.3): only this JobID; nullopt = any
 };
 
-// A received message waiting for a posted receive.
-struct Message {
-  std::vector<uint8_t> data;
-  uint64_t header_data = 0;
-  bool has_data = false;
+// Atomic extension of a request (digest I.7): UET opcode and datatype, CAS operands.
+struct AtomicExt {
+  uint8_t opcode = 0;
+  uint8_t datatype = 0;
+  std::vector<uint8_t> compare;  // CAS family: compare_value (or MSWAP mask), <= 16 bytes
+  std::vector<uint8_t> swap;     // CAS family: swap_value, <= 16 bytes
+};
+
+// One request message as it arrives at the target, whole (reassembled): what the SES header says, and
+// the payload. Unexpected sends wait in this form for a posted receive.
+struct InRequest {
+  uint64_t opcode = 0;
+  uint64_t match_bits = 0;  // tag (tagged sends) or memory key (RMA, atomics)
+  uint64_t buffer_offset = 0;
+  std::optional<uint64_t> header_data;
+  uint32_t job_id = 0;
+  uint32_t initiator = 0;
+  uint16_t message_id = 0;
+  uint32_t request_length = 0;
   uint32_t src_ipv4 = 0;
   uint16_t src_port = 0;
-  uint32_t initiator = 0;
+  std::optional<AtomicExt> atomic;
+  std::vector<uint8_t> payload;
+};
+
+// The SES response to a request (digest I.7): in the ACK of the packet that completed the message.
+struct Response {
+  uint64_t rc = 0;            // wire::ses_return_code
+  bool expected = true;       // list: UET_EXPECTED, or UET_OVERFLOW for an unexpected message
+  uint32_t modified_length = 0;
+  bool with_data = false;     // UET_RESPONSE_W_DATA (reads, fetching atomics)
+  std::vector<uint8_t> data;
+};
+
+// One request message as an fi_* transmit call describes it to the RDM transport (initiator side).
+struct OutRequest {
+  uint64_t opcode = 0;      // wire::ses_request_opcode
+  uint64_t match_bits = 0;  // tag (tagged) or memory key (RMA, atomics)
+  uint64_t buffer_offset = 0;
+  std::optional<uint64_t> header_data;
+  std::vector<uint8_t> payload;
+  uint32_t request_length = 0;  // payload.size(), except reads: the bytes asked for
+  std::optional<AtomicExt> atomic;
+  size_t result_offset = 0;     // READ/fetching atomic: where in the operation's result this data goes
+};
+
+// How an operation completes at the initiator (one or more OutRequests share it).
+struct OpCompletion {
+  void* context = nullptr;
+  uint64_t cq_flags = 0;         // FI_SEND | FI_MSG, FI_SEND | FI_TAGGED, FI_WRITE | FI_RMA, ...
+  bool want_completion = true;   // a CQ entry on success (not for inject, nor selective without FI_COMPLETION)
+  size_t len = 0;                // the CQ entry's len
+  std::vector<iovec> result;     // READ and fetching atomics: where the returned data goes
+  Cntr* cntr = nullptr;          // the endpoint's counter for this kind of operation
+  uint64_t tag = 0;
 };
 
 struct Ep {
@@ -188,17 +267,28 @@ struct Ep {
   bool enabled = false;
   uint16_t resource_index = 0;
   pds::Mode mode = pds::Mode::rud;  // RDM: from tx_attr->msg_order (rdm_mode)
+  uint32_t job_id = 0;  // the JobID written into ses.job_id of what it sends (spec 2.2.4.4)
+  // Untagged and tagged receives have separate queues (digest F.2 SHOULD), each with its unexpected list.
   std::deque<PostedRecv> posted;
-  std::deque<Message> unexpected;
+  std::deque<InRequest> unexpected;
+  std::deque<PostedRecv> posted_tagged;
+  std::deque<InRequest> unexpected_tagged;
+  // Counter bindings (fi_ep_bind with FI_CLASS_CNTR), one per event kind; nullptr = not counted.
+  Cntr* cntr_send = nullptr;
+  Cntr* cntr_recv = nullptr;
+  Cntr* cntr_read = nullptr;
+  Cntr* cntr_write = nullptr;
+  Cntr* cntr_remote_read = nullptr;
+  Cntr* cntr_remote_write = nullptr;
 };
 
-// One RDM send operation: complete when every packet is ACKed, failed when one runs out of retries.
+// One RDM operation (one fi_* call): complete when every packet of its messages is ACKed and every
+// message has its SES response; failed when a packet runs out of retries or a response says so.
 struct SendOp {
   Ep* ep = nullptr;
-  void* context = nullptr;
-  bool want_completion = false;  // a CQ entry on success (not for inject, nor selective without FI_COMPLETION)
-  size_t len = 0;
-  size_t packets_left = 0;  // neither ACKed nor failed yet
+  OpCompletion done;
+  size_t packets_left = 0;    // neither ACKed nor failed yet
+  size_t responses_left = 0;  // messages whose SES response has not arrived
   bool failed = false;
 };
 
@@ -206,7 +296,21 @@ struct SendOp {
 struct SentPacket {
   std::vector<uint8_t> frame;
   uint64_t op = 0;
-  bool eom = false;  // the message's last packet: sent with AR
+  uint16_t message_id = 0;
+  bool eom = false;            // the message's last packet: sent with AR
+  pds::RequestFields last;     // as last sent
+};
+
+// A message whose SES response the initiator still waits for. When its last packet was ACKed without the
+// response (the ACK carrying it was lost and a later ACK covered it), that packet is sent again as a
+// retransmission: the target answers a duplicate with the response it kept.
+struct AwaitedResponse {
+  uint64_t op = 0;
+  size_t result_offset = 0;
+  std::vector<uint8_t> eom_frame;          // set once the last packet is ACKed
+  pds::RequestFields eom_fields;
+  std::optional<pds::TimePoint> deadline;
+  unsigned tries = 0;
 };
 
 // The PDCs between one local RDM endpoint and one peer FEP (IPv4, UDP port): an InitiatorPdc for what we
@@ -224,11 +328,17 @@ struct PeerPdc {
   pds::Mode tgt_mode = pds::Mode::rud;
   std::map<uint64_t, SentPacket> sent;  // token -> packet, until ACKed or failed
   std::deque<uint64_t> backlog;         // tokens waiting for room in the window (no PSN yet)
+  std::map<uint16_t, AwaitedResponse> awaited;  // by message_id: our messages without their response yet
+  // Target side: the responses already given, by message_id, so a duplicate gets the same answer (a
+  // fetching atomic must not run twice). Bounded: the oldest are forgotten first.
+  std::map<uint16_t, Response> given;
+  std::deque<uint16_t> given_order;
+  std::optional<uint32_t> reused_psn;  // fault knob psn_reuse
 };
 
 // A multi-packet RDM message being reassembled.
 struct Reassembly {
-  Message msg;
+  InRequest req;
   size_t received = 0;
   bool som_seen = false;   // header_data travels only in the SOM packet
   std::vector<bool> have;  // per packet index, so a duplicate is not counted twice
@@ -241,12 +351,14 @@ struct Domain {
   LocalIp ip;
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
+  uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
   int sock = -1;
   std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
   Eq* eq = nullptr;
   std::vector<Ep*> eps;
   uint16_t next_ri = 1;  // RI 0 is reserved for a provider-to-provider channel (digest C.2)
   uint64_t next_mr_key = 1;
+  std::map<uint64_t, Mr*> mrs;  // by key: the targets of RMA and atomics
   // Transport state (transport.cpp).
   std::map<std::tuple<Ep*, uint32_t, uint16_t>, std::unique_ptr<PeerPdc>> pdcs;  // {endpoint, peer IPv4, port}
   std::map<uint16_t, PeerPdc*> pdc_by_ini_id;  // our initiator PDC ids, for ACKs and NACKs
@@ -261,6 +373,9 @@ struct Domain {
   uint16_t next_message_id = 1;
   std::map<std::tuple<uint32_t, uint16_t, uint16_t, uint16_t>, Reassembly> reassembly;
 };
+
+// Is this fault knob on (fep/src/faults.def)?
+inline bool fault(const Domain* d, Fault f) { return d->cfg.faults & fault_bit(f); }
 
 template <typename T, typename F>
 T* obj(F* f) { return reinterpret_cast<T*>(f); }
@@ -285,13 +400,31 @@ int mr_regv(fid* fid, const iovec* iov, size_t count, uint64_t access, uint64_t 
             uint64_t flags, fid_mr** mr, void* context);
 int mr_regattr(fid* fid, const fi_mr_attr* attr, uint64_t flags, fid_mr** mr);
 int mr_bind_ep(Mr* mr, Ep* ep);
+// The JobID an fi_mr_regattr gives its MR (spec 2.2.4.3.3): nullopt (any) for auth_key_size 0, the
+// 3-byte key for 3, the auth key of an AV address for FI_AV_AUTH_KEY. jobid.cpp.
+int mr_job_id(Domain* d, const fi_mr_attr* attr, std::optional<uint32_t>* job_id);
+// The JobID an endpoint sends with (spec 2.2.4.4): indirect (the configured JobID), or the fallback JobID
+// when fallback is enabled and nothing else gives one (then UET_PROVIDER_INITIATOR_ID is required).
+int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id);
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
 extern fi_ops_msg g_msg_ops;  // msg.cpp
+// The sends and receives of fi_msg and fi_tagged (`tag` null: untagged). msg.cpp.
+ssize_t send_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
+                 const uint64_t* data, bool inject, const uint64_t* tag);
+ssize_t recv_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags,
+                 const uint64_t* tag, uint64_t ignore);
 
 void cq_push(Cq* cq, const Completion& c);
 void cq_push_error(Cq* cq, const fi_cq_err_entry& e);
 bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out);
 fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator);
+
+// ---- cntr.cpp ----
+int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);
+// An operation counted by `c` completed: +1 on a COMP counter, +`bytes` on a BYTES one. nullptr: no-op.
+void cntr_success(Cntr* c, size_t bytes);
+// An operation counted by `c` failed: its error value +1 (whatever the events kind). nullptr: no-op.
+void cntr_failure(Cntr* c);
 
 // ---- transport.cpp ----
 int transport_open(Domain* d);
@@ -301,20 +434,46 @@ void transport_close(Domain* d);
 size_t progress(Domain* d);
 // How long a blocking wait may sleep before a retransmission is due: `cap_ms`, or less. Caller holds d->mu.
 int transport_wait_ms(Domain* d, int cap_ms);
-// RDM: send one message reliably; its completion (or error) is written when every packet is ACKed (or one
-// fails). `want_completion`: write a success CQ entry. Caller holds d->mu.
-ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
-                           const uint64_t* header_data, void* context, bool want_completion);
+// RDM: send the request messages of one operation reliably. Its completion (or error) is written when
+// every packet is ACKed and every message has its SES response (or one fails). Caller holds d->mu.
+ssize_t transport_submit(Ep* ep, const softuet_addr& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done);
 // Closing an RDM endpoint: keep answering the peers for a while (their last ACK may have been lost), then
 // forget its PDCs and sends. Takes d->mu itself.
 void transport_close_ep(Ep* ep);
-// Send one message of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
+// DGRAM: send one UUD datagram of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
 ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
-// Deliver a complete message to an endpoint: match the first suitable posted receive or queue it.
-// Returns true when it matched a posted receive (SES list UET_EXPECTED), false when queued or dropped.
-bool deliver(Ep* ep, Message&& m);
-// Copy a queued message into a posted receive and complete it.
-void complete_recv(Ep* ep, const PostedRecv& r, const Message& m);
+// The message of an iovec, in one buffer.
+std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len);
+size_t iov_len(const iovec* iov, size_t count);
+// Copy `data` into `iov` starting at byte `offset` of the iovec; returns the bytes copied.
+size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data, size_t len);
+
+// ---- ses_target.cpp ----
+// Carry out one whole request at the target endpoint and say what to answer (dispatch by opcode).
+Response execute(Ep* ep, InRequest&& req);
+// Write the completion (or error) of an operation at the initiator, counters included.
+void complete_op(Ep* ep, const OpCompletion& done, int err, uint64_t prov_errno);
+
+// ---- msg.cpp / tagged.cpp (receive side) ----
+// Post a receive: the first matching unexpected message completes it at once, else it is queued.
+ssize_t post_recv(Ep* ep, PostedRecv&& r, bool tagged);
+// A send or tagged send: match the first suitable posted receive or queue it as unexpected.
+Response deliver(Ep* ep, InRequest&& m);
+// Copy a message into a posted receive and complete it.
+void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m);
+// Does a posted receive accept this message (tag under ignore, directed source, JobID)?
+bool recv_matches(Ep* ep, const PostedRecv& r, const InRequest& m, bool tagged);
+extern fi_ops_tagged g_tagged_ops;
+
+// ---- rma.cpp / atomic.cpp ----
+extern fi_ops_rma g_rma_ops;
+extern fi_ops_atomic g_atomic_ops;
+int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags);
+Response rma_target(Ep* ep, InRequest&& req);
+Response atomic_target(Ep* ep, InRequest&& req);
+// The MR of an RMA/atomic target: by key, enabled, bound to `ep` (FI_MR_ENDPOINT), within bounds, with
+// the access asked; nullptr and the SES return code otherwise.
+Mr* mr_for_access(Ep* ep, uint64_t key, uint64_t offset, size_t len, uint64_t access, uint32_t job_id, uint64_t* rc);
 
 }  // namespace softuet

@@ -20,6 +20,7 @@
 #include "softuet.hpp"
 #include "uet/codec/decoded.hpp"
 #include "uet/codec/encoder.hpp"
+#include "uet/wire/libfabric_gen.hpp"
 
 namespace softuet {
 
@@ -41,15 +42,42 @@ constexpr auto kLingerMax = std::chrono::milliseconds(3000);
 
 constexpr Node kUudPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_uud, Node::uet_pds_next,
                              Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
-constexpr Node kRudSomPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
-                                Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
-constexpr Node kRudContPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
-                                 Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_cont};
+constexpr Node kUudAsRudPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
+                                  Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
 constexpr Node kReqPdsPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req};
 constexpr Node kAckPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next};
 constexpr Node kAckRspPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next,
                                 Node::uet_ses_response};
+constexpr Node kAckRspDataPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next,
+                                    Node::uet_ses_response_data};
 constexpr Node kNackPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_nack, Node::uet_pds_next};
+
+// How long the initiator waits for the SES response of a message whose last packet is ACKed, before it
+// sends that packet again, and how often.
+constexpr auto kResponseWait = std::chrono::milliseconds(20);
+constexpr unsigned kResponseTries = 8;
+// How many given responses a target PDC keeps for duplicates.
+constexpr size_t kGivenResponses = 4096;
+
+bool is_atomic(uint64_t opcode) {
+  return opcode == wire::ses_request_opcode::UET_ATOMIC || opcode == wire::ses_request_opcode::UET_FETCHING_ATOMIC ||
+         opcode == wire::ses_request_opcode::UET_TSEND_ATOMIC ||
+         opcode == wire::ses_request_opcode::UET_TSEND_FETCH_ATOMIC;
+}
+bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::MSWAP; }
+
+// The SES nodes of one standard-header request packet (digest I.7): SOM or continuation, then the atomic
+// extension (and the CAS operands) for atomics.
+std::vector<Node> request_path(bool som, const OutRequest& r) {
+  std::vector<Node> path = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
+                            Node::uet_ses_std, Node::uet_ses_std_buffer_offset,
+                            som ? Node::uet_ses_std_som : Node::uet_ses_std_cont};
+  if (r.atomic) {
+    path.push_back(Node::uet_ses_atomic);
+    if (is_cas(r.atomic->opcode)) path.push_back(Node::uet_ses_cas);
+  }
+  return path;
+}
 
 uint16_t next_message_id(Domain* d) {
   if (d->next_message_id == 0) d->next_message_id = 1;  // message_id 0 is invalid (digest I.7)
@@ -71,21 +99,35 @@ uint16_t alloc_pdcid(Domain* d) {
 }
 
 // The SES standard request header fields common to every packet of a message (digest I.9).
-void ses_fields(FieldValues& v, Domain* d, const softuet_addr& dest, uint64_t opcode, uint16_t message_id,
+void ses_fields(FieldValues& v, Ep* ep, const softuet_addr& dest, uint64_t opcode, uint16_t message_id,
                 size_t len) {
   v.set(Field::uet_ses_opcode, opcode);
   v.set(Field::uet_ses_version, uet::wire::k_ses_version);
   // rel follows the destination address's mode: relative (flag bit 5 clear) -> 1.
   v.set(Field::uet_ses_rel, (dest.uet.flags & kAddrFlagAbsolute) ? 0 : 1);
   v.set(Field::uet_ses_message_id, message_id);
-  v.set(Field::uet_ses_ri_generation, 0);  // no RI generations: MUST then be 0
-  v.set(Field::uet_ses_job_id, d->cfg.job_id);
+  Domain* d = ep->domain;
+  // No RI generations: the generation MUST then be 0.
+  v.set(Field::uet_ses_ri_generation, fault(d, Fault::nonzero_ri_generation) ? 1 : 0);
+  v.set(Field::uet_ses_job_id, (ep->job_id + (fault(d, Fault::wrong_job_id) ? 1 : 0)) & 0xFFFFFF);
   v.set(Field::uet_ses_pid_on_fep, dest.uet.pid_on_fep);
   v.set(Field::uet_ses_resource_index, dest.uet.start_index);
   v.set(Field::uet_ses_buffer_offset, 0);
-  v.set(Field::uet_ses_initiator, d->initiator);
+  v.set(Field::uet_ses_initiator, d->initiator + (fault(d, Fault::wrong_initiator) ? 1 : 0));
   v.set(Field::uet_ses_match_bits, 0);  // untagged: unused
   v.set(Field::uet_ses_request_length, len);
+}
+
+void atomic_fields(FieldValues& v, const AtomicExt& a) {
+  v.set(Field::uet_ses_atomic_opcode, a.opcode).set(Field::uet_ses_atomic_datatype, a.datatype);
+  v.set(Field::uet_ses_semantic_control_cpu_coherent, 0).set(Field::uet_ses_semantic_control_cacheable, 0);
+  if (is_cas(a.opcode)) {
+    std::vector<uint8_t> c(16, 0), w(16, 0);
+    std::copy(a.compare.begin(), a.compare.end(), c.begin());
+    std::copy(a.swap.begin(), a.swap.end(), w.begin());
+    v.set_bytes(Field::uet_ses_compare_value, std::move(c));
+    v.set_bytes(Field::uet_ses_swap_value, std::move(w));
+  }
 }
 
 sockaddr_in sockaddr_of(uint32_t ip, uint16_t port) {
@@ -107,10 +149,10 @@ ssize_t send_frame(Domain* d, const sockaddr_in& to, const std::vector<uint8_t>&
   }
 }
 
-Ep* find_ep(Domain* d, uint64_t pid, uint64_t ri, fi_ep_type type) {
+Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
-    if (ep->resource_index == ri && ep->type == type && ep->enabled) return ep;
+    if (ep->resource_index == ri && ep->type == type && ep->enabled && ep->job_id == job) return ep;
   return nullptr;
 }
 
@@ -141,7 +183,12 @@ ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::ve
   v.set(Field::uet_pds_flags_ar, f.ack_request ? 1 : 0);
   v.set(Field::uet_pds_flags_syn, f.syn ? 1 : 0);
   v.set(Field::uet_pds_clear_psn_offset, static_cast<uint16_t>(f.clear_psn_offset));
-  v.set(Field::uet_pds_psn, f.psn);
+  if (fault(d, Fault::psn_reuse)) {
+    if (!p.reused_psn) p.reused_psn = f.psn;
+    v.set(Field::uet_pds_psn, *p.reused_psn);
+  } else {
+    v.set(Field::uet_pds_psn, f.psn);
+  }
   v.set(Field::uet_pds_spdcid, p.ini_id);
   if (f.syn) {
     v.set(Field::uet_pds_use_rsv_pdc, 0);
@@ -154,33 +201,52 @@ ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::ve
   return send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), frame);
 }
 
-void finish_op(Domain* d, uint64_t op_id, bool ok) {
+// ---- operations at the initiator ----
+
+void finish_op_if_done(Domain* d, std::map<uint64_t, SendOp>::iterator it) {
+  SendOp& op = it->second;
+  if (op.packets_left || (op.responses_left && !op.failed)) return;
+  if (!op.failed) complete_op(op.ep, op.done, 0, 0);
+  d->ops.erase(it);
+}
+
+// The operation failed: one error completion (for inject too, digest F.2), with the SES return code in
+// prov_errno when a response said so (spec 2.2.5.6).
+void fail_op(SendOp& op, int err, uint64_t prov_errno) {
+  if (op.failed) return;
+  op.failed = true;
+  complete_op(op.ep, op.done, err, prov_errno);
+}
+
+void packet_done(Domain* d, uint64_t op_id, bool ok) {
+  auto it = d->ops.find(op_id);
+  if (it == d->ops.end()) return;
+  if (!ok) fail_op(it->second, FI_EIO, FI_EIO);
+  if (it->second.packets_left) --it->second.packets_left;
+  finish_op_if_done(d, it);
+}
+
+// The SES response of one of our messages arrived (in an ACK).
+void response_arrived(Domain* d, PeerPdc& p, uint16_t message_id, uint64_t rc, const uint8_t* data, size_t len,
+                      uint64_t data_offset) {
+  auto aw = p.awaited.find(message_id);
+  if (aw == p.awaited.end()) return;  // a duplicate response
+  const uint64_t op_id = aw->second.op;
+  const size_t result_offset = aw->second.result_offset;
+  p.awaited.erase(aw);
   auto it = d->ops.find(op_id);
   if (it == d->ops.end()) return;
   SendOp& op = it->second;
-  if (!ok && !op.failed) {
-    // The message cannot be delivered: an error completion, for inject too (digest F.2). The SES return
-    // code goes into prov_errno once responses carry them (milestone 4).
-    op.failed = true;
-    if (op.ep->tx_cq) {
-      fi_cq_err_entry e{};
-      e.op_context = op.context;
-      e.flags = FI_SEND | FI_MSG;
-      e.len = 0;
-      e.err = FI_EIO;
-      e.prov_errno = -FI_EIO;
-      cq_push_error(op.ep->tx_cq, e);
-    }
+  if (rc != wire::ses_return_code::RC_OK) {
+    // err: the libfabric code of the SES return code (FI_EIO where none corresponds); prov_errno: the
+    // SES return code itself (spec 2.2.5.6).
+    const int err = fault(d, Fault::err_not_mapped) ? FI_EIO : uet::wire::libfabric::fi_errno_of_ses_rc(rc);
+    fail_op(op, err, fault(d, Fault::prov_errno_not_rc) ? 0 : rc);
+  } else if (data && len) {
+    scatter(op.done.result, result_offset + data_offset, data, len);
   }
-  if (op.packets_left) --op.packets_left;
-  if (op.packets_left) return;
-  if (!op.failed && op.want_completion && op.ep->tx_cq) {
-    Completion c;
-    c.context = op.context;
-    c.flags = FI_SEND | FI_MSG;
-    cq_push(op.ep->tx_cq, c);
-  }
-  d->ops.erase(it);
+  if (op.responses_left) --op.responses_left;
+  finish_op_if_done(d, it);
 }
 
 // Give PSNs to backlogged packets while the window has room.
@@ -191,15 +257,44 @@ void flush_backlog(Domain* d, PeerPdc& p, Clock::time_point now) {
     auto it = p.sent.find(token);
     if (it == p.sent.end()) continue;
     // The last packet of a message asks for an ACK, so the completion does not wait for ack_every.
-    const pds::RequestFields f = p.ini->send(token, now, it->second.eom);
-    send_request(d, p, f, it->second.frame);  // a lost first send is the retransmission timer's job
+    it->second.last = p.ini->send(token, now, it->second.eom);
+    send_request(d, p, it->second.last, it->second.frame);  // a lost first send is the retransmission timer's job
   }
 }
 
 void resend(Domain* d, PeerPdc& p, const std::vector<pds::ToSend>& list) {
   for (const pds::ToSend& t : list) {
     auto it = p.sent.find(t.token);
-    if (it != p.sent.end()) send_request(d, p, t.fields, it->second.frame);
+    if (it == p.sent.end()) continue;
+    it->second.last = t.fields;
+    send_request(d, p, t.fields, it->second.frame);
+  }
+}
+
+// Messages whose last packet is ACKed but whose response is missing: ask again by resending that packet.
+void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
+  for (auto it = p.awaited.begin(); it != p.awaited.end();) {
+    AwaitedResponse& a = it->second;
+    if (!a.deadline || now < *a.deadline) {
+      ++it;
+      continue;
+    }
+    if (++a.tries > kResponseTries) {
+      // The peer forgot the response. Every packet was delivered (ACKed), but data a read or a fetching
+      // atomic returns never came back.
+      const uint64_t op_id = a.op;
+      it = p.awaited.erase(it);
+      auto op = d->ops.find(op_id);
+      if (op == d->ops.end()) continue;
+      if (!op->second.done.result.empty()) fail_op(op->second, FI_EIO, FI_EIO);
+      if (op->second.responses_left) --op->second.responses_left;
+      finish_op_if_done(d, op);
+      continue;
+    }
+    a.eom_fields.retransmit = true;
+    send_request(d, p, a.eom_fields, a.eom_frame);
+    a.deadline = now + kResponseWait * a.tries;
+    ++it;
   }
 }
 
@@ -211,29 +306,25 @@ void run_timers(Domain* d, Clock::time_point now) {
       auto it = p.sent.find(token);
       if (it == p.sent.end()) continue;
       const uint64_t op = it->second.op;
+      p.awaited.erase(it->second.message_id);
       p.sent.erase(it);
       FI_WARN(&g_prov, FI_LOG_EP_DATA, "a packet to %s ran out of retransmissions\n",
               inet_ntoa(sockaddr_of(p.peer_ip, 0).sin_addr));
-      finish_op(d, op, false);
+      auto op_it = d->ops.find(op);
+      if (op_it != d->ops.end() && op_it->second.responses_left) --op_it->second.responses_left;
+      packet_done(d, op, false);
     }
+    if (!p.awaited.empty()) run_response_timers(d, p, now);
     flush_backlog(d, p, now);
   }
 }
 
 // ---- the receive side ----
 
-// What the SES response of a completed message says.
-struct Response {
-  uint16_t message_id = 0;
-  uint32_t job_id = 0;
-  uint32_t length = 0;
-  bool expected = true;
-};
-
-void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const std::optional<Response>& rsp) {
+void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t message_id, uint32_t job_id,
+              const Response* rsp) {
   FieldValues v;
   v.set(Field::uet_pds_type, wire::pds_type::ACK);
-  v.set(Field::uet_pds_next_hdr, rsp ? wire::pds_next_hdr::UET_HDR_RESPONSE : wire::pds_next_hdr::UET_HDR_NONE);
   v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, retx ? 1 : 0);
   v.set(Field::uet_pds_flags_p, 0).set(Field::uet_pds_flags_req, 0);
   v.set(Field::uet_pds_ack_psn_offset, static_cast<uint16_t>(ack_psn_offset));
@@ -241,18 +332,32 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, const st
   v.set(Field::uet_pds_spdcid, p.tgt_id);
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   try {
-    if (rsp) {
-      v.set(Field::uet_ses_rsp_list, rsp->expected ? wire::ses_list::UET_EXPECTED : wire::ses_list::UET_OVERFLOW);
-      v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
-      v.set(Field::uet_ses_rsp_version, uet::wire::k_ses_version);
-      v.set(Field::uet_ses_rsp_return_code, wire::ses_return_code::RC_OK);
-      v.set(Field::uet_ses_rsp_message_id, rsp->message_id);
-      v.set(Field::uet_ses_rsp_ri_generation, 0);
-      v.set(Field::uet_ses_rsp_job_id, rsp->job_id);
-      v.set(Field::uet_ses_rsp_modified_length, rsp->length);
-      send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kAckRspPath, v));
+    const sockaddr_in to = sockaddr_of(p.peer_ip, p.peer_port);
+    if (!rsp) {
+      v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_NONE);
+      send_frame(d, to, uet::codec::encode_path(kAckPath, v));
+      return;
+    }
+    v.set(Field::uet_ses_rsp_list, rsp->expected ? wire::ses_list::UET_EXPECTED : wire::ses_list::UET_OVERFLOW);
+    v.set(Field::uet_ses_rsp_version, uet::wire::k_ses_version);
+    v.set(Field::uet_ses_rsp_return_code, rsp->rc);
+    v.set(Field::uet_ses_rsp_job_id, job_id);
+    v.set(Field::uet_ses_rsp_modified_length, rsp->modified_length);
+    if (rsp->with_data) {
+      // Reads and fetching atomics: the data rides in the ACK (UET_RESPONSE_W_DATA, digest F.3). The
+      // initiator splits reads so that one response carries a whole message's data.
+      v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE_DATA);
+      v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE_W_DATA);
+      v.set(Field::uet_ses_rsp_message_id, next_message_id(d));
+      v.set(Field::uet_ses_rsp_read_request_message_id, message_id);
+      v.set(Field::uet_ses_rsp_message_offset, 0);
+      send_frame(d, to, uet::codec::encode_path(kAckRspDataPath, v, rsp->data));
     } else {
-      send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kAckPath, v));
+      v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE);
+      v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
+      v.set(Field::uet_ses_rsp_message_id, message_id);
+      v.set(Field::uet_ses_rsp_ri_generation, 0);
+      send_frame(d, to, uet::codec::encode_path(kAckRspPath, v));
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding an ACK failed: %s\n", e.what());
@@ -277,57 +382,89 @@ void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   }
 }
 
-// Reassemble (or deliver at once) one delivered RDM packet. Returns the SES response when the packet
-// completed its message.
-std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& part,
-                                   uint32_t src_ip, uint16_t src_port) {
-  const uint64_t som = *pkt.get(Field::uet_ses_som), eom = *pkt.get(Field::uet_ses_eom);
-  const uint64_t total = *pkt.get(Field::uet_ses_request_length);
-  Response rsp;
-  rsp.message_id = static_cast<uint16_t>(*pkt.get(Field::uet_ses_message_id));
-  rsp.job_id = static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id));
-  rsp.length = static_cast<uint32_t>(total);
+// The request fields of one packet (every packet of a message carries them; header_data only the SOM).
+InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, uint32_t src_ip, uint16_t src_port) {
+  InRequest r;
+  r.opcode = *pkt.get(Field::uet_ses_opcode);
+  r.job_id = static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id));
+  r.initiator = static_cast<uint32_t>(pkt.get(Field::uet_ses_initiator).value_or(0));
+  r.message_id = static_cast<uint16_t>(pkt.get(Field::uet_ses_message_id).value_or(0));
+  r.request_length = static_cast<uint32_t>(pkt.get(Field::uet_ses_request_length).value_or(0));
+  r.buffer_offset = pkt.get(Field::uet_ses_buffer_offset).value_or(0);
+  r.match_bits = pkt.get(Field::uet_ses_memory_key).value_or(pkt.get(Field::uet_ses_match_bits).value_or(0));
+  r.header_data = pkt.get(Field::uet_ses_header_data);
+  r.src_ipv4 = src_ip;
+  r.src_port = src_port;
+  if (auto amo = pkt.get(Field::uet_ses_atomic_opcode)) {
+    AtomicExt a;
+    a.opcode = static_cast<uint8_t>(*amo);
+    a.datatype = static_cast<uint8_t>(*pkt.get(Field::uet_ses_atomic_datatype));
+    if (pkt.get(Field::uet_ses_compare_value)) {
+      const uint8_t* c = pkt.bytes_of(Field::uet_ses_compare_value);
+      const uint8_t* w = pkt.bytes_of(Field::uet_ses_swap_value);
+      a.compare.assign(c, c + 16);
+      a.swap.assign(w, w + 16);
+    }
+    r.atomic = std::move(a);
+  }
+  r.payload.assign(buf + pkt.payload_offset, buf + pkt.payload_offset + pkt.payload_len);
+  return r;
+}
+
+// Reassemble one delivered RDM packet into its message; when the message is whole, carry it out. Returns
+// the SES response when the packet completed its message.
+std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& part) {
+  const bool som = *pkt.get(Field::uet_ses_som), eom = *pkt.get(Field::uet_ses_eom);
+  // A read and a compare-swap carry no payload (the CAS operands travel in their extension header): the
+  // length they name is not the length that travels.
+  const bool no_payload = part.opcode == wire::ses_request_opcode::UET_READ || (part.atomic && is_cas(part.atomic->opcode));
+  const uint64_t total = no_payload ? 0 : part.request_length;
   if (som && eom) {
-    if (part.data.size() != total) return std::nullopt;  // a single packet must carry the whole message
-    rsp.expected = deliver(ep, std::move(part));
-    return rsp;
+    if (part.payload.size() != total) return std::nullopt;  // a single packet must carry the whole message
+    return execute(ep, std::move(part));
   }
   if (total > kMaxRdmMsg) return std::nullopt;
   const uint64_t offset = som ? 0 : pkt.get(Field::uet_ses_message_offset).value_or(~0ull);
-  if (offset % kPayloadMtu || offset + part.data.size() > total) return std::nullopt;
-  const auto key = std::make_tuple(src_ip, src_port, rsp.message_id, ep->resource_index);
+  if (offset % kPayloadMtu || offset + part.payload.size() > total) return std::nullopt;
+  const auto key = std::make_tuple(part.src_ipv4, part.src_port, part.message_id, ep->resource_index);
   auto [it, fresh] = d->reassembly.try_emplace(key);
   Reassembly& r = it->second;
   if (fresh) {
     if (d->reassembly.size() > kQueueDepth) d->reassembly.erase(d->reassembly.begin() == it ? std::next(it) : d->reassembly.begin());
-    r.msg.data.resize(total);
-    r.msg.src_ipv4 = src_ip;
-    r.msg.src_port = src_port;
-    r.msg.initiator = part.initiator;
+    r.req.payload.resize(total);
     r.have.assign((total + kPayloadMtu - 1) / kPayloadMtu, false);
   }
-  if (r.msg.data.size() != total) return std::nullopt;
+  if (r.req.payload.size() != total) return std::nullopt;
   const size_t index = offset / kPayloadMtu;
   if (index >= r.have.size() || r.have[index]) return std::nullopt;
   r.have[index] = true;
-  std::memcpy(r.msg.data.data() + offset, part.data.data(), part.data.size());
-  r.received += part.data.size();
+  std::memcpy(r.req.payload.data() + offset, part.payload.data(), part.payload.size());
+  r.received += part.payload.size();
   if (som) {
+    // The SOM packet's header is the message's (header_data travels only there).
     r.som_seen = true;
-    r.msg.has_data = part.has_data;
-    r.msg.header_data = part.header_data;
+    std::vector<uint8_t> payload = std::move(r.req.payload);
+    r.req = std::move(part);
+    r.req.payload = std::move(payload);
   }
   if (r.som_seen && r.received == total) {
-    Message m = std::move(r.msg);
+    InRequest req = std::move(r.req);
     d->reassembly.erase(it);
-    rsp.expected = deliver(ep, std::move(m));
-    return rsp;
+    return execute(ep, std::move(req));
   }
   return std::nullopt;
 }
 
+void remember_response(PeerPdc& p, uint16_t message_id, const Response& rsp) {
+  if (p.given.insert_or_assign(message_id, rsp).second) p.given_order.push_back(message_id);
+  while (p.given_order.size() > kGivenResponses) {
+    p.given.erase(p.given_order.front());
+    p.given_order.pop_front();
+  }
+}
+
 // An RDM request: through the target PDC first; only what it says to deliver reaches SES.
-void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Message&& m, uint64_t type) {
+void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& m, uint64_t type) {
   const uint32_t ip = m.src_ipv4;
   const uint16_t port = m.src_port;
   const pds::Mode mode = type == wire::pds_type::ROD_REQ ? pds::Mode::rod : pds::Mode::rud;
@@ -343,7 +480,11 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Messa
   PeerPdc& p = peer_pdc(d, ep, ip, port);
   if (f.syn) {
     // A SYN from another initiator PDC of that peer (it restarted): a new PDC replaces the old one.
-    if (p.tgt && p.peer_ini_id != spdcid) p.tgt.reset();
+    if (p.tgt && p.peer_ini_id != spdcid) {
+      p.tgt.reset();
+      p.given.clear();
+      p.given_order.clear();
+    }
     if (!p.tgt) {
       p.tgt = std::make_unique<pds::TargetPdc>(mode);
       p.tgt_mode = mode;
@@ -354,10 +495,20 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, Messa
     if (!p.tgt || p.peer_ini_id != spdcid || pkt.get(Field::uet_pds_dpdcid).value_or(0) != p.tgt_id) return;
   }
   if (p.tgt_mode != mode) return;  // PDC_MODE_MISMATCH: dropped for now
+  const uint16_t message_id = m.message_id;
+  const uint32_t job_id = m.job_id;
   const pds::Verdict v = p.tgt->on_request(f);
   std::optional<Response> rsp;
-  if (v.deliver) rsp = handle_rud(d, ep, pkt, std::move(m), ip, port);
-  if (v.send_ack || rsp) send_ack(d, p, f.retransmit, v.ack_psn_offset, rsp);
+  if (v.deliver || (v.duplicate && fault(d, Fault::duplicate_delivery))) rsp = handle_rud(d, ep, pkt, std::move(m));
+  if (rsp) remember_response(p, message_id, *rsp);
+  const Response* answer = rsp ? &*rsp : nullptr;
+  if (!answer && v.duplicate) {
+    // A retransmission of a message already carried out: its ACK (with the response) may have been lost.
+    auto g = p.given.find(message_id);
+    if (g != p.given.end()) answer = &g->second;
+  }
+  if ((v.send_ack || answer) && !fault(d, Fault::no_ack))
+    send_ack(d, p, f.retransmit, v.ack_psn_offset, message_id, job_id, answer);
   if (v.nack_psn) send_nack(d, p, *v.nack_psn);
 }
 
@@ -370,7 +521,7 @@ PeerPdc* pdc_of_reply(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_
   return p;
 }
 
-void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, const sockaddr_in& from) {
   if (!pkt.has_layer(uet::wire::Header::uet_pds_ack) || pkt.get(Field::uet_pds_flags_p).value_or(0)) return;
   PeerPdc* p = pdc_of_reply(d, pkt, from);
   if (!p) return;
@@ -378,14 +529,32 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& fr
   const auto offset = static_cast<int16_t>(static_cast<uint16_t>(*pkt.get(Field::uet_pds_ack_psn_offset)));
   const std::vector<uint64_t> done = p->ini->on_ack(cack, offset);
   if (p->ini->established() && !p->peer_tgt_id) p->peer_tgt_id = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
+  const auto now = Clock::now();
   for (uint64_t token : done) {
     auto it = p->sent.find(token);
     if (it == p->sent.end()) continue;
     const uint64_t op = it->second.op;
+    if (it->second.eom) {
+      // Its response should be in this ACK; if not, it is asked for again after a while.
+      auto aw = p->awaited.find(it->second.message_id);
+      if (aw != p->awaited.end()) {
+        aw->second.eom_frame = std::move(it->second.frame);
+        aw->second.eom_fields = it->second.last;
+        aw->second.deadline = now + kResponseWait;
+      }
+    }
     p->sent.erase(it);
-    finish_op(d, op, true);
+    packet_done(d, op, true);
   }
-  flush_backlog(d, *p, Clock::now());
+  if (pkt.has_layer(uet::wire::Header::uet_ses_response)) {
+    response_arrived(d, *p, static_cast<uint16_t>(*pkt.get(Field::uet_ses_rsp_message_id)),
+                     *pkt.get(Field::uet_ses_rsp_return_code), nullptr, 0, 0);
+  } else if (pkt.has_layer(uet::wire::Header::uet_ses_response_data)) {
+    response_arrived(d, *p, static_cast<uint16_t>(*pkt.get(Field::uet_ses_rsp_read_request_message_id)),
+                     *pkt.get(Field::uet_ses_rsp_return_code), buf + pkt.payload_offset, pkt.payload_len,
+                     *pkt.get(Field::uet_ses_rsp_message_offset));
+  }
+  flush_backlog(d, *p, now);
 }
 
 void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
@@ -393,6 +562,24 @@ void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& f
   PeerPdc* p = pdc_of_reply(d, pkt, from);
   if (!p || *pkt.get(Field::uet_pds_nack_code) != wire::pds_nack_code::ROD_OOO) return;
   resend(d, *p, p->ini->on_nack(static_cast<pds::Psn>(*pkt.get(Field::uet_pds_nack_psn)), Clock::now()));
+}
+
+// Which endpoint type a request is for: DGRAM takes UUD datagrams, RDM the reliable delivery modes.
+std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
+  if (pds_type == wire::pds_type::UUD_REQ)
+    return opcode == wire::ses_request_opcode::UET_DATAGRAM_SEND ? std::optional(FI_EP_DGRAM) : std::nullopt;
+  if (pds_type != wire::pds_type::RUD_REQ && pds_type != wire::pds_type::ROD_REQ) return std::nullopt;
+  switch (opcode) {
+    case wire::ses_request_opcode::UET_SEND:
+    case wire::ses_request_opcode::UET_TAGGED_SEND:
+    case wire::ses_request_opcode::UET_WRITE:
+    case wire::ses_request_opcode::UET_READ:
+    case wire::ses_request_opcode::UET_ATOMIC:
+    case wire::ses_request_opcode::UET_FETCHING_ATOMIC:
+      return FI_EP_RDM;
+    default:
+      return std::nullopt;
+  }
 }
 
 void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& from) {
@@ -406,7 +593,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
     return;
   }
   const uint64_t type = *pkt.get(Field::uet_pds_type);
-  if (type == wire::pds_type::ACK) return handle_ack(d, pkt, from);
+  if (type == wire::pds_type::ACK) return handle_ack(d, pkt, buf, from);
   if (type == wire::pds_type::NACK) return handle_nack(d, pkt, from);
   if (!pkt.has_layer(uet::wire::Header::uet_ses_std)) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard header\n",
@@ -414,32 +601,22 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
     return;
   }
   const uint64_t opcode = *pkt.get(Field::uet_ses_opcode);
-  fi_ep_type ep_type;
-  if (type == wire::pds_type::UUD_REQ && opcode == wire::ses_request_opcode::UET_DATAGRAM_SEND) ep_type = FI_EP_DGRAM;
-  else if ((type == wire::pds_type::RUD_REQ || type == wire::pds_type::ROD_REQ) && opcode == wire::ses_request_opcode::UET_SEND) ep_type = FI_EP_RDM;
-  else {
+  const std::optional<fi_ep_type> ep_type = ep_type_of(type, opcode);
+  if (!ep_type) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu opcode %lu: not implemented\n",
            static_cast<unsigned long>(type), static_cast<unsigned long>(opcode));
     return;
   }
   // Relative addressing: {JobID, PIDonFEP, RI} selects the endpoint (digest C.2). Without a match the
   // packet is dropped; the RC_BAD_* responses come with the error milestone.
-  if (*pkt.get(Field::uet_ses_job_id) != d->cfg.job_id) return;
-  Ep* ep = find_ep(d, *pkt.get(Field::uet_ses_pid_on_fep), *pkt.get(Field::uet_ses_resource_index), ep_type);
+  Ep* ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
+                   *pkt.get(Field::uet_ses_resource_index), *ep_type);
   if (!ep) return;
-  Message m;
-  m.data.assign(buf + pkt.payload_offset, buf + pkt.payload_offset + pkt.payload_len);
-  m.src_ipv4 = from.sin_addr.s_addr;
-  m.src_port = ntohs(from.sin_port);
-  m.initiator = static_cast<uint32_t>(*pkt.get(Field::uet_ses_initiator));
-  if (auto hd = pkt.get(Field::uet_ses_header_data)) {
-    m.has_data = true;
-    m.header_data = *hd;
-  }
-  if (ep_type == FI_EP_DGRAM) {
+  InRequest m = request_of(pkt, buf, from.sin_addr.s_addr, ntohs(from.sin_port));
+  if (*ep_type == FI_EP_DGRAM) {
     // UUD datagrams are single packets (digest F.3).
     if (!*pkt.get(Field::uet_ses_som) || !*pkt.get(Field::uet_ses_eom)) return;
-    if (m.data.size() != *pkt.get(Field::uet_ses_request_length)) return;
+    if (m.payload.size() != m.request_length) return;
     deliver(ep, std::move(m));
     return;
   }
@@ -455,6 +632,10 @@ int transport_open(Domain* d) {
   // kernel from dropping them (each drop costs a retransmission).
   int rcvbuf = 4 << 20;
   setsockopt(d->sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  // The data traffic class: DSCP in the upper six bits of the TOS byte (RFC 2474).
+  int tos = d->dscp << 2;
+  if (setsockopt(d->sock, IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0)
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot set DSCP %u: %s\n", d->dscp, strerror(errno));
   sockaddr_in a = sockaddr_of(d->ip.ipv4, d->cfg.udp_port);
   if (bind(d->sock, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     const int err = errno;
@@ -492,6 +673,7 @@ void transport_close(Domain* d) {
 }
 
 size_t progress(Domain* d) {
+
   static thread_local std::vector<uint8_t> buf(65536);
   size_t frames = 0;
   for (;;) {
@@ -521,8 +703,7 @@ int transport_wait_ms(Domain* d, int cap_ms) {
   return cap_ms < 0 ? static_cast<int>(left) : static_cast<int>(std::min<int64_t>(left, cap_ms));
 }
 
-// The message of an iovec send, in one buffer: it is segmented and kept until ACKed.
-static std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len) {
+std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len) {
   std::vector<uint8_t> msg;
   msg.reserve(len);
   for (size_t i = 0; i < count; ++i) {
@@ -532,38 +713,74 @@ static std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len) {
   return msg;
 }
 
-ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
-                           const uint64_t* header_data, void* context, bool want_completion) {
+size_t iov_len(const iovec* iov, size_t count) {
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) n += iov[i].iov_len;
+  return n;
+}
+
+size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data, size_t len) {
+  size_t copied = 0;
+  for (const iovec& v : iov) {
+    if (copied == len) break;
+    if (offset >= v.iov_len) {
+      offset -= v.iov_len;
+      continue;
+    }
+    const size_t n = std::min(v.iov_len - offset, len - copied);
+    std::memcpy(static_cast<uint8_t*>(v.iov_base) + offset, data + copied, n);
+    copied += n;
+    offset = 0;
+  }
+  return copied;
+}
+
+ssize_t transport_submit(Ep* ep, const softuet_addr& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
   Domain* d = ep->domain;
-  const std::vector<uint8_t> msg = gather(iov, count, len);
   PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest), addr_port(dest));
   if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
-  const uint16_t message_id = next_message_id(d);
-  const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
-  std::vector<std::pair<uint64_t, SentPacket>> built;
+  struct Built {
+    uint64_t token;
+    SentPacket packet;
+  };
+  std::vector<Built> built;
+  std::vector<std::pair<uint16_t, size_t>> message_ids;  // {message_id, result_offset}
   try {
-    for (size_t k = 0; k < packets; ++k) {
-      FieldValues v;
-      // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
-      v.set(Field::uet_pds_type, pds_req_type(ep->mode));
-      v.set(Field::uet_pds_flags_syn, 1);
-      ses_fields(v, d, dest, wire::ses_request_opcode::UET_SEND, message_id, len);
-      const bool som = k == 0, eom = k + 1 == packets;
-      v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
-      const size_t off = k * kPayloadMtu;
-      const std::span<const uint8_t> payload(msg.data() + off, std::min(kPayloadMtu, len - off));
-      if (som) {
-        v.set(Field::uet_ses_hd, header_data ? 1 : 0);
-        if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-      } else {
-        v.set(Field::uet_ses_hd, 0);
-        v.set(Field::uet_ses_message_offset, off);
+    for (const OutRequest& r : msgs) {
+      const uint16_t message_id = next_message_id(d);
+      message_ids.emplace_back(message_id, r.result_offset);
+      const size_t len = r.payload.size();
+      const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
+      for (size_t k = 0; k < packets; ++k) {
+        FieldValues v;
+        // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
+        v.set(Field::uet_pds_type, pds_req_type(ep->mode));
+        v.set(Field::uet_pds_flags_syn, 1);
+        ses_fields(v, ep, dest, r.opcode, message_id, r.request_length);
+        v.set(Field::uet_ses_buffer_offset, r.buffer_offset);
+        if (is_atomic(r.opcode) || r.opcode == wire::ses_request_opcode::UET_WRITE ||
+            r.opcode == wire::ses_request_opcode::UET_READ)
+          v.set(Field::uet_ses_memory_key, r.match_bits);
+        else
+          v.set(Field::uet_ses_match_bits, r.match_bits);
+        if (r.atomic) atomic_fields(v, *r.atomic);
+        const bool som = k == 0, eom = k + 1 == packets;
+        v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
+        const size_t off = k * kPayloadMtu;
+        const std::span<const uint8_t> payload(r.payload.data() + off, std::min(kPayloadMtu, len - off));
+        if (som) {
+          v.set(Field::uet_ses_hd, r.header_data ? 1 : 0);
+          if (r.header_data) v.set(Field::uet_ses_header_data, *r.header_data);
+        } else {
+          v.set(Field::uet_ses_hd, 0);
+          v.set(Field::uet_ses_message_offset, off);
+        }
+        SentPacket sp;
+        sp.eom = eom;
+        sp.message_id = message_id;
+        sp.frame = uet::codec::encode_path(request_path(som, r), v, payload);
+        built.push_back({d->next_token++, std::move(sp)});
       }
-      SentPacket sp;
-      sp.eom = eom;
-      sp.frame = uet::codec::encode_path(som ? std::span<const Node>(kRudSomPath) : std::span<const Node>(kRudContPath),
-                                         v, payload);
-      built.emplace_back(d->next_token++, std::move(sp));
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
@@ -572,14 +789,19 @@ ssize_t transport_send_rdm(Ep* ep, const softuet_addr& dest, const iovec* iov, s
   const uint64_t op_id = d->next_op++;
   SendOp& op = d->ops[op_id];
   op.ep = ep;
-  op.context = context;
-  op.want_completion = want_completion;
-  op.len = len;
-  op.packets_left = packets;
-  for (auto& [token, sp] : built) {
-    sp.op = op_id;
-    p.sent.emplace(token, std::move(sp));
-    p.backlog.push_back(token);
+  op.done = std::move(done);
+  op.packets_left = built.size();
+  op.responses_left = message_ids.size();
+  for (const auto& [message_id, result_offset] : message_ids) {
+    AwaitedResponse& a = p.awaited[message_id];
+    a = AwaitedResponse{};
+    a.op = op_id;
+    a.result_offset = result_offset;
+  }
+  for (Built& b : built) {
+    b.packet.op = op_id;
+    p.sent.emplace(b.token, std::move(b.packet));
+    p.backlog.push_back(b.token);
   }
   flush_backlog(d, p, Clock::now());
   return 0;
@@ -636,12 +858,15 @@ ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_
   const std::vector<uint8_t> msg = gather(iov, count, len);
   try {
     FieldValues v;
-    v.set(Field::uet_pds_type, wire::pds_type::UUD_REQ);
-    ses_fields(v, d, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
+    const bool rud = fault(d, Fault::dgram_over_rud);  // DGRAM MUST use UUD (spec 2.2.6-a)
+    v.set(Field::uet_pds_type, rud ? wire::pds_type::RUD_REQ : wire::pds_type::UUD_REQ);
+    if (rud) v.set(Field::uet_pds_flags_syn, 1);
+    ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
     v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
     v.set(Field::uet_ses_hd, header_data ? 1 : 0);
     if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-    return send_frame(d, sockaddr_of(addr_ipv4(dest), addr_port(dest)), uet::codec::encode_path(kUudPath, v, msg));
+    return send_frame(d, sockaddr_of(addr_ipv4(dest), addr_port(dest)),
+                      uet::codec::encode_path(rud ? std::span<const Node>(kUudAsRudPath) : std::span<const Node>(kUudPath), v, msg));
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
     return -FI_EIO;

@@ -1,0 +1,65 @@
+// JobIDs (spec 2.2.4; digest B): which JobID an endpoint sends with, and which JobID an MR accepts.
+// Until the privileged entity exists, the indirect method's JobID comes from SOFTUET_JOB_ID (default 1);
+// SOFTUET_FALLBACK_JOB_ID=1 enables the fallback JobID instead when SOFTUET_JOB_ID is unset.
+#include <cstring>
+
+#include "softuet.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace softuet {
+
+namespace wire = uet::wire;
+
+namespace {
+
+// The 24-bit JobID of a 3-byte auth_key (direct method), little-endian: the byte order is MISSING from
+// the spec (digest B.3); spec/wire.yaml choice direct-auth-key-byte-order.
+uint32_t job_of_key(const uint8_t* key) { return key[0] | (key[1] << 8) | (static_cast<uint32_t>(key[2]) << 16); }
+
+}  // namespace
+
+int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
+  const fi_domain_attr* da = info->domain_attr;
+  const fi_ep_attr* ea = info->ep_attr;
+  // Direct method: the 3-byte auth_key of the endpoint (or of its domain).
+  if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) {
+    *job_id = job_of_key(ea->auth_key);
+    return 0;
+  }
+  if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) {
+    *job_id = job_of_key(da->auth_key);
+    return 0;
+  }
+  if (d->cfg.job_id) {
+    *job_id = *d->cfg.job_id;
+    return 0;
+  }
+  if (d->cfg.fallback_job_id) {
+    // Fallback (spec 2.2.4.2): JobID 16777215, and the initiator ID MUST come from
+    // UET_PROVIDER_INITIATOR_ID; without it endpoint creation MUST fail.
+    if (!d->cfg.initiator_id && !fault(d, Fault::fallback_without_initiator)) {
+      FI_WARN(&g_prov, FI_LOG_EP_CTRL, "fallback JobID without UET_PROVIDER_INITIATOR_ID: endpoint refused\n");
+      return -FI_EINVAL;
+    }
+    *job_id = static_cast<uint32_t>(wire::k_fallback_job_id);
+    return 0;
+  }
+  *job_id = kDefaultJobId;
+  return 0;
+}
+
+int mr_job_id(Domain*, const fi_mr_attr* attr, std::optional<uint32_t>* job_id) {
+  if (attr->auth_key_size == 0) {
+    *job_id = std::nullopt;  // any JobID (spec 2.2.4.3.3-b)
+    return 0;
+  }
+  if (attr->auth_key_size == wire::k_direct_auth_key_size) {
+    if (!attr->auth_key) return -FI_EINVAL;
+    *job_id = job_of_key(attr->auth_key);
+    return 0;
+  }
+  // FI_AV_AUTH_KEY (an AV address's auth key) needs AV auth keys, which softuet does not offer yet.
+  return -FI_ENOSYS;
+}
+
+}  // namespace softuet

@@ -1,0 +1,50 @@
+// One softuet domain with two RDM endpoints, A and B, sharing its UDP socket (they differ by resource
+// index, so a frame sent to the domain's own address reaches the other endpoint), one CQ and one AV that
+// holds both. Run under ctest, which sets FI_PROVIDER_PATH, FI_PROVIDER and the SOFTUET_* variables.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace softuet_test {
+
+inline constexpr int kA = 0;
+inline constexpr int kB = 1;
+
+// "-11 (Resource temporarily unavailable)": what a failed fi_* call returned, for assertion messages.
+std::string fi_err(long ret);
+
+class SoftuetApi : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Enables both endpoints; a test binds its counters before.
+  void Enable();
+  // Opens a counter that TearDown closes after the endpoints (a bound counter cannot be closed first).
+  fid_cntr* OpenCntr(fi_cntr_events events, fi_wait_obj wait_obj = FI_WAIT_UNSPEC);
+  // Reads the CQ with fi_cq_sread until every context in `want` has its entry in `*got`; a fatal failure
+  // when `timeout_ms` pass first or an error entry arrives (call it in ASSERT_NO_FATAL_FAILURE).
+  void WaitCompletions(const std::vector<void*>& want, std::map<void*, fi_cq_data_entry>* got,
+                       int timeout_ms = 10000);
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_[2] = {};
+  fi_addr_t addr_[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
+  std::vector<fid_cntr*> cntrs_;
+};
+
+}  // namespace softuet_test
