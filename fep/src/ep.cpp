@@ -172,7 +172,23 @@ int ep_getopt(fid* f, int level, int optname, void* optval, size_t* optlen) {
       *static_cast<size_t*>(optval) = ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
       *optlen = sizeof(size_t);
       return 0;
+    case FI_OPT_MAX_TAGGED_SIZE:
+    case FI_OPT_MAX_ATOMIC_SIZE:
+      if (ep->type != FI_EP_RDM) return -FI_ENOPROTOOPT;
+      if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
+      *static_cast<size_t*>(optval) = kMaxRdmMsg;
+      *optlen = sizeof(size_t);
+      return 0;
+    case FI_OPT_MAX_RMA_SIZE:
+      if (ep->type != FI_EP_RDM) return -FI_ENOPROTOOPT;
+      if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
+      *static_cast<size_t*>(optval) = ep->max_rma_size;
+      *optlen = sizeof(size_t);
+      return 0;
     case FI_OPT_INJECT_MSG_SIZE:
+    case FI_OPT_INJECT_TAGGED_SIZE:
+    case FI_OPT_INJECT_RMA_SIZE:
+    case FI_OPT_INJECT_ATOMIC_SIZE:
       if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
       *static_cast<size_t*>(optval) = kInjectSize;
       *optlen = sizeof(size_t);
@@ -182,10 +198,19 @@ int ep_getopt(fid* f, int level, int optname, void* optval, size_t* optlen) {
   }
 }
 
-int ep_setopt(fid*, int level, int, const void* optval, size_t) {
+int ep_setopt(fid* f, int level, int optname, const void* optval, size_t optlen) {
+  Ep* ep = obj<Ep>(f);
   if (level != FI_OPT_ENDPOINT) return -FI_ENOPROTOOPT;
   if (!optval) return -FI_EINVAL;
-  return -FI_ENOPROTOOPT;
+  if (optname != FI_OPT_MAX_RMA_SIZE || ep->type != FI_EP_RDM) return -FI_ENOPROTOOPT;
+  if (optlen != sizeof(size_t)) return -FI_EINVAL;
+  // The maximum RMA message size stays within [1 GiB, 4 GiB - 1] (spec 2.2.2-f).
+  const size_t v = *static_cast<const size_t*>(optval);
+  if (v < kMinMaxRmaSize || v > kMaxMaxRmaSize) return -FI_EINVAL;
+  std::lock_guard lock(ep->domain->mu);
+  if (ep->enabled) return -FI_EOPBADSTATE;
+  ep->max_rma_size = v;
+  return 0;
 }
 
 ssize_t ep_cancel(fid* f, void* context) {

@@ -118,6 +118,9 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
     caps = hints->caps & offered;
     // FI_MSG alone means both directions (fi_getinfo(3)).
     if (!(caps & (FI_SEND | FI_RECV))) caps |= FI_SEND | FI_RECV;
+    // FI_RMA/FI_ATOMIC without a direction flag means every direction (fi_getinfo(3)).
+    constexpr uint64_t kRmaDirections = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & kRmaDirections)) caps |= kRmaDirections & offered;
   }
   info->caps = caps;
   info->mode = 0;

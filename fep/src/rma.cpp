@@ -35,7 +35,7 @@ ssize_t rma_check(Ep* ep, const RmaCall& c, size_t len, uint64_t cap, softuet_ad
   if (!ep->enabled) return -FI_EOPBADSTATE;
   // fi_rma is not supported on FI_EP_DGRAM (spec 2.2.5.4.3-a).
   if (ep->type != FI_EP_RDM || !(ep->caps & FI_RMA) || !(ep->caps & cap)) return -FI_EOPNOTSUPP;
-  if (len > kMaxRdmMsg) return -FI_EMSGSIZE;
+  if (len > ep->max_rma_size) return -FI_EMSGSIZE;
   if (c.inject && len > kInjectSize) return -FI_EMSGSIZE;
   if (!ep->av || !av_lookup(ep->av, c.dest, to)) return -FI_EINVAL;
   return 0;

@@ -52,6 +52,9 @@ inline constexpr size_t kPayloadMtu = 4096;
 // so a bounded size protects it from a hostile request_length.
 inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
 inline constexpr size_t kInjectSize = 128;
+// The maximum RMA message size MUST lie in [1 GiB, 4 GiB - 1] (spec 2.2.2-f; FI_OPT_MAX_RMA_SIZE).
+inline constexpr size_t kMinMaxRmaSize = size_t{1} << 30;
+inline constexpr size_t kMaxMaxRmaSize = (size_t{1} << 32) - 1;
 inline constexpr size_t kQueueDepth = 1024;
 inline constexpr size_t kIovLimit = 4;
 
@@ -268,6 +271,7 @@ struct Ep {
   uint16_t resource_index = 0;
   pds::Mode mode = pds::Mode::rud;  // RDM: from tx_attr->msg_order (rdm_mode)
   uint32_t job_id = 0;  // the JobID written into ses.job_id of what it sends (spec 2.2.4.4)
+  size_t max_rma_size = kMinMaxRmaSize;  // FI_OPT_MAX_RMA_SIZE
   // Untagged and tagged receives have separate queues (digest F.2 SHOULD), each with its unexpected list.
   std::deque<PostedRecv> posted;
   std::deque<InRequest> unexpected;

@@ -423,7 +423,10 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
     if (part.payload.size() != total) return std::nullopt;  // a single packet must carry the whole message
     return execute(ep, std::move(part));
   }
-  if (total > kMaxRdmMsg) return std::nullopt;
+  // A receiver reassembles into memory: bound what a request_length may make it allocate. Writes may be
+  // as large as the endpoint's maximum RMA size.
+  const bool write = part.opcode == wire::ses_request_opcode::UET_WRITE;
+  if (total > (write ? ep->max_rma_size : kMaxRdmMsg)) return std::nullopt;
   const uint64_t offset = som ? 0 : pkt.get(Field::uet_ses_message_offset).value_or(~0ull);
   if (offset % kPayloadMtu || offset + part.payload.size() > total) return std::nullopt;
   const auto key = std::make_tuple(part.src_ipv4, part.src_port, part.message_id, ep->resource_index);

@@ -11,7 +11,7 @@ void SoftuetApi::SetUp() {
   fi_info* hints = fi_allocinfo();
   ASSERT_NE(hints, nullptr);
   hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_MSG;
+  hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
   hints->fabric_attr->prov_name = strdup("softuet");
   const int ret = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info_);
   fi_freeinfo(hints);
