@@ -146,8 +146,8 @@ ssize_t do_atomic(fid_ep* f, const AtomicCall& c) {
   if (c.inject && elements * size > kInjectSize) return -FI_EMSGSIZE;
   std::lock_guard lock(d->mu);
   if (!ep->enabled) return -FI_EOPBADSTATE;
-  softuet_addr to;
-  if (!ep->av || !av_lookup(ep->av, c.dest, &to)) return -FI_EINVAL;
+  Dest to;
+  if (!resolve_dest(ep, c.dest, &to)) return -FI_EINVAL;
   progress(d);
 
   AtomicExt ext;

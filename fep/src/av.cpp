@@ -14,11 +14,24 @@ int av_close(fid* f) {
   return 0;
 }
 
+// The 24-bit JobID of a 3-byte auth key (choice direct-auth-key-byte-order: little-endian).
+uint32_t job_of(const void* key) {
+  const auto* k = static_cast<const uint8_t*>(key);
+  return k[0] | (k[1] << 8) | (static_cast<uint32_t>(k[2]) << 16);
+}
+
 int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void*) {
   Av* av = obj<Av>(f);
   if (count && !addr) return -FI_EINVAL;
-  if (flags) return -FI_EBADFLAGS;
+  // FI_AUTH_KEY: fi_addr[i] holds, on input, the auth key handle the address is associated with.
+  if (flags & ~uint64_t{FI_AUTH_KEY}) return -FI_EBADFLAGS;
+  const bool with_key = flags & FI_AUTH_KEY;
+  if (with_key && !fi_addr) return -FI_EINVAL;
   std::lock_guard lock(av->domain->mu);
+  if (with_key) {
+    for (size_t i = 0; i < count; ++i)
+      if (!av_auth_key_job(av, fi_addr[i])) return -FI_EINVAL;
+  }
   const auto* p = static_cast<const uint8_t*>(addr);
   int inserted = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -31,6 +44,7 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
       if (fi_addr) fi_addr[i] = FI_ADDR_NOTAVAIL;
       continue;
     }
+    av->entry_jobs.push_back(with_key ? av_auth_key_job(av, fi_addr[i]) : std::nullopt);
     if (fi_addr) fi_addr[i] = av->entries.size();
     av->entries.push_back(a);
     ++inserted;
@@ -70,11 +84,62 @@ const char* av_straddr(fid_av*, const void* addr, char* buf, size_t* len) {
   return buf;
 }
 
+// fi_av_insert_auth_key (spec 2.2.4.1-t): a JobID as a 3-byte auth key; the handle names it in
+// fi_av_insert(FI_AUTH_KEY), fi_recvmsg(FI_AUTH_KEY) and fi_mr_regattr. Only in an FI_AV_AUTH_KEY domain.
+int av_insert_auth_key(fid_av* f, const void* auth_key, size_t auth_key_size, fi_addr_t* fi_addr, uint64_t flags) {
+  Av* av = obj<Av>(f);
+  if (flags) return -FI_EBADFLAGS;
+  if (!auth_key || !fi_addr || auth_key_size != uet::wire::k_direct_auth_key_size) return -FI_EINVAL;
+  std::lock_guard lock(av->domain->mu);
+  if (!av->domain->av_auth_keys) return -FI_EOPNOTSUPP;
+  if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
+  *fi_addr = kAuthKeyHandle + av->auth_keys.size();
+  av->auth_keys.push_back(job_of(auth_key));
+  return 0;
+}
+
+int av_lookup_auth_key(fid_av* f, fi_addr_t handle, void* auth_key, size_t* auth_key_size) {
+  Av* av = obj<Av>(f);
+  if (!auth_key_size) return -FI_EINVAL;
+  std::lock_guard lock(av->domain->mu);
+  const std::optional<uint32_t> job = av_auth_key_job(av, handle);
+  if (!job) return -FI_EINVAL;
+  const size_t given = *auth_key_size;
+  *auth_key_size = uet::wire::k_direct_auth_key_size;
+  if (given < *auth_key_size || !auth_key) return -FI_ETOOSMALL;
+  auto* k = static_cast<uint8_t*>(auth_key);
+  k[0] = *job & 0xFF;
+  k[1] = (*job >> 8) & 0xFF;
+  k[2] = (*job >> 16) & 0xFF;
+  return 0;
+}
+
 fi_ops g_av_fi_ops = {sizeof(fi_ops), av_close, enosys, enosys, enosys, enosys, enosys};
-fi_ops_av g_av_ops = {sizeof(fi_ops_av), av_insert, enosys,  enosys, av_remove, av_lookup_op,
-                      av_straddr,        enosys,    enosys,  enosys, enosys};
+fi_ops_av g_av_ops = {sizeof(fi_ops_av), av_insert,    enosys,             enosys, av_remove, av_lookup_op,
+                      av_straddr,        enosys,       av_insert_auth_key, av_lookup_auth_key, enosys};
 
 }  // namespace
+
+std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle) {
+  if (!av || handle < kAuthKeyHandle || handle - kAuthKeyHandle >= av->auth_keys.size()) return std::nullopt;
+  return av->auth_keys[handle - kAuthKeyHandle];
+}
+
+bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out) {
+  if (!ep->av || !av_lookup(ep->av, a, &out->addr)) return false;
+  std::lock_guard lock(ep->domain->mu);
+  const auto& jobs = ep->av->entry_jobs;
+  out->job_id = a < jobs.size() && jobs[a] ? *jobs[a] : ep->job_id;
+  return true;
+}
+
+bool ep_accepts_job(Ep* ep, uint32_t job_id) {
+  if (ep->job_id == job_id) return true;
+  if (!ep->domain->av_auth_keys || !ep->av) return false;
+  for (uint32_t k : ep->av->auth_keys)
+    if (k == job_id) return true;
+  return false;
+}
 
 bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
   std::lock_guard lock(av->domain->mu);

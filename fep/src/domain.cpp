@@ -61,6 +61,7 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
   d->ip = *ip;
   d->pid_on_fep = process_pid_on_fep();
   d->initiator = cfg->initiator_id.value_or(default_initiator(*ip));
+  d->av_auth_keys = info->domain_attr->auth_key_size == FI_AV_AUTH_KEY;
   d->dscp = fault(d, Fault::wrong_dscp) ? 0 : data_dscp(*cfg, info->domain_attr->tclass);
   d->fid.fid.fclass = FI_CLASS_DOMAIN;
   d->fid.fid.context = context;

@@ -96,9 +96,13 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const Loc
       *why = "av_type";
       return false;
     }
-    // Indirect JobID method only in milestone 1 (digest B.3): auth_key_size 0.
-    if (d->auth_key_size) {
-      *why = "auth keys (direct and AV JobID methods come with milestone 4)";
+    // JobID methods (digest B.3): 0 indirect, 3 direct, FI_AV_AUTH_KEY the AV method.
+    if (d->auth_key_size && d->auth_key_size != uet::wire::k_direct_auth_key_size && d->auth_key_size != FI_AV_AUTH_KEY) {
+      *why = "auth_key_size other than 0, 3 or FI_AV_AUTH_KEY";
+      return false;
+    }
+    if (d->auth_key_size == FI_AV_AUTH_KEY && d->auth_key) {
+      *why = "an auth_key with FI_AV_AUTH_KEY (libfabric wants it NULL)";
       return false;
     }
   }
@@ -186,8 +190,19 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   d->mr_iov_limit = 1;
   d->caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
   d->mr_cnt = 65536;
-  d->max_ep_auth_key = 1;
+  d->max_ep_auth_key = kMaxEpAuthKeys;
+  // The method the application asked for (the key itself is the application's, not copied back).
+  const fi_domain_attr* want = hints ? hints->domain_attr : nullptr;
   d->auth_key_size = 0;
+  if (want && want->auth_key_size == FI_AV_AUTH_KEY) {
+    d->auth_key_size = FI_AV_AUTH_KEY;
+  } else if (want && want->auth_key_size == uet::wire::k_direct_auth_key_size && want->auth_key) {
+    d->auth_key = static_cast<uint8_t*>(malloc(want->auth_key_size));  // fi_freeinfo frees it
+    if (d->auth_key) {
+      std::memcpy(d->auth_key, want->auth_key, want->auth_key_size);
+      d->auth_key_size = want->auth_key_size;
+    }
+  }
 
   info->fabric_attr->name = dup("softuet");
   info->fabric_attr->prov_version = kProviderVersion;

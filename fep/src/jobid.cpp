@@ -58,8 +58,22 @@ int mr_job_id(Domain*, const fi_mr_attr* attr, std::optional<uint32_t>* job_id) 
     *job_id = job_of_key(attr->auth_key);
     return 0;
   }
-  // FI_AV_AUTH_KEY (an AV address's auth key) needs AV auth keys, which softuet does not offer yet.
-  return -FI_ENOSYS;
+  // AV method: auth_key points to a struct fi_mr_auth_key naming an AV and an address inserted with an
+  // auth key (or the auth key handle itself). The UET text puts FI_AV_AUTH_KEY in auth_key_size where
+  // libfabric puts sizeof(struct fi_mr_auth_key) (digest B.5): both are taken.
+  if (attr->auth_key_size == FI_AV_AUTH_KEY || attr->auth_key_size == sizeof(fi_mr_auth_key)) {
+    if (!attr->auth_key) return -FI_EINVAL;
+    fi_mr_auth_key k;
+    std::memcpy(&k, attr->auth_key, sizeof k);
+    if (!k.av) return -FI_EINVAL;
+    Av* av = reinterpret_cast<Av*>(k.av);
+    std::optional<uint32_t> job = av_auth_key_job(av, k.src_addr);
+    if (!job && k.src_addr < av->entry_jobs.size()) job = av->entry_jobs[k.src_addr];
+    if (!job) return -FI_EINVAL;
+    *job_id = job;
+    return 0;
+  }
+  return -FI_EINVAL;
 }
 
 }  // namespace softuet

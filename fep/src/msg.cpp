@@ -30,8 +30,8 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (tag && ep->type != FI_EP_RDM) return -FI_EOPNOTSUPP;
   if (len > (ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg)) return -FI_EMSGSIZE;
   if (inject && len > kInjectSize) return -FI_EMSGSIZE;
-  softuet_addr to;
-  if (!ep->av || !av_lookup(ep->av, dest, &to)) return -FI_EINVAL;
+  Dest to;
+  if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
   if (fault(d, Fault::no_header_data)) data = nullptr;
   progress(d);
   const bool want = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
@@ -82,6 +82,13 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
   r.context = context;
   r.src = src;
   r.flags = flags;
+  if (flags & FI_AUTH_KEY) {
+    // AV method (spec 2.2.4.3.1-c): src_addr is an auth key handle and only its JobID may use the buffer.
+    const std::optional<uint32_t> job = av_auth_key_job(ep->av, src);
+    if (!job) return -FI_EINVAL;
+    r.job_id = job;
+    r.src = FI_ADDR_UNSPEC;
+  }
   if (tag) {
     r.tag = *tag;
     r.ignore = ignore;

@@ -28,7 +28,7 @@ struct RmaCall {
 };
 
 // The checks every RMA call shares; on success `to` is the destination and the lock is held by the caller.
-ssize_t rma_check(Ep* ep, const RmaCall& c, size_t len, uint64_t cap, softuet_addr* to) {
+ssize_t rma_check(Ep* ep, const RmaCall& c, size_t len, uint64_t cap, Dest* to) {
   if (c.count > kIovLimit || (c.count && !c.iov)) return -FI_EINVAL;
   for (size_t i = 0; i < c.count; ++i)
     if (c.iov[i].iov_len && !c.iov[i].iov_base) return -FI_EINVAL;
@@ -37,7 +37,7 @@ ssize_t rma_check(Ep* ep, const RmaCall& c, size_t len, uint64_t cap, softuet_ad
   if (ep->type != FI_EP_RDM || !(ep->caps & FI_RMA) || !(ep->caps & cap)) return -FI_EOPNOTSUPP;
   if (len > ep->max_rma_size) return -FI_EMSGSIZE;
   if (c.inject && len > kInjectSize) return -FI_EMSGSIZE;
-  if (!ep->av || !av_lookup(ep->av, c.dest, to)) return -FI_EINVAL;
+  if (!resolve_dest(ep, c.dest, to)) return -FI_EINVAL;
   return 0;
 }
 
@@ -46,7 +46,7 @@ ssize_t do_write(fid_ep* f, const RmaCall& c) {
   Domain* d = ep->domain;
   const size_t len = iov_len(c.iov, c.count);
   std::lock_guard lock(d->mu);
-  softuet_addr to;
+  Dest to;
   if (ssize_t ret = rma_check(ep, c, len, FI_WRITE, &to)) return ret;
   progress(d);
   OutRequest r;
@@ -72,7 +72,7 @@ ssize_t do_read(fid_ep* f, const RmaCall& c) {
   Domain* d = ep->domain;
   const size_t len = iov_len(c.iov, c.count);
   std::lock_guard lock(d->mu);
-  softuet_addr to;
+  Dest to;
   if (ssize_t ret = rma_check(ep, c, len, FI_READ, &to)) return ret;
   progress(d);
   std::vector<OutRequest> msgs;

@@ -57,6 +57,8 @@ inline constexpr size_t kMinMaxRmaSize = size_t{1} << 30;
 inline constexpr size_t kMaxMaxRmaSize = (size_t{1} << 32) - 1;
 inline constexpr size_t kQueueDepth = 1024;
 inline constexpr size_t kIovLimit = 4;
+// Auth keys (JobIDs) an endpoint's AV may hold: domain_attr->max_ep_auth_key.
+inline constexpr size_t kMaxEpAuthKeys = 64;
 
 // Packet delivery mode of an RDM endpoint (digest G.1, spec §2.2.6): ROD when tx_attr->msg_order has any
 // bit of the send-ordering set or of the read/write-ordering set (UET_SEND_ORDERING / UET_RW_ORDERING of
@@ -168,6 +170,18 @@ struct Av {
   Domain* domain = nullptr;
   // Index = fi_addr_t (FI_AV_TABLE); a removed entry stays as a hole so later indices do not move.
   std::vector<std::optional<softuet_addr>> entries;
+  // AV JobID method (spec 2.2.4.1): the JobID of each auth key inserted with fi_av_insert_auth_key (its
+  // handle is kAuthKeyHandle + index), and per entry the JobID it was inserted with (FI_AUTH_KEY).
+  std::vector<uint32_t> auth_keys;
+  std::vector<std::optional<uint32_t>> entry_jobs;
+};
+// Auth key handles are fi_addr_t values apart from the table indices of addresses.
+inline constexpr fi_addr_t kAuthKeyHandle = fi_addr_t{1} << 48;
+
+// Where a transmit goes: the peer's address and the JobID it is sent with (spec 2.2.4.4).
+struct Dest {
+  softuet_addr addr;
+  uint32_t job_id = 0;
 };
 
 struct Mr {
@@ -356,6 +370,7 @@ struct Domain {
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
+  bool av_auth_keys = false;  // opened with auth_key_size FI_AV_AUTH_KEY (the AV JobID method)
   int sock = -1;
   std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
   Eq* eq = nullptr;
@@ -421,6 +436,13 @@ ssize_t recv_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t src, void
 void cq_push(Cq* cq, const Completion& c);
 void cq_push_error(Cq* cq, const fi_cq_err_entry& e);
 bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out);
+// The destination of a transmit to `a`, with the JobID to send with: the auth key the address was
+// inserted with (AV method), else the endpoint's. False when `a` names no address.
+bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out);
+// The JobID of an auth key handle of `av`.
+std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle);
+// Does the endpoint take requests carrying this JobID: its own, or (AV method) one of its AV's keys.
+bool ep_accepts_job(Ep* ep, uint32_t job_id);
 fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator);
 
 // ---- cntr.cpp ----
@@ -440,12 +462,12 @@ size_t progress(Domain* d);
 int transport_wait_ms(Domain* d, int cap_ms);
 // RDM: send the request messages of one operation reliably. Its completion (or error) is written when
 // every packet is ACKed and every message has its SES response (or one fails). Caller holds d->mu.
-ssize_t transport_submit(Ep* ep, const softuet_addr& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done);
+ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done);
 // Closing an RDM endpoint: keep answering the peers for a while (their last ACK may have been lost), then
 // forget its PDCs and sends. Takes d->mu itself.
 void transport_close_ep(Ep* ep);
 // DGRAM: send one UUD datagram of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
-ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
 // The message of an iovec, in one buffer.
 std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len);

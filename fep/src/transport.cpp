@@ -99,8 +99,8 @@ uint16_t alloc_pdcid(Domain* d) {
 }
 
 // The SES standard request header fields common to every packet of a message (digest I.9).
-void ses_fields(FieldValues& v, Ep* ep, const softuet_addr& dest, uint64_t opcode, uint16_t message_id,
-                size_t len) {
+void ses_fields(FieldValues& v, Ep* ep, const Dest& to, uint64_t opcode, uint16_t message_id, size_t len) {
+  const softuet_addr& dest = to.addr;
   v.set(Field::uet_ses_opcode, opcode);
   v.set(Field::uet_ses_version, uet::wire::k_ses_version);
   // rel follows the destination address's mode: relative (flag bit 5 clear) -> 1.
@@ -109,7 +109,7 @@ void ses_fields(FieldValues& v, Ep* ep, const softuet_addr& dest, uint64_t opcod
   Domain* d = ep->domain;
   // No RI generations: the generation MUST then be 0.
   v.set(Field::uet_ses_ri_generation, fault(d, Fault::nonzero_ri_generation) ? 1 : 0);
-  v.set(Field::uet_ses_job_id, (ep->job_id + (fault(d, Fault::wrong_job_id) ? 1 : 0)) & 0xFFFFFF);
+  v.set(Field::uet_ses_job_id, (to.job_id + (fault(d, Fault::wrong_job_id) ? 1 : 0)) & 0xFFFFFF);
   v.set(Field::uet_ses_pid_on_fep, dest.uet.pid_on_fep);
   v.set(Field::uet_ses_resource_index, dest.uet.start_index);
   v.set(Field::uet_ses_buffer_offset, 0);
@@ -152,7 +152,8 @@ ssize_t send_frame(Domain* d, const sockaddr_in& to, const std::vector<uint8_t>&
 Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
-    if (ep->resource_index == ri && ep->type == type && ep->enabled && ep->job_id == job) return ep;
+    if (ep->resource_index == ri && ep->type == type && ep->enabled && ep_accepts_job(ep, static_cast<uint32_t>(job)))
+      return ep;
   return nullptr;
 }
 
@@ -738,9 +739,9 @@ size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data
   return copied;
 }
 
-ssize_t transport_submit(Ep* ep, const softuet_addr& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
+ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
   Domain* d = ep->domain;
-  PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest), addr_port(dest));
+  PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest.addr), addr_port(dest.addr));
   if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   struct Built {
     uint64_t token;
@@ -855,7 +856,7 @@ void transport_close_ep(Ep* ep) {
     it = std::get<3>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
 }
 
-ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_t count, size_t len,
+ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
   const std::vector<uint8_t> msg = gather(iov, count, len);
@@ -868,7 +869,7 @@ ssize_t transport_send(Ep* ep, const softuet_addr& dest, const iovec* iov, size_
     v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
     v.set(Field::uet_ses_hd, header_data ? 1 : 0);
     if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-    return send_frame(d, sockaddr_of(addr_ipv4(dest), addr_port(dest)),
+    return send_frame(d, sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr)),
                       uet::codec::encode_path(rud ? std::span<const Node>(kUudAsRudPath) : std::span<const Node>(kUudPath), v, msg));
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());

@@ -13,6 +13,7 @@ void SoftuetApi::SetUp() {
   hints->ep_attr->type = FI_EP_RDM;
   hints->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
   hints->fabric_attr->prov_name = strdup("softuet");
+  AdjustHints(hints);
   const int ret = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info_);
   fi_freeinfo(hints);
   ASSERT_EQ(ret, 0) << "fi_getinfo: " << fi_err(ret) << "; run through ctest, which sets FI_PROVIDER_PATH";

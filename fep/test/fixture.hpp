@@ -27,6 +27,8 @@ class SoftuetApi : public ::testing::Test {
  protected:
   void SetUp() override;
   void TearDown() override;
+  // A test class changes the fi_getinfo hints here (e.g. the JobID method).
+  virtual void AdjustHints(fi_info*) {}
 
   // Enables both endpoints; a test binds its counters before.
   void Enable();
