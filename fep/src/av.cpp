@@ -14,12 +14,6 @@ int av_close(fid* f) {
   return 0;
 }
 
-// The 24-bit JobID of a 3-byte auth key (choice direct-auth-key-byte-order: little-endian).
-uint32_t job_of(const void* key) {
-  const auto* k = static_cast<const uint8_t*>(key);
-  return k[0] | (k[1] << 8) | (static_cast<uint32_t>(k[2]) << 16);
-}
-
 int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uint64_t flags, void*) {
   Av* av = obj<Av>(f);
   if (count && !addr) return -FI_EINVAL;
@@ -94,7 +88,7 @@ int av_insert_auth_key(fid_av* f, const void* auth_key, size_t auth_key_size, fi
   if (!av->domain->av_auth_keys) return -FI_EOPNOTSUPP;
   if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
   *fi_addr = kAuthKeyHandle + av->auth_keys.size();
-  av->auth_keys.push_back(job_of(auth_key));
+  av->auth_keys.push_back(job_of_auth_key(auth_key));
   return 0;
 }
 
@@ -107,10 +101,7 @@ int av_lookup_auth_key(fid_av* f, fi_addr_t handle, void* auth_key, size_t* auth
   const size_t given = *auth_key_size;
   *auth_key_size = uet::wire::k_direct_auth_key_size;
   if (given < *auth_key_size || !auth_key) return -FI_ETOOSMALL;
-  auto* k = static_cast<uint8_t*>(auth_key);
-  k[0] = *job & 0xFF;
-  k[1] = (*job >> 8) & 0xFF;
-  k[2] = (*job >> 16) & 0xFF;
+  auth_key_of_job(*job, auth_key);
   return 0;
 }
 

@@ -15,8 +15,6 @@ namespace {
 constexpr uint64_t kDgramCaps = FI_MSG | FI_SEND | FI_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
 constexpr uint64_t kRmaCaps = FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 constexpr uint64_t kRdmCaps = kDgramCaps | FI_TAGGED | FI_DIRECTED_RECV | kRmaCaps;
-// The union, for the checks that do not depend on the endpoint type.
-constexpr uint64_t kCaps = kRdmCaps;
 
 // What this FEP's profiles give an endpoint type. AI Base has no fi_tagged (fi_trecv MUST be supported by
 // AI Full and HPC, digest F.2); the rest of RDM is common to the profiles.

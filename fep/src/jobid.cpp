@@ -10,24 +10,30 @@ namespace softuet {
 
 namespace wire = uet::wire;
 
-namespace {
+// Little-endian: the byte order is MISSING from the spec (digest B.3); spec/wire.yaml choice
+// direct-auth-key-byte-order.
+uint32_t job_of_auth_key(const void* key) {
+  const auto* k = static_cast<const uint8_t*>(key);
+  return k[0] | (k[1] << 8) | (static_cast<uint32_t>(k[2]) << 16);
+}
 
-// The 24-bit JobID of a 3-byte auth_key (direct method), little-endian: the byte order is MISSING from
-// the spec (digest B.3); spec/wire.yaml choice direct-auth-key-byte-order.
-uint32_t job_of_key(const uint8_t* key) { return key[0] | (key[1] << 8) | (static_cast<uint32_t>(key[2]) << 16); }
-
-}  // namespace
+void auth_key_of_job(uint32_t job_id, void* key) {
+  auto* k = static_cast<uint8_t*>(key);
+  k[0] = job_id & 0xFF;
+  k[1] = (job_id >> 8) & 0xFF;
+  k[2] = (job_id >> 16) & 0xFF;
+}
 
 int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   const fi_domain_attr* da = info->domain_attr;
   const fi_ep_attr* ea = info->ep_attr;
   // Direct method: the 3-byte auth_key of the endpoint (or of its domain).
   if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) {
-    *job_id = job_of_key(ea->auth_key);
+    *job_id = job_of_auth_key(ea->auth_key);
     return 0;
   }
   if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) {
-    *job_id = job_of_key(da->auth_key);
+    *job_id = job_of_auth_key(da->auth_key);
     return 0;
   }
   if (d->cfg.job_id) {
@@ -55,7 +61,7 @@ int mr_job_id(Domain*, const fi_mr_attr* attr, std::optional<uint32_t>* job_id) 
   }
   if (attr->auth_key_size == wire::k_direct_auth_key_size) {
     if (!attr->auth_key) return -FI_EINVAL;
-    *job_id = job_of_key(attr->auth_key);
+    *job_id = job_of_auth_key(attr->auth_key);
     return 0;
   }
   // AV method: auth_key points to a struct fi_mr_auth_key naming an AV and an address inserted with an

@@ -97,29 +97,37 @@ int mr_bind_ep(Mr* mr, Ep* ep) {
   return 0;
 }
 
-int mr_reg(fid* f, const void* buf, size_t len, uint64_t access, uint64_t, uint64_t requested_key, uint64_t flags,
-           fid_mr** mr, void* context) {
-  if (!f || f->fclass != FI_CLASS_DOMAIN || !mr || (len && !buf)) return -FI_EINVAL;
+namespace {
+
+// The checks every registration call makes (mr_iov_limit is 1).
+int check_reg(const fid* f, const iovec* iov, size_t count, uint64_t flags, fid_mr* const* mr) {
+  if (count != 1 || !iov) return count == 0 ? -FI_EINVAL : -FI_ENOSYS;
+  if (!f || f->fclass != FI_CLASS_DOMAIN || !mr || (iov[0].iov_len && !iov[0].iov_base)) return -FI_EINVAL;
   if (flags) return -FI_EBADFLAGS;
-  return make_mr(obj<Domain>(f), buf, len, access, requested_key, std::nullopt, context, mr);
+  return 0;
 }
 
-int mr_regv(fid* f, const iovec* iov, size_t count, uint64_t access, uint64_t offset, uint64_t requested_key,
+}  // namespace
+
+int mr_reg(fid* f, const void* buf, size_t len, uint64_t access, uint64_t offset, uint64_t requested_key,
+           uint64_t flags, fid_mr** mr, void* context) {
+  const iovec iov{const_cast<void*>(buf), len};
+  return mr_regv(f, &iov, 1, access, offset, requested_key, flags, mr, context);
+}
+
+int mr_regv(fid* f, const iovec* iov, size_t count, uint64_t access, uint64_t, uint64_t requested_key,
             uint64_t flags, fid_mr** mr, void* context) {
-  if (count != 1 || !iov) return count == 0 ? -FI_EINVAL : -FI_ENOSYS;  // mr_iov_limit is 1
-  return mr_reg(f, iov[0].iov_base, iov[0].iov_len, access, offset, requested_key, flags, mr, context);
+  if (int ret = check_reg(f, iov, count, flags, mr)) return ret;
+  return make_mr(obj<Domain>(f), iov[0].iov_base, iov[0].iov_len, access, requested_key, std::nullopt, context, mr);
 }
 
 int mr_regattr(fid* f, const fi_mr_attr* attr, uint64_t flags, fid_mr** mr) {
-  if (!attr || !f || f->fclass != FI_CLASS_DOMAIN || !mr) return -FI_EINVAL;
-  if (flags) return -FI_EBADFLAGS;
-  if (attr->iov_count != 1 || !attr->mr_iov) return attr->iov_count == 0 ? -FI_EINVAL : -FI_ENOSYS;
-  const iovec& iov = attr->mr_iov[0];
-  if (iov.iov_len && !iov.iov_base) return -FI_EINVAL;
+  if (!attr) return -FI_EINVAL;
+  if (int ret = check_reg(f, attr->mr_iov, attr->iov_count, flags, mr)) return ret;
   std::optional<uint32_t> job_id;
   if (int ret = mr_job_id(obj<Domain>(f), attr, &job_id)) return ret;
-  return make_mr(obj<Domain>(f), iov.iov_base, iov.iov_len, attr->access, attr->requested_key, job_id,
-                 attr->context, mr);
+  return make_mr(obj<Domain>(f), attr->mr_iov[0].iov_base, attr->mr_iov[0].iov_len, attr->access,
+                 attr->requested_key, job_id, attr->context, mr);
 }
 
 Mr* mr_for_access(Ep* ep, uint64_t key, uint64_t offset, size_t len, uint64_t access, uint32_t job_id, uint64_t* rc) {

@@ -10,13 +10,6 @@ namespace softuet {
 
 namespace wire = uet::wire;
 
-bool iov_ok(const iovec* iov, size_t count) {
-  if (count > kIovLimit || (count && !iov)) return false;
-  for (size_t i = 0; i < count; ++i)
-    if (iov[i].iov_len && !iov[i].iov_base) return false;
-  return true;
-}
-
 ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
                  const uint64_t* data, bool inject, const uint64_t* tag) {
   Ep* ep = obj<Ep>(f);
@@ -34,7 +27,13 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
   if (fault(d, Fault::no_header_data)) data = nullptr;
   progress(d);
-  const bool want = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+  // DGRAM endpoints refuse tags (above), so the flags name FI_TAGGED only for a tagged RDM send.
+  OpCompletion done;
+  done.context = context;
+  done.cq_flags = FI_SEND | (tag ? FI_TAGGED : FI_MSG);
+  done.want_completion = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+  done.len = len;
+  done.cntr = ep->cntr_send;
   if (ep->type == FI_EP_RDM) {
     // FI_TRANSMIT_COMPLETE: the completion (or the error, for inject too) is written when every packet
     // of the message is ACKed and the target's response has arrived.
@@ -45,12 +44,6 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
     if (data) r.header_data = *data;
     r.payload = gather(iov, count, len);
     r.request_length = static_cast<uint32_t>(len);
-    OpCompletion done;
-    done.context = context;
-    done.cq_flags = FI_SEND | (tag ? FI_TAGGED : FI_MSG);
-    done.want_completion = want;
-    done.len = len;
-    done.cntr = ep->cntr_send;
     std::vector<OutRequest> msgs;
     msgs.push_back(std::move(r));
     return transport_submit(ep, to, std::move(msgs), std::move(done));
@@ -58,12 +51,6 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   const ssize_t ret = transport_send(ep, to, iov, count, len, data);
   if (ret) return ret;
   // DGRAM (UUD) is unreliable: the completion follows the hand-off to the kernel.
-  OpCompletion done;
-  done.context = context;
-  done.cq_flags = FI_SEND | FI_MSG;
-  done.want_completion = want;
-  done.len = len;
-  done.cntr = ep->cntr_send;
   complete_op(ep, done, 0, 0);
   return 0;
 }

@@ -27,28 +27,39 @@ struct RmaCall {
   bool inject;
 };
 
-// The checks every RMA call shares; on success `to` is the destination and the lock is held by the caller.
-ssize_t rma_check(Ep* ep, const RmaCall& c, size_t len, uint64_t cap, Dest* to) {
-  if (c.count > kIovLimit || (c.count && !c.iov)) return -FI_EINVAL;
-  for (size_t i = 0; i < c.count; ++i)
-    if (c.iov[i].iov_len && !c.iov[i].iov_base) return -FI_EINVAL;
+// What every RMA call does before its requests: the checks (the iovec first, so its length is never read
+// from a bad one), the destination, the length, and progress. Caller holds the lock.
+ssize_t rma_begin(Ep* ep, const RmaCall& c, uint64_t cap, size_t* len_out, Dest* to) {
+  if (!iov_ok(c.iov, c.count)) return -FI_EINVAL;
+  const size_t len = iov_len(c.iov, c.count);
   if (!ep->enabled) return -FI_EOPBADSTATE;
   // fi_rma is not supported on FI_EP_DGRAM (spec 2.2.5.4.3-a).
   if (ep->type != FI_EP_RDM || !(ep->caps & FI_RMA) || !(ep->caps & cap)) return -FI_EOPNOTSUPP;
   if (len > ep->max_rma_size) return -FI_EMSGSIZE;
   if (c.inject && len > kInjectSize) return -FI_EMSGSIZE;
   if (!resolve_dest(ep, c.dest, to)) return -FI_EINVAL;
+  progress(ep->domain);
+  *len_out = len;
   return 0;
+}
+
+OpCompletion rma_completion(const Ep* ep, const RmaCall& c, uint64_t cq_flags, size_t len, Cntr* cntr) {
+  OpCompletion done;
+  done.context = c.context;
+  done.cq_flags = cq_flags;
+  done.want_completion = !c.inject && (!ep->tx_selective || (c.flags & FI_COMPLETION));
+  done.len = len;
+  done.cntr = cntr;
+  return done;
 }
 
 ssize_t do_write(fid_ep* f, const RmaCall& c) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
-  const size_t len = iov_len(c.iov, c.count);
   std::lock_guard lock(d->mu);
   Dest to;
-  if (ssize_t ret = rma_check(ep, c, len, FI_WRITE, &to)) return ret;
-  progress(d);
+  size_t len = 0;
+  if (ssize_t ret = rma_begin(ep, c, FI_WRITE, &len, &to)) return ret;
   OutRequest r;
   r.opcode = fault(d, Fault::wrong_rma_opcode) ? wire::ses_request_opcode::UET_SEND : wire::ses_request_opcode::UET_WRITE;
   r.match_bits = c.key;
@@ -56,25 +67,17 @@ ssize_t do_write(fid_ep* f, const RmaCall& c) {
   if (c.data) r.header_data = *c.data;
   r.payload = gather(c.iov, c.count, len);
   r.request_length = static_cast<uint32_t>(len);
-  OpCompletion done;
-  done.context = c.context;
-  done.cq_flags = FI_WRITE | FI_RMA;
-  done.want_completion = !c.inject && (!ep->tx_selective || (c.flags & FI_COMPLETION));
-  done.len = len;
-  done.cntr = ep->cntr_write;
   std::vector<OutRequest> msgs;
   msgs.push_back(std::move(r));
-  return transport_submit(ep, to, std::move(msgs), std::move(done));
+  return transport_submit(ep, to, std::move(msgs), rma_completion(ep, c, FI_WRITE | FI_RMA, len, ep->cntr_write));
 }
 
 ssize_t do_read(fid_ep* f, const RmaCall& c) {
   Ep* ep = obj<Ep>(f);
-  Domain* d = ep->domain;
-  const size_t len = iov_len(c.iov, c.count);
-  std::lock_guard lock(d->mu);
+  std::lock_guard lock(ep->domain->mu);
   Dest to;
-  if (ssize_t ret = rma_check(ep, c, len, FI_READ, &to)) return ret;
-  progress(d);
+  size_t len = 0;
+  if (ssize_t ret = rma_begin(ep, c, FI_READ, &len, &to)) return ret;
   std::vector<OutRequest> msgs;
   size_t off = 0;
   do {
@@ -87,13 +90,8 @@ ssize_t do_read(fid_ep* f, const RmaCall& c) {
     off += r.request_length;
     msgs.push_back(std::move(r));
   } while (off < len);
-  OpCompletion done;
-  done.context = c.context;
-  done.cq_flags = FI_READ | FI_RMA;
-  done.want_completion = !ep->tx_selective || (c.flags & FI_COMPLETION);
-  done.len = len;
+  OpCompletion done = rma_completion(ep, c, FI_READ | FI_RMA, len, ep->cntr_read);  // reads never inject
   done.result.assign(c.iov, c.iov + c.count);
-  done.cntr = ep->cntr_read;
   return transport_submit(ep, to, std::move(msgs), std::move(done));
 }
 

@@ -425,6 +425,9 @@ int mr_job_id(Domain* d, const fi_mr_attr* attr, std::optional<uint32_t>* job_id
 // The JobID an endpoint sends with (spec 2.2.4.4): indirect (the configured JobID), or the fallback JobID
 // when fallback is enabled and nothing else gives one (then UET_PROVIDER_INITIATOR_ID is required).
 int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id);
+// A 3-byte auth key and the 24-bit JobID it holds (spec/wire.yaml choice direct-auth-key-byte-order).
+uint32_t job_of_auth_key(const void* key);
+void auth_key_of_job(uint32_t job_id, void* key);
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
 extern fi_ops_msg g_msg_ops;  // msg.cpp
 // The sends and receives of fi_msg and fi_tagged (`tag` null: untagged). msg.cpp.
@@ -469,6 +472,8 @@ void transport_close_ep(Ep* ep);
 // DGRAM: send one UUD datagram of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
 ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
+// An iovec list a data call may take: at most kIovLimit entries, no NULL base with a length.
+bool iov_ok(const iovec* iov, size_t count);
 // The message of an iovec, in one buffer.
 std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len);
 size_t iov_len(const iovec* iov, size_t count);

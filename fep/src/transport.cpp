@@ -311,8 +311,6 @@ void run_timers(Domain* d, Clock::time_point now) {
       p.sent.erase(it);
       FI_WARN(&g_prov, FI_LOG_EP_DATA, "a packet to %s ran out of retransmissions\n",
               inet_ntoa(sockaddr_of(p.peer_ip, 0).sin_addr));
-      auto op_it = d->ops.find(op);
-      if (op_it != d->ops.end() && op_it->second.responses_left) --op_it->second.responses_left;
       packet_done(d, op, false);
     }
     if (!p.awaited.empty()) run_response_timers(d, p, now);
@@ -715,6 +713,13 @@ std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len) {
     msg.insert(msg.end(), p, p + iov[i].iov_len);
   }
   return msg;
+}
+
+bool iov_ok(const iovec* iov, size_t count) {
+  if (count > kIovLimit || (count && !iov)) return false;
+  for (size_t i = 0; i < count; ++i)
+    if (iov[i].iov_len && !iov[i].iov_base) return false;
+  return true;
 }
 
 size_t iov_len(const iovec* iov, size_t count) {
