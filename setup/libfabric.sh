@@ -266,7 +266,9 @@ pc="$prefix/lib/pkgconfig/libfabric.pc"
 for b in "${LF_REQUIRED_BINS[@]}"; do
     [[ -x "$prefix/bin/$b" ]] || die "not installed: deps/libfabric/bin/$b"
     # Must find the local libfabric through its rpath, without LD_LIBRARY_PATH.
-    env -u LD_LIBRARY_PATH ldd "$prefix/bin/$b" | grep -q "=> $prefix/lib/libfabric.so" \
+    # (Captured first: with pipefail, `ldd | grep -q` fails when grep exits before ldd.)
+    deps_of="$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/$b")" || die "ldd failed on deps/libfabric/bin/$b"
+    [[ "$deps_of" == *"=> $prefix/lib/libfabric.so"* ]] \
         || die "deps/libfabric/bin/$b does not resolve libfabric.so to deps/libfabric/lib (rpath missing?)"
 done
 # fi_info -l also lists two providers compiled into libfabric's core in every build
