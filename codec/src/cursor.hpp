@@ -59,6 +59,7 @@ struct Cursor {
   [[gnu::noinline]] bool truncated(size_t n, wire::Header h, bool dispatch) {
     diag(DiagKind::truncated, h, kNoField, p, n);
     if (!dispatch && h == header) {
+      for (unsigned i = header_mark; i < out.n_emitted; ++i) out.present.reset(static_cast<size_t>(out.emitted[i].field));
       out.n_emitted = header_mark;
       --out.n_layers;
       p = header_start;  // the bytes of a truncated header count as payload
@@ -77,6 +78,7 @@ struct Cursor {
   // No capacity check: the generator sizes `emitted` for the longest path of the graph.
   [[gnu::always_inline]] void emit(wire::Field f, uint64_t v, wire::Choice uncertain) {
     out.values[static_cast<size_t>(f)] = v;
+    out.present.set(static_cast<size_t>(f));
     out.emitted[out.n_emitted++] = {f, uncertain};
   }
   void set(wire::Field f, uint64_t v) { out.values[static_cast<size_t>(f)] = v; }

@@ -33,9 +33,8 @@ const char* status_name(Status status) {
 }
 
 std::optional<uint64_t> Decoded::get(wire::Field field) const {
-  for (unsigned i = 0; i < n_emitted; ++i)
-    if (emitted[i].field == field) return values[static_cast<size_t>(field)];
-  return std::nullopt;
+  if (!present[static_cast<size_t>(field)]) return std::nullopt;
+  return values[static_cast<size_t>(field)];
 }
 
 const char* Decoded::uncertain_of(wire::Field field) const {
@@ -58,6 +57,7 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
   out.len = len;
   out.reached_uet = false;
   out.n_emitted = 0;
+  out.present.reset();
   out.n_layers = 0;
   out.n_diags = 0;
   detail::Cursor c{frame, frame, frame + caplen, out, options};

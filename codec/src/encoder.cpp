@@ -2,6 +2,7 @@
 #include "uet/codec/encoder.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -36,17 +37,29 @@ const std::vector<uint8_t>& FieldValues::bytes(Field field) const {
 }
 
 void put_bits(uint8_t* buf, size_t at, unsigned bit, unsigned bits, uint64_t value) {
+  at += bit / 8;
+  bit %= 8;
   if (bit == 0 && bits % 8 == 0) {  // most fields: whole bytes, big-endian
     for (unsigned i = bits / 8; i-- > 0; value >>= 8) buf[at + i] = static_cast<uint8_t>(value);
     return;
   }
-  for (unsigned i = 0; i < bits; ++i) {
-    const unsigned pos = bit + i;  // bit position from the MSB of buf[at]
-    uint8_t& byte = buf[at + pos / 8];
-    const uint8_t mask = static_cast<uint8_t>(0x80u >> (pos % 8));
-    const bool on = (value >> (bits - 1 - i)) & 1u;
-    byte = on ? (byte | mask) : (byte & ~mask);
+  // A bit field: read the bytes it touches as one big-endian number, replace the field's bits, write
+  // them back. Nine bytes (a 57- to 64-bit field off a byte boundary) need the wider word.
+  const unsigned span = (bit + bits + 7) / 8;
+  const unsigned shift = span * 8 - bit - bits;
+  if (span <= 8) {
+    uint64_t word = 0;
+    for (unsigned i = 0; i < span; ++i) word = (word << 8) | buf[at + i];
+    const uint64_t ones = (uint64_t{1} << bits) - 1;  // bits < 64: a 64-bit field here is off a byte boundary
+    word = (word & ~(ones << shift)) | ((value & ones) << shift);
+    for (unsigned i = span; i-- > 0; word >>= 8) buf[at + i] = static_cast<uint8_t>(word);
+    return;
   }
+  unsigned __int128 word = 0;
+  for (unsigned i = 0; i < span; ++i) word = (word << 8) | buf[at + i];
+  const unsigned __int128 ones = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  word = (word & ~(ones << shift)) | ((static_cast<unsigned __int128>(value) & ones) << shift);
+  for (unsigned i = span; i-- > 0; word >>= 8) buf[at + i] = static_cast<uint8_t>(word);
 }
 
 namespace {
@@ -83,17 +96,51 @@ size_t node_size(const wire::NodeInfo& n, FieldValues& v) {
   return v.get(n.size_rule_field) * n.size_scale;
 }
 
+// Does the encoder write this layout at all? (Aggregates and fields the decoder does not emit are views
+// of bytes other layouts write.)
+bool written(const wire::FieldLayout& l) {
+  return l.field != Field::COUNT && !l.aggregate && wire::field_info(l.field).emitted;
+}
+
+void write_layout(const wire::FieldLayout& l, const FieldValues& v, std::vector<uint8_t>& out, size_t start) {
+  if (!when_holds(l.when, v)) return;
+  uint8_t* at = out.data() + start + l.at;
+  if (l.nbytes) {
+    const std::vector<uint8_t>& b = v.bytes(l.field);
+    std::copy_n(b.begin(), std::min<size_t>(b.size(), l.nbytes), at);
+    return;
+  }
+  const uint64_t x = v.get(l.field);
+  // The common widths of whole-byte fields as single big-endian stores.
+  if (l.bit == 0) {
+    switch (l.bits) {
+      case 8: *at = static_cast<uint8_t>(x); return;
+      case 16: { const uint16_t be = __builtin_bswap16(static_cast<uint16_t>(x)); std::memcpy(at, &be, 2); return; }
+      case 32: { const uint32_t be = __builtin_bswap32(static_cast<uint32_t>(x)); std::memcpy(at, &be, 4); return; }
+      case 64: { const uint64_t be = __builtin_bswap64(x); std::memcpy(at, &be, 8); return; }
+      default: break;
+    }
+  }
+  put_bits(out.data(), start + l.at, l.bit, l.bits, x);
+}
+
 void write_node(const wire::NodeInfo& n, const FieldValues& v, std::vector<uint8_t>& out, size_t start) {
   for (unsigned i = 0; i < n.n_layouts; ++i) {
     const wire::FieldLayout& l = wire::kLayouts[n.first_layout + i];
-    if (l.field == Field::COUNT || l.aggregate || !wire::field_info(l.field).emitted || !when_holds(l.when, v)) continue;
-    if (l.nbytes) {
-      const std::vector<uint8_t>& b = v.bytes(l.field);
-      std::copy_n(b.begin(), std::min<size_t>(b.size(), l.nbytes), out.begin() + start + l.at);
-    } else {
-      put_bits(out.data(), start + l.at, l.bit, l.bits, v.get(l.field));
-    }
+    if (written(l)) write_layout(l, v, out, start);
   }
+}
+
+[[noreturn]] void no_value_for_edge(const wire::NodeInfo& n, Node to) {
+  throw EncodeError(std::string("set ") + wire::field_name(n.select_field) + " to reach " + wire::node_info(to).id +
+                    " from " + n.id);
+}
+
+// Does a value of 0 (an unset field) take some case of `n`, rather than its default edge?
+bool zero_takes_a_case(const wire::NodeInfo& n, uint16_t udp_port) {
+  for (unsigned k = 0; k < n.n_cases; ++k)
+    if (case_matches(wire::kCases[n.first_case + k], 0, udp_port)) return true;
+  return false;
 }
 
 }  // namespace
@@ -117,11 +164,8 @@ std::vector<uint8_t> encode_path(std::span<const Node> path, FieldValues& v, std
     if (n.select_field == Field::COUNT || v.has(n.select_field)) continue;
     if (want) {
       v.set(n.select_field, *want);
-    } else {
-      for (unsigned k = 0; k < n.n_cases; ++k)
-        if (case_matches(wire::kCases[n.first_case + k], 0, udp_port))
-          throw EncodeError(std::string("set ") + wire::field_name(n.select_field) + " to reach " +
-                            wire::node_info(path[i + 1]).id + " from " + n.id);
+    } else if (zero_takes_a_case(n, udp_port)) {
+      no_value_for_edge(n, path[i + 1]);
     }
   }
   std::vector<uint8_t> out;
@@ -157,6 +201,56 @@ std::vector<uint8_t> encode_path(std::span<const Node> path, FieldValues& v, std
     }
     if (rewrite) write_node(n, v, out, starts[i]);
   }
+  return out;
+}
+
+PathEncoder::PathEncoder(std::span<const Node> path, uint16_t udp_port) : udp_port_(udp_port) {
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const wire::NodeInfo& n = wire::node_info(path[i]);
+    const std::optional<uint64_t> want = edge_value(path[i], path[i + 1], udp_port);  // throws off the graph
+    if (n.select_field != Field::COUNT) selects_.push_back({n.select_field, want, path[i], path[i + 1]});
+  }
+  std::vector<std::pair<size_t, const wire::NodeInfo*>> dispatch;
+  for (Node node : path) {
+    const wire::NodeInfo& n = wire::node_info(node);
+    if (n.size_rule_field != Field::COUNT || n.bounds_field != Field::COUNT)
+      throw EncodeError(std::string("node ") + n.id + " has a size or bounds that depend on the frame: use encode_path");
+    if (n.payload_length_field != Field::COUNT) payload_lengths_.push_back(n.payload_length_field);
+    if (n.dispatch) {
+      dispatch.emplace_back(header_size_, &n);
+      continue;
+    }
+    for (unsigned i = 0; i < n.n_layouts; ++i) {
+      const wire::FieldLayout& l = wire::kLayouts[n.first_layout + i];
+      if (written(l)) slots_.push_back({static_cast<uint32_t>(header_size_ + l.at), &l});
+    }
+    header_size_ += std::max<size_t>(n.size, n.min_len);
+  }
+  // As in encode_path, a dispatch node's fields go over the bytes that follow it, once they are written.
+  for (const auto& [start, n] : dispatch) {
+    if (start + n->min_len > header_size_) continue;
+    for (unsigned i = 0; i < n->n_layouts; ++i) {
+      const wire::FieldLayout& l = wire::kLayouts[n->first_layout + i];
+      if (written(l)) slots_.push_back({static_cast<uint32_t>(start + l.at), &l});
+    }
+  }
+}
+
+std::vector<uint8_t> PathEncoder::encode(FieldValues& v, std::span<const uint8_t> payload) const {
+  for (const Select& s : selects_) {
+    if (v.has(s.field)) continue;
+    if (s.value) {
+      v.set(s.field, *s.value);
+    } else {
+      const wire::NodeInfo& n = wire::node_info(s.from);
+      if (zero_takes_a_case(n, udp_port_)) no_value_for_edge(n, s.to);
+    }
+  }
+  for (Field f : payload_lengths_)
+    if (!v.has(f)) v.set(f, payload.size());
+  std::vector<uint8_t> out(header_size_ + payload.size());
+  for (const Slot& s : slots_) write_layout(*s.layout, v, out, s.at - s.layout->at);
+  std::copy(payload.begin(), payload.end(), out.begin() + header_size_);
   return out;
 }
 

@@ -148,7 +148,7 @@ ssize_t do_atomic(fid_ep* f, const AtomicCall& c) {
   if (!ep->enabled) return -FI_EOPBADSTATE;
   Dest to;
   if (!resolve_dest(ep, c.dest, &to)) return -FI_EINVAL;
-  progress(d);
+  progress_deferring_output(d);  // the ACKs go with the next call
 
   AtomicExt ext;
   ext.opcode = *lf::amo_opcode_of(c.op);

@@ -60,8 +60,11 @@ ssize_t cq_readfrom(fid_cq* f, void* buf, size_t count, fi_addr_t* src) {
   Cq* cq = obj<Cq>(f);
   if (count && !buf) return -FI_EINVAL;
   std::lock_guard lock(cq->domain->mu);
-  progress(cq->domain);
-  return read_locked(cq, buf, count, src);
+  progress_deferring_output(cq->domain);
+  const ssize_t n = read_locked(cq, buf, count, src);
+  // Completions go to the application first; its next call sends the ACKs. Nothing to hand over: now.
+  if (n <= 0) flush_outbox(cq->domain);
+  return n;
 }
 
 ssize_t cq_read(fid_cq* f, void* buf, size_t count) { return cq_readfrom(f, buf, count, nullptr); }

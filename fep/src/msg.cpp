@@ -26,7 +26,7 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   Dest to;
   if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
   if (fault(d, Fault::no_header_data)) data = nullptr;
-  progress(d);
+  progress_deferring_output(d);  // the ACKs go with the next call
   // DGRAM endpoints refuse tags (above), so the flags name FI_TAGGED only for a tagged RDM send.
   OpCompletion done;
   done.context = context;
@@ -81,7 +81,7 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
     r.ignore = ignore;
   }
   post_recv(ep, std::move(r), tag != nullptr);
-  progress(d);
+  progress_deferring_output(d);  // the ACKs go with the next call
   return 0;
 }
 

@@ -38,7 +38,7 @@ ssize_t rma_begin(Ep* ep, const RmaCall& c, uint64_t cap, size_t* len_out, Dest*
   if (len > ep->max_rma_size) return -FI_EMSGSIZE;
   if (c.inject && len > kInjectSize) return -FI_EMSGSIZE;
   if (!resolve_dest(ep, c.dest, to)) return -FI_EINVAL;
-  progress(ep->domain);
+  progress_deferring_output(ep->domain);  // the ACKs go with the request
   *len_out = len;
   return 0;
 }

@@ -2,6 +2,7 @@
 // member is the public fid_* struct, so the fid pointer libfabric hands back is the object itself.
 #pragma once
 
+#include <netinet/in.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -389,6 +390,18 @@ struct Domain {
   // libfabric call, or a peer waiting for an ACK stalls while this process does something else.
   std::thread fep_thread;
   std::atomic<bool> stopping{false};
+  // How many times the application has run progress. While the count moves, the FEP thread stands back:
+  // on a small machine a second thread woken by every frame costs more than it saves.
+  std::atomic<uint64_t> app_progress_calls{0};
+  // Frames waiting to go out together in one sendmmsg: requests, ACKs and NACKs. A CQ read that hands
+  // completions to the application leaves them for its next call, so the application's answer (a
+  // pingpong's reply, say) leaves in the same batch as the ACK.
+  struct Outgoing {
+    sockaddr_in to;
+    std::vector<uint8_t> frame;
+  };
+  std::vector<Outgoing> outbox;
+  std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<uint32_t, uint16_t, uint16_t, uint16_t>, Reassembly> reassembly;
 };
@@ -461,6 +474,10 @@ void transport_close(Domain* d);
 // Drain the socket and deliver what arrived, then fire retransmission timers (manual progress). Caller
 // holds d->mu. Returns the number of frames read.
 size_t progress(Domain* d);
+// progress, but leaves the frames it made for the next call (for CQ reads that return completions).
+size_t progress_deferring_output(Domain* d);
+// Send the frames waiting in the outbox.
+void flush_outbox(Domain* d);
 // How long a blocking wait may sleep before a retransmission is due: `cap_ms`, or less. Caller holds d->mu.
 int transport_wait_ms(Domain* d, int cap_ms);
 // RDM: send the request messages of one operation reliably. Its completion (or error) is written when

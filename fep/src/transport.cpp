@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "softuet.hpp"
 #include "uet/codec/decoded.hpp"
@@ -56,6 +57,14 @@ constexpr Node kNackPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_nack, Node
 // sends that packet again, and how often.
 constexpr auto kResponseWait = std::chrono::milliseconds(20);
 constexpr unsigned kResponseTries = 8;
+// How long after the application's last progress the FEP thread takes over the socket.
+// How often the FEP thread looks whether the application still runs progress. Each look costs a
+// context switch on a busy core; frames a CQ read left may wait this long if the application stops
+// calling (a peer may then retransmit once).
+constexpr std::chrono::milliseconds kAppActive{10};
+
+size_t drain(Domain* d);
+
 // How many given responses a target PDC keeps for duplicates.
 constexpr size_t kGivenResponses = 4096;
 
@@ -66,17 +75,30 @@ bool is_atomic(uint64_t opcode) {
 }
 bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::MSWAP; }
 
-// The SES nodes of one standard-header request packet (digest I.7): SOM or continuation, then the atomic
+// The paths of standard-header request packets (digest I.7): SOM or continuation, then the atomic
 // extension (and the CAS operands) for atomics.
-std::vector<Node> request_path(bool som, const OutRequest& r) {
-  std::vector<Node> path = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
-                            Node::uet_ses_std, Node::uet_ses_std_buffer_offset,
-                            som ? Node::uet_ses_std_som : Node::uet_ses_std_cont};
-  if (r.atomic) {
-    path.push_back(Node::uet_ses_atomic);
-    if (is_cas(r.atomic->opcode)) path.push_back(Node::uet_ses_cas);
-  }
-  return path;
+#define SOFTUET_REQUEST_PATH(ses_part, ...)                                                                  \
+  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_std,             \
+   Node::uet_ses_std_buffer_offset, ses_part __VA_OPT__(,) __VA_ARGS__}
+constexpr Node kReqSom[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som);
+constexpr Node kReqCont[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont);
+constexpr Node kReqSomAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic);
+constexpr Node kReqContAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic);
+constexpr Node kReqSomCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic, Node::uet_ses_cas);
+constexpr Node kReqContCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic, Node::uet_ses_cas);
+#undef SOFTUET_REQUEST_PATH
+
+// The encoder of one path, its graph walk done on first use.
+template <const auto& Path>
+const uet::codec::PathEncoder& encoder() {
+  static const uet::codec::PathEncoder e{Path};
+  return e;
+}
+
+const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r) {
+  if (!r.atomic) return som ? encoder<kReqSom>() : encoder<kReqCont>();
+  if (!is_cas(r.atomic->opcode)) return som ? encoder<kReqSomAtomic>() : encoder<kReqContAtomic>();
+  return som ? encoder<kReqSomCas>() : encoder<kReqContCas>();
 }
 
 uint16_t next_message_id(Domain* d) {
@@ -149,6 +171,12 @@ ssize_t send_frame(Domain* d, const sockaddr_in& to, const std::vector<uint8_t>&
   }
 }
 
+// Frames wait in d->outbox for flush_outbox.
+void queue_frame(Domain* d, const sockaddr_in& to, std::vector<uint8_t>&& frame) {
+  d->outbox.push_back({to, std::move(frame)});
+  d->outbox_waiting.store(true, std::memory_order_relaxed);
+}
+
 Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
@@ -175,8 +203,8 @@ PeerPdc& peer_pdc(Domain* d, Ep* ep, uint32_t ip, uint16_t port) {
   return *slot;
 }
 
-// Write the PDS request header for `f` over the first 12 bytes of `frame` and send it.
-ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame) {
+// Write the PDS request header for `f` over the first 12 bytes of `frame` and queue a copy to send.
+void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame) {
   FieldValues v;
   v.set(Field::uet_pds_type, pds_req_type(p.ep->mode));
   v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_REQUEST_STD);
@@ -197,9 +225,9 @@ ssize_t send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::ve
   } else {
     v.set(Field::uet_pds_dpdcid, p.peer_tgt_id.value_or(0));
   }
-  const std::vector<uint8_t> pds = uet::codec::encode_path(kReqPdsPath, v);
+  const std::vector<uint8_t> pds = encoder<kReqPdsPath>().encode(v);
   std::memcpy(frame.data(), pds.data(), kPdsReqSize);
-  return send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), frame);
+  queue_frame(d, sockaddr_of(p.peer_ip, p.peer_port), std::vector<uint8_t>(frame));  // the original stays for retransmission
 }
 
 // ---- operations at the initiator ----
@@ -334,7 +362,7 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
     const sockaddr_in to = sockaddr_of(p.peer_ip, p.peer_port);
     if (!rsp) {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_NONE);
-      send_frame(d, to, uet::codec::encode_path(kAckPath, v));
+      queue_frame(d, to, encoder<kAckPath>().encode(v));
       return;
     }
     v.set(Field::uet_ses_rsp_list, rsp->expected ? wire::ses_list::UET_EXPECTED : wire::ses_list::UET_OVERFLOW);
@@ -350,13 +378,13 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
       v.set(Field::uet_ses_rsp_message_id, next_message_id(d));
       v.set(Field::uet_ses_rsp_read_request_message_id, message_id);
       v.set(Field::uet_ses_rsp_message_offset, 0);
-      send_frame(d, to, uet::codec::encode_path(kAckRspDataPath, v, rsp->data));
+      queue_frame(d, to, encoder<kAckRspDataPath>().encode(v, rsp->data));
     } else {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE);
       v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_ri_generation, 0);
-      send_frame(d, to, uet::codec::encode_path(kAckRspPath, v));
+      queue_frame(d, to, encoder<kAckRspPath>().encode(v));
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding an ACK failed: %s\n", e.what());
@@ -375,7 +403,7 @@ void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   v.set(Field::uet_pds_nack_payload, 0);
   try {
-    send_frame(d, sockaddr_of(p.peer_ip, p.peer_port), uet::codec::encode_path(kNackPath, v));
+    queue_frame(d, sockaddr_of(p.peer_ip, p.peer_port), encoder<kNackPath>().encode(v));
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a NACK failed: %s\n", e.what());
   }
@@ -649,9 +677,23 @@ int transport_open(Domain* d) {
   }
   // The FEP thread stands in for the NIC: it runs the same progress as the application's calls, when a
   // frame arrives or a retransmission is due, so ACKs and retransmissions never wait for the application
-  // (fi_pingpong, say, blocks on its TCP control socket while its peer waits for an ACK).
+  // (fi_pingpong, say, blocks on its TCP control socket while its peer waits for an ACK). While the
+  // application itself polls, the thread only checks back every kAppActive.
   d->fep_thread = std::thread([d] {
+    uint64_t seen = d->app_progress_calls.load(std::memory_order_relaxed);
     while (!d->stopping.load()) {
+      const uint64_t calls = d->app_progress_calls.load(std::memory_order_relaxed);
+      if (calls != seen) {
+        // The application ran progress since the last look: let it, and look again later.
+        seen = calls;
+        std::this_thread::sleep_for(kAppActive);
+        if (d->outbox_waiting.load(std::memory_order_relaxed)) {
+          // Frames a CQ read left, and the application has not called since: they go now.
+          std::lock_guard lock(d->mu);
+          flush_outbox(d);
+        }
+        continue;
+      }
       int wait_ms;
       {
         std::lock_guard lock(d->mu);
@@ -661,7 +703,8 @@ int transport_open(Domain* d) {
       if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR) break;
       if (d->stopping.load()) break;
       std::lock_guard lock(d->mu);
-      progress(d);
+      drain(d);
+      flush_outbox(d);
     }
   });
   return 0;
@@ -670,12 +713,57 @@ int transport_open(Domain* d) {
 void transport_close(Domain* d) {
   d->stopping.store(true);
   if (d->fep_thread.joinable()) d->fep_thread.join();
+  flush_outbox(d);
   if (d->sock >= 0) close(d->sock);
   d->sock = -1;
 }
 
 size_t progress(Domain* d) {
+  const size_t frames = progress_deferring_output(d);
+  flush_outbox(d);
+  return frames;
+}
 
+size_t progress_deferring_output(Domain* d) {
+  // One writer (under the domain's mutex), so a plain increment of the relaxed atomic is enough.
+  d->app_progress_calls.store(d->app_progress_calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  flush_outbox(d);
+  return drain(d);
+}
+
+void flush_outbox(Domain* d) {
+  if (d->outbox.empty()) return;
+  constexpr size_t kBatch = 64;
+  size_t done = 0;
+  while (done < d->outbox.size()) {
+    mmsghdr msgs[kBatch];
+    iovec iov[kBatch];
+    const size_t n = std::min(kBatch, d->outbox.size() - done);
+    for (size_t i = 0; i < n; ++i) {
+      Domain::Outgoing& r = d->outbox[done + i];
+      iov[i] = {r.frame.data(), r.frame.size()};
+      msgs[i] = {};
+      msgs[i].msg_hdr.msg_name = &r.to;
+      msgs[i].msg_hdr.msg_namelen = sizeof r.to;
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    const int sent = sendmmsg(d->sock, msgs, static_cast<unsigned>(n), 0);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      // A full socket buffer: the rest are dropped like lost ACKs, and the peers retransmit.
+      if (errno != EAGAIN && errno != ENOBUFS) FI_WARN(&g_prov, FI_LOG_EP_DATA, "sendmmsg: %s\n", strerror(errno));
+      break;
+    }
+    done += static_cast<size_t>(sent);
+  }
+  d->outbox.clear();
+  d->outbox_waiting.store(false, std::memory_order_relaxed);
+}
+
+namespace {
+
+size_t drain(Domain* d) {
   static thread_local std::vector<uint8_t> buf(65536);
   size_t frames = 0;
   for (;;) {
@@ -692,6 +780,8 @@ size_t progress(Domain* d) {
   if (!d->pdcs.empty()) run_timers(d, Clock::now());
   return frames;
 }
+
+}  // namespace
 
 int transport_wait_ms(Domain* d, int cap_ms) {
   std::optional<Clock::time_point> next;
@@ -787,7 +877,7 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
         SentPacket sp;
         sp.eom = eom;
         sp.message_id = message_id;
-        sp.frame = uet::codec::encode_path(request_path(som, r), v, payload);
+        sp.frame = request_encoder(som, r).encode(v, payload);
         built.push_back({d->next_token++, std::move(sp)});
       }
     }
@@ -813,6 +903,7 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
     p.backlog.push_back(b.token);
   }
   flush_backlog(d, p, Clock::now());
+  flush_outbox(d);  // our requests, with the ACKs an earlier CQ read left
   return 0;
 }
 
@@ -874,8 +965,10 @@ ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count,
     v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
     v.set(Field::uet_ses_hd, header_data ? 1 : 0);
     if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-    return send_frame(d, sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr)),
-                      uet::codec::encode_path(rud ? std::span<const Node>(kUudAsRudPath) : std::span<const Node>(kUudPath), v, msg));
+    const ssize_t ret = send_frame(d, sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr)),
+                                   (rud ? encoder<kUudAsRudPath>() : encoder<kUudPath>()).encode(v, msg));
+    flush_outbox(d);  // after our datagram, the ACKs an earlier call left
+    return ret;
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
     return -FI_EIO;

@@ -31,6 +31,7 @@ class BlockingWait {
     if (wait_ms < 0 || wait_ms > 100) wait_ms = 100;
     {
       std::lock_guard lock(d_->mu);
+      flush_outbox(d_);
       wait_ms = transport_wait_ms(d_, wait_ms);
     }
     pollfd p{d_->sock, POLLIN, 0};

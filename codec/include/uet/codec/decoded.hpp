@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -59,6 +60,9 @@ class Decoded {
   // Value of each field decoded in this frame, indexed by field; byte-string kinds hold their offset
   // in the frame. Only fields decoded in this frame are meaningful: read them through get().
   std::array<uint64_t, wire::kFieldCount> values;
+  // Which fields were emitted, so get() is one test rather than a walk of `emitted` (the reference FEP
+  // reads a dozen fields of every frame it receives).
+  std::bitset<wire::kFieldCount> present;
 
   Status status() const {
     if (n_diags) return Status::malformed;

@@ -45,6 +45,33 @@ class FieldValues {
 std::vector<uint8_t> encode_path(std::span<const wire::Node> path, FieldValues& values,
                                  std::span<const uint8_t> payload = {}, uint16_t udp_port = wire::kUdpPort);
 
+// encode_path with the walk of the graph done once: for senders that build many frames along the same
+// path (the reference FEP). encode() gives the bytes encode_path gives. Paths whose header sizes depend
+// on the frame (size rules) or that carry bounds fields (IP and UDP lengths) are refused at construction
+// with EncodeError, as are sequences of nodes that are not a path of the graph.
+class PathEncoder {
+ public:
+  explicit PathEncoder(std::span<const wire::Node> path, uint16_t udp_port = wire::kUdpPort);
+  std::vector<uint8_t> encode(FieldValues& values, std::span<const uint8_t> payload = {}) const;
+  size_t header_size() const { return header_size_; }
+
+ private:
+  struct Select {
+    wire::Field field;
+    std::optional<uint64_t> value;  // nullopt: a default edge, which the caller's value must take
+    wire::Node from, to;
+  };
+  struct Slot {
+    uint32_t at;  // byte offset in the frame
+    const wire::FieldLayout* layout;
+  };
+  std::vector<Select> selects_;
+  std::vector<wire::Field> payload_lengths_;  // set to the payload's size unless the caller set them
+  std::vector<Slot> slots_;  // in encode_path's order: the nodes in turn, then the dispatch nodes again
+  size_t header_size_ = 0;
+  uint16_t udp_port_;
+};
+
 // The value the path implies for the select field of `from` to reach `to`, if the edge is a case.
 // Throws EncodeError when `to` does not follow `from`.
 std::optional<uint64_t> edge_value(wire::Node from, wire::Node to, uint16_t udp_port = wire::kUdpPort);
