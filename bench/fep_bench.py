@@ -6,6 +6,8 @@ In one run, with fabtests programs (server on side b, client on side a):
   - message rate  fi_rdm_bw (RDM) or fi_pingpong (DGRAM) with 64-byte messages: transfers per second;
   - bandwidth     fi_rdm_bw with 64 KiB messages (RDM only): MB/s.
 Baselines: `udp` for FI_EP_DGRAM, `tcp;ofi_rxm` for FI_EP_RDM. Each figure is the median of --repeat runs.
+The veth pair has a 9000-byte MTU (--mtu): softuet carries 4 KiB payloads per packet, as UET fabrics do,
+which a 1500-byte link would split into IP fragments; both providers run over the same link.
 Ratios are stated so that >= 1.0 is in softuet's favour (rate: softuet / baseline; latency: baseline /
 softuet). Results go to out/bench/fep.json.
 """
@@ -64,14 +66,16 @@ def main() -> int:
     parser.add_argument("--ep", choices=["dgram", "rdm", "both"], default="both")
     parser.add_argument("--iterations", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--mtu", type=int, default=9000, help="MTU of the veth pair (default 9000)")
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "bench")
     args = parser.parse_args()
     if os.geteuid() != 0:
         parser.error("network namespaces need root")
     eps = ["dgram", "rdm"] if args.ep == "both" else [args.ep]
     env = {"FI_PROVIDER_PATH": args.provider_path}
-    results: dict = {"provider": args.provider, "iterations": args.iterations, "repeat": args.repeat, "endpoints": {}}
-    with NamespacePair() as pair:
+    results: dict = {"provider": args.provider, "iterations": args.iterations, "repeat": args.repeat, "mtu": args.mtu,
+                     "endpoints": {}}
+    with NamespacePair(mtu=args.mtu) as pair:
         for ep in eps:
             row = results["endpoints"][ep] = {"baseline": BASELINE[ep], "figures": {}, "ratios": {}}
             for what, argv in programs(ep, args.iterations).items():
