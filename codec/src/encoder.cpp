@@ -102,6 +102,8 @@ bool written(const wire::FieldLayout& l) {
   return l.field != Field::COUNT && !l.aggregate && wire::field_info(l.field).emitted;
 }
 
+void write_value(const wire::FieldLayout& l, uint64_t x, uint8_t* node);
+
 void write_layout(const wire::FieldLayout& l, const FieldValues& v, std::vector<uint8_t>& out, size_t start) {
   if (!when_holds(l.when, v)) return;
   uint8_t* at = out.data() + start + l.at;
@@ -110,7 +112,11 @@ void write_layout(const wire::FieldLayout& l, const FieldValues& v, std::vector<
     std::copy_n(b.begin(), std::min<size_t>(b.size(), l.nbytes), at);
     return;
   }
-  const uint64_t x = v.get(l.field);
+  write_value(l, v.get(l.field), out.data() + start);
+}
+
+void write_value(const wire::FieldLayout& l, uint64_t x, uint8_t* node) {
+  uint8_t* at = node + l.at;
   // The common widths of whole-byte fields as single big-endian stores.
   if (l.bit == 0) {
     switch (l.bits) {
@@ -121,7 +127,7 @@ void write_layout(const wire::FieldLayout& l, const FieldValues& v, std::vector<
       default: break;
     }
   }
-  put_bits(out.data(), start + l.at, l.bit, l.bits, x);
+  put_bits(node, l.at, l.bit, l.bits, x);
 }
 
 void write_node(const wire::NodeInfo& n, const FieldValues& v, std::vector<uint8_t>& out, size_t start) {
@@ -252,6 +258,20 @@ std::vector<uint8_t> PathEncoder::encode(FieldValues& v, std::span<const uint8_t
   for (const Slot& s : slots_) write_layout(*s.layout, v, out, s.at - s.layout->at);
   std::copy(payload.begin(), payload.end(), out.begin() + header_size_);
   return out;
+}
+
+void PathEncoder::rewrite(std::span<uint8_t> frame, Field field, uint64_t value) const {
+  bool found = false;
+  for (const Slot& s : slots_) {
+    if (s.layout->field != field) continue;
+    if (s.layout->when >= 0 || s.layout->nbytes)
+      throw EncodeError(std::string("cannot rewrite ") + wire::field_name(field) + ": conditional or a byte string");
+    if (s.at + (s.layout->bit + s.layout->bits + 7) / 8 > frame.size())
+      throw EncodeError(std::string("frame too short to rewrite ") + wire::field_name(field));
+    write_value(*s.layout, value, frame.data() + s.at - s.layout->at);
+    found = true;
+  }
+  if (!found) throw EncodeError(std::string("the path does not lay out ") + wire::field_name(field));
 }
 
 }  // namespace uet::codec

@@ -45,6 +45,26 @@ TEST(PathEncoder, AcceptsTheReferenceFepPaths) {
   EXPECT_NO_THROW(PathEncoder{ack});
 }
 
+TEST(PathEncoder, RewriteGivesTheFrameEncodedWithTheNewValue) {
+  const Node path[] = {Node::uet, Node::uet_pds, Node::uet_pds_uud, Node::uet_pds_next,
+                       Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
+  PathEncoder enc(path);
+  const uint8_t payload[5] = {1, 2, 3, 4, 5};
+  FieldValues v;
+  v.set(wire::Field::uet_ses_opcode, 7).set(wire::Field::uet_ses_message_id, 1).set(wire::Field::uet_ses_request_length, 5);
+  v.set(wire::Field::uet_ses_job_id, 0xABCDEF).set(wire::Field::uet_ses_som, 1).set(wire::Field::uet_ses_eom, 1);
+  std::vector<uint8_t> frame = enc.encode(v, payload);
+  enc.rewrite(frame, wire::Field::uet_ses_message_id, 0xBEEF);
+  enc.rewrite(frame, wire::Field::uet_ses_request_length, 0x12345);
+  enc.rewrite(frame, wire::Field::uet_ses_pid_on_fep, 0xFFF);  // a 12-bit field beside reserved bits
+  FieldValues w = v;
+  w.set(wire::Field::uet_ses_message_id, 0xBEEF).set(wire::Field::uet_ses_request_length, 0x12345);
+  w.set(wire::Field::uet_ses_pid_on_fep, 0xFFF);
+  EXPECT_EQ(frame, enc.encode(w, payload));
+  EXPECT_THROW(enc.rewrite(frame, wire::Field::uet_ses_header_data, 1), EncodeError);  // only when hd = 1
+  EXPECT_THROW(enc.rewrite(frame, wire::Field::uet_ses_rsp_job_id, 1), EncodeError);   // not on the path
+}
+
 TEST(PathEncoder, RefusesNodesThatAreNotAPath) {
   const Node bad[] = {Node::uet, Node::uet_ses_response};
   EXPECT_THROW(PathEncoder{bad}, EncodeError);

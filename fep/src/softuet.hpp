@@ -272,6 +272,13 @@ struct OpCompletion {
 struct Ep {
   fid_ep fid{};
   Domain* domain = nullptr;
+  // The last datagram header sent without remote CQ data, and where it went: the next datagram to the
+  // same destination rewrites only its message id and length (transport_send).
+  struct DgramHeader {
+    softuet_addr dest{};
+    uint32_t job_id = 0;
+    std::vector<uint8_t> bytes;
+  } dgram_header;
   fi_ep_type type = FI_EP_RDM;
   uint64_t caps = 0;
   Cq* tx_cq = nullptr;

@@ -160,17 +160,6 @@ sockaddr_in sockaddr_of(uint32_t ip, uint16_t port) {
   return to;
 }
 
-ssize_t send_frame(Domain* d, const sockaddr_in& to, const std::vector<uint8_t>& frame) {
-  for (;;) {
-    const ssize_t n = sendto(d->sock, frame.data(), frame.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
-    if (n >= 0) return 0;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == ENOBUFS) return -FI_EAGAIN;
-    FI_WARN(&g_prov, FI_LOG_EP_DATA, "sendto: %s\n", strerror(errno));
-    return -FI_EIO;
-  }
-}
-
 // Frames wait in d->outbox for flush_outbox.
 void queue_frame(Domain* d, const sockaddr_in& to, std::vector<uint8_t>&& frame) {
   d->outbox.push_back({to, std::move(frame)});
@@ -955,24 +944,55 @@ void transport_close_ep(Ep* ep) {
 ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
-  const std::vector<uint8_t> msg = gather(iov, count, len);
+  const bool rud = fault(d, Fault::dgram_over_rud);  // DGRAM MUST use UUD (spec 2.2.6-a)
+  const uet::codec::PathEncoder& enc = rud ? encoder<kUudAsRudPath>() : encoder<kUudPath>();
+  Ep::DgramHeader& kept = ep->dgram_header;
+  std::vector<uint8_t> own;  // a header with remote CQ data is not kept
+  std::vector<uint8_t>& header = header_data ? own : kept.bytes;
   try {
-    FieldValues v;
-    const bool rud = fault(d, Fault::dgram_over_rud);  // DGRAM MUST use UUD (spec 2.2.6-a)
-    v.set(Field::uet_pds_type, rud ? wire::pds_type::RUD_REQ : wire::pds_type::UUD_REQ);
-    if (rud) v.set(Field::uet_pds_flags_syn, 1);
-    ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
-    v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
-    v.set(Field::uet_ses_hd, header_data ? 1 : 0);
-    if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-    const ssize_t ret = send_frame(d, sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr)),
-                                   (rud ? encoder<kUudAsRudPath>() : encoder<kUudPath>()).encode(v, msg));
-    flush_outbox(d);  // after our datagram, the ACKs an earlier call left
-    return ret;
+    const uint16_t message_id = next_message_id(d);
+    if (!header_data && !kept.bytes.empty() && kept.job_id == dest.job_id &&
+        std::memcmp(&kept.dest, &dest.addr, sizeof kept.dest) == 0) {
+      enc.rewrite(header, Field::uet_ses_message_id, message_id);
+      enc.rewrite(header, Field::uet_ses_request_length, len);
+    } else {
+      FieldValues v;
+      v.set(Field::uet_pds_type, rud ? wire::pds_type::RUD_REQ : wire::pds_type::UUD_REQ);
+      if (rud) v.set(Field::uet_pds_flags_syn, 1);
+      ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, message_id, len);
+      v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
+      v.set(Field::uet_ses_hd, header_data ? 1 : 0);
+      if (header_data) v.set(Field::uet_ses_header_data, *header_data);
+      header = enc.encode(v);
+      if (!header_data) {
+        kept.dest = dest.addr;
+        kept.job_id = dest.job_id;
+      }
+    }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
+    kept.bytes.clear();
     return -FI_EIO;
   }
+  // The payload goes from the caller's buffers straight to the socket.
+  iovec parts[kIovLimit + 1];
+  parts[0] = {header.data(), header.size()};
+  for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
+  sockaddr_in to = sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr));
+  msghdr m{};
+  m.msg_name = &to;
+  m.msg_namelen = sizeof to;
+  m.msg_iov = parts;
+  m.msg_iovlen = count + 1;
+  ssize_t ret = 0;
+  while (sendmsg(d->sock, &m, 0) < 0) {
+    if (errno == EINTR) continue;
+    ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN : -FI_EIO;
+    if (ret == -FI_EIO) FI_WARN(&g_prov, FI_LOG_EP_DATA, "sendmsg: %s\n", strerror(errno));
+    break;
+  }
+  flush_outbox(d);  // after our datagram, the ACKs an earlier call left
+  return ret;
 }
 
 }  // namespace softuet

@@ -54,6 +54,10 @@ class PathEncoder {
   explicit PathEncoder(std::span<const wire::Node> path, uint16_t udp_port = wire::kUdpPort);
   std::vector<uint8_t> encode(FieldValues& values, std::span<const uint8_t> payload = {}) const;
   size_t header_size() const { return header_size_; }
+  // Rewrite one field in the headers of a frame this encoder made: for senders that keep a frame as a
+  // template and change a message id or a length. Throws EncodeError for a field the path does not lay
+  // out, or lays out only under a `when` condition (its place depends on other values).
+  void rewrite(std::span<uint8_t> frame, wire::Field field, uint64_t value) const;
 
  private:
   struct Select {
