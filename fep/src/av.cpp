@@ -31,9 +31,10 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
   for (size_t i = 0; i < count; ++i) {
     softuet_addr a;
     std::memcpy(&a, p + i * sizeof(softuet_addr), sizeof a);
-    // Only version-0 UET addresses with a valid IPv4 FA can be reached (IPv6 FAs: a later milestone).
+    // Only version-0 UET addresses with a valid FA of this FEP's family can be reached: one FEP has one IP
+    // address and one socket of its family.
     const bool ok = a.uet.version == uet::wire::k_addr_version && (a.uet.flags & kAddrFlagFaValid) &&
-                    !(a.uet.flags & kAddrFlagIpv6);
+                    addr_ip(a).v6 == av->domain->ip.ip.v6;
     if (!ok) {
       if (fi_addr) fi_addr[i] = FI_ADDR_NOTAVAIL;
       continue;
@@ -141,11 +142,11 @@ bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
 
 // Which AV entry sent a packet: same IP, same port, same initiator ID (the SES header carries no more of
 // the sender's address).
-fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator) {
+fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator) {
   if (!av) return FI_ADDR_NOTAVAIL;
   for (size_t i = 0; i < av->entries.size(); ++i) {
     const auto& e = av->entries[i];
-    if (e && addr_ipv4(*e) == ipv4 && addr_port(*e) == port && e->uet.initiator_id == initiator) return i;
+    if (e && e->uet.initiator_id == initiator && addr_peer(*e) == peer) return i;
   }
   return FI_ADDR_NOTAVAIL;
 }

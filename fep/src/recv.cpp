@@ -59,7 +59,7 @@ void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m) {
   c.buf = buf;
   c.data = m.header_data.value_or(0);
   c.tag = is_tagged(m) ? m.match_bits : 0;
-  c.src = av_reverse(ep->av, m.src_ipv4, m.src_port, m.initiator);
+  c.src = av_reverse(ep->av, m.src, m.initiator);
   cq_push(ep->rx_cq, c);
 }
 

@@ -168,7 +168,7 @@ Response rma_target(Ep* ep, InRequest&& req) {
     c.flags = FI_REMOTE_WRITE | FI_RMA | FI_REMOTE_CQ_DATA;
     c.len = n;
     c.data = *req.header_data;
-    c.src = av_reverse(ep->av, req.src_ipv4, req.src_port, req.initiator);
+    c.src = av_reverse(ep->av, req.src, req.initiator);
     cq_push(ep->rx_cq, c);
   }
   return rsp;

@@ -30,6 +30,7 @@
 #include "faults.hpp"
 #include "pdc.hpp"
 #include "softuet/fi_addr_uet.h"
+#include "udp_peer.hpp"
 
 namespace softuet {
 
@@ -100,17 +101,19 @@ uint8_t data_dscp(const Config& cfg, uint32_t tclass);
 
 // ---- address.cpp ----
 struct LocalIp {
-  uint32_t ipv4 = 0;  // network order
-  std::string text;   // dotted quad
+  FepIp ip;
+  std::string text;  // "198.18.0.1" or "2001:db8::1"
 };
-// SOFTUET_ADDR, else the first non-loopback IPv4 address that is up, else 127.0.0.1.
+// SOFTUET_ADDR (IPv4 or IPv6), else the first non-loopback IPv4 address that is up, else the first such
+// IPv6 address that is not link-local, else 127.0.0.1.
 std::optional<LocalIp> local_ip(const Config& cfg, std::string* error);
 uint16_t process_pid_on_fep();
 uint32_t default_initiator(const LocalIp& ip);
 softuet_addr make_addr(const Config& cfg, const LocalIp& ip, uint16_t ri, uint32_t initiator);
 // The UDP port an address names: the trailer's, or constants.udp_port without a trailer.
 uint16_t addr_port(const softuet_addr& a);
-uint32_t addr_ipv4(const softuet_addr& a);  // network order
+FepIp addr_ip(const softuet_addr& a);
+UdpPeer addr_peer(const softuet_addr& a);
 std::string addr_to_string(const softuet_addr& a);
 
 // ---- objects ----
@@ -231,8 +234,7 @@ struct InRequest {
   uint32_t initiator = 0;
   uint16_t message_id = 0;
   uint32_t request_length = 0;
-  uint32_t src_ipv4 = 0;
-  uint16_t src_port = 0;
+  UdpPeer src;
   std::optional<AtomicExt> atomic;
   std::vector<uint8_t> payload;
 };
@@ -339,12 +341,11 @@ struct AwaitedResponse {
   unsigned tries = 0;
 };
 
-// The PDCs between one local RDM endpoint and one peer FEP (IPv4, UDP port): an InitiatorPdc for what we
+// The PDCs between one local RDM endpoint and one peer FEP (IP address, UDP port): an InitiatorPdc for what we
 // send, a TargetPdc for what the peer sends us. Each side has its own local PDC id.
 struct PeerPdc {
   Ep* ep = nullptr;
-  uint32_t peer_ip = 0;  // network order
-  uint16_t peer_port = 0;
+  UdpPeer peer;
   uint16_t ini_id = 0;   // spdcid of our requests; dpdcid of the ACKs/NACKs they get
   uint16_t tgt_id = 0;   // spdcid of our ACKs/NACKs; the peer's dpdcid once it has heard from us
   std::optional<uint16_t> peer_tgt_id;  // learned from the first ACK: dpdcid of our requests
@@ -387,7 +388,7 @@ struct Domain {
   uint64_t next_mr_key = 1;
   std::map<uint64_t, Mr*> mrs;  // by key: the targets of RMA and atomics
   // Transport state (transport.cpp).
-  std::map<std::tuple<Ep*, uint32_t, uint16_t>, std::unique_ptr<PeerPdc>> pdcs;  // {endpoint, peer IPv4, port}
+  std::map<std::pair<Ep*, UdpPeer>, std::unique_ptr<PeerPdc>> pdcs;
   std::map<uint16_t, PeerPdc*> pdc_by_ini_id;  // our initiator PDC ids, for ACKs and NACKs
   std::map<uint64_t, SendOp> ops;              // RDM sends in flight, by op id
   uint64_t next_token = 1;
@@ -404,13 +405,13 @@ struct Domain {
   // completions to the application leaves them for its next call, so the application's answer (a
   // pingpong's reply, say) leaves in the same batch as the ACK.
   struct Outgoing {
-    sockaddr_in to;
+    SockAddr to;
     std::vector<uint8_t> frame;
   };
   std::vector<Outgoing> outbox;
   std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
-  std::map<std::tuple<uint32_t, uint16_t, uint16_t, uint16_t>, Reassembly> reassembly;
+  std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}
 };
 
 // Is this fault knob on (fep/src/faults.def)?
@@ -466,7 +467,7 @@ bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out);
 std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle);
 // Does the endpoint take requests carrying this JobID: its own, or (AV method) one of its AV's keys.
 bool ep_accepts_job(Ep* ep, uint32_t job_id);
-fi_addr_t av_reverse(Av* av, uint32_t ipv4, uint16_t port, uint32_t initiator);
+fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator);
 
 // ---- cntr.cpp ----
 int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);

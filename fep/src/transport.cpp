@@ -152,16 +152,8 @@ void atomic_fields(FieldValues& v, const AtomicExt& a) {
   }
 }
 
-sockaddr_in sockaddr_of(uint32_t ip, uint16_t port) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = ip;
-  return to;
-}
-
 // Frames wait in d->outbox for flush_outbox.
-void queue_frame(Domain* d, const sockaddr_in& to, std::vector<uint8_t>&& frame) {
+void queue_frame(Domain* d, const SockAddr& to, std::vector<uint8_t>&& frame) {
   d->outbox.push_back({to, std::move(frame)});
   d->outbox_waiting.store(true, std::memory_order_relaxed);
 }
@@ -176,14 +168,13 @@ Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type)
 
 // ---- PDCs ----
 
-PeerPdc& peer_pdc(Domain* d, Ep* ep, uint32_t ip, uint16_t port) {
-  auto& slot = d->pdcs[std::make_tuple(ep, ip, port)];
+PeerPdc& peer_pdc(Domain* d, Ep* ep, const UdpPeer& peer) {
+  auto& slot = d->pdcs[{ep, peer}];
   if (!slot) {
     static std::mt19937 rng{std::random_device{}()};
     slot = std::make_unique<PeerPdc>();
     slot->ep = ep;
-    slot->peer_ip = ip;
-    slot->peer_port = port;
+    slot->peer = peer;
     slot->ini_id = alloc_pdcid(d);
     d->pdc_by_ini_id[slot->ini_id] = slot.get();
     slot->tgt_id = alloc_pdcid(d);
@@ -216,7 +207,7 @@ void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vecto
   }
   const std::vector<uint8_t> pds = encoder<kReqPdsPath>().encode(v);
   std::memcpy(frame.data(), pds.data(), kPdsReqSize);
-  queue_frame(d, sockaddr_of(p.peer_ip, p.peer_port), std::vector<uint8_t>(frame));  // the original stays for retransmission
+  queue_frame(d, sockaddr_of(p.peer), std::vector<uint8_t>(frame));  // the original stays for retransmission
 }
 
 // ---- operations at the initiator ----
@@ -327,7 +318,7 @@ void run_timers(Domain* d, Clock::time_point now) {
       p.awaited.erase(it->second.message_id);
       p.sent.erase(it);
       FI_WARN(&g_prov, FI_LOG_EP_DATA, "a packet to %s ran out of retransmissions\n",
-              inet_ntoa(sockaddr_of(p.peer_ip, 0).sin_addr));
+              ip_text(p.peer.ip).c_str());
       packet_done(d, op, false);
     }
     if (!p.awaited.empty()) run_response_timers(d, p, now);
@@ -348,7 +339,7 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
   v.set(Field::uet_pds_spdcid, p.tgt_id);
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   try {
-    const sockaddr_in to = sockaddr_of(p.peer_ip, p.peer_port);
+    const SockAddr to = sockaddr_of(p.peer);
     if (!rsp) {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_NONE);
       queue_frame(d, to, encoder<kAckPath>().encode(v));
@@ -392,14 +383,14 @@ void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   v.set(Field::uet_pds_nack_payload, 0);
   try {
-    queue_frame(d, sockaddr_of(p.peer_ip, p.peer_port), encoder<kNackPath>().encode(v));
+    queue_frame(d, sockaddr_of(p.peer), encoder<kNackPath>().encode(v));
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a NACK failed: %s\n", e.what());
   }
 }
 
 // The request fields of one packet (every packet of a message carries them; header_data only the SOM).
-InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, uint32_t src_ip, uint16_t src_port) {
+InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpPeer& src) {
   InRequest r;
   r.opcode = *pkt.get(Field::uet_ses_opcode);
   r.job_id = static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id));
@@ -409,8 +400,7 @@ InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, uint32_
   r.buffer_offset = pkt.get(Field::uet_ses_buffer_offset).value_or(0);
   r.match_bits = pkt.get(Field::uet_ses_memory_key).value_or(pkt.get(Field::uet_ses_match_bits).value_or(0));
   r.header_data = pkt.get(Field::uet_ses_header_data);
-  r.src_ipv4 = src_ip;
-  r.src_port = src_port;
+  r.src = src;
   if (auto amo = pkt.get(Field::uet_ses_atomic_opcode)) {
     AtomicExt a;
     a.opcode = static_cast<uint8_t>(*amo);
@@ -445,7 +435,7 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
   if (total > (write ? ep->max_rma_size : kMaxRdmMsg)) return std::nullopt;
   const uint64_t offset = som ? 0 : pkt.get(Field::uet_ses_message_offset).value_or(~0ull);
   if (offset % kPayloadMtu || offset + part.payload.size() > total) return std::nullopt;
-  const auto key = std::make_tuple(part.src_ipv4, part.src_port, part.message_id, ep->resource_index);
+  const auto key = std::make_tuple(part.src, part.message_id, ep->resource_index);
   auto [it, fresh] = d->reassembly.try_emplace(key);
   Reassembly& r = it->second;
   if (fresh) {
@@ -484,8 +474,6 @@ void remember_response(PeerPdc& p, uint16_t message_id, const Response& rsp) {
 
 // An RDM request: through the target PDC first; only what it says to deliver reaches SES.
 void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& m, uint64_t type) {
-  const uint32_t ip = m.src_ipv4;
-  const uint16_t port = m.src_port;
   const pds::Mode mode = type == wire::pds_type::ROD_REQ ? pds::Mode::rod : pds::Mode::rud;
   pds::RequestFields f;
   f.psn = static_cast<pds::Psn>(*pkt.get(Field::uet_pds_psn));
@@ -496,7 +484,7 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
   f.ack_request = *pkt.get(Field::uet_pds_flags_ar);
   const uint16_t spdcid = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
 
-  PeerPdc& p = peer_pdc(d, ep, ip, port);
+  PeerPdc& p = peer_pdc(d, ep, m.src);
   if (f.syn) {
     // A SYN from another initiator PDC of that peer (it restarted): a new PDC replaces the old one.
     if (p.tgt && p.peer_ini_id != spdcid) {
@@ -532,15 +520,15 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
 }
 
 // An ACK or NACK for one of our initiator PDCs (named by dpdcid, from the peer it belongs to).
-PeerPdc* pdc_of_reply(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+PeerPdc* pdc_of_reply(Domain* d, const uet::codec::Decoded& pkt, const UdpPeer& from) {
   const auto it = d->pdc_by_ini_id.find(static_cast<uint16_t>(*pkt.get(Field::uet_pds_dpdcid)));
   if (it == d->pdc_by_ini_id.end()) return nullptr;
   PeerPdc* p = it->second;
-  if (p->peer_ip != from.sin_addr.s_addr || p->peer_port != ntohs(from.sin_port)) return nullptr;
+  if (p->peer != from) return nullptr;
   return p;
 }
 
-void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, const sockaddr_in& from) {
+void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpPeer& from) {
   if (!pkt.has_layer(uet::wire::Header::uet_pds_ack) || pkt.get(Field::uet_pds_flags_p).value_or(0)) return;
   PeerPdc* p = pdc_of_reply(d, pkt, from);
   if (!p) return;
@@ -576,7 +564,7 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, c
   flush_backlog(d, *p, now);
 }
 
-void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const sockaddr_in& from) {
+void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const UdpPeer& from) {
   if (!pkt.has_layer(uet::wire::Header::uet_pds_nack) || pkt.get(Field::uet_pds_flags_nt).value_or(1)) return;
   PeerPdc* p = pdc_of_reply(d, pkt, from);
   if (!p || *pkt.get(Field::uet_pds_nack_code) != wire::pds_nack_code::ROD_OOO) return;
@@ -601,7 +589,7 @@ std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
   }
 }
 
-void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& from) {
+void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from) {
   static thread_local uet::codec::Decoded pkt;
   uet::codec::DecodeOptions opts;
   opts.udp_port = d->cfg.udp_port;
@@ -631,7 +619,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
   Ep* ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
                    *pkt.get(Field::uet_ses_resource_index), *ep_type);
   if (!ep) return;
-  InRequest m = request_of(pkt, buf, from.sin_addr.s_addr, ntohs(from.sin_port));
+  InRequest m = request_of(pkt, buf, from);
   if (*ep_type == FI_EP_DGRAM) {
     // UUD datagrams are single packets (digest F.3).
     if (!*pkt.get(Field::uet_ses_som) || !*pkt.get(Field::uet_ses_eom)) return;
@@ -645,18 +633,21 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const sockaddr_in& f
 }  // namespace
 
 int transport_open(Domain* d) {
-  d->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  d->sock = socket(d->ip.ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (d->sock < 0) return -FI_ENOMEM;
   // Bursts of RDM segments arrive faster than manual progress drains them; a larger buffer keeps the
   // kernel from dropping them (each drop costs a retransmission).
   int rcvbuf = 4 << 20;
   setsockopt(d->sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  // The data traffic class: DSCP in the upper six bits of the TOS byte (RFC 2474).
+  // The data traffic class: DSCP in the upper six bits of the IPv4 TOS byte or the IPv6 traffic class
+  // (RFC 2474).
   int tos = d->dscp << 2;
-  if (setsockopt(d->sock, IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0)
+  const int set = d->ip.ip.v6 ? setsockopt(d->sock, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
+                              : setsockopt(d->sock, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+  if (set != 0)
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot set DSCP %u: %s\n", d->dscp, strerror(errno));
-  sockaddr_in a = sockaddr_of(d->ip.ipv4, d->cfg.udp_port);
-  if (bind(d->sock, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  const SockAddr a = sockaddr_of(UdpPeer{d->ip.ip, d->cfg.udp_port});
+  if (bind(d->sock, &a.u.sa, a.len) != 0) {
     const int err = errno;
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot bind the FEP socket to %s:%u: %s (set SOFTUET_UDP_PORT?)\n",
             d->ip.text.c_str(), d->cfg.udp_port, strerror(err));
@@ -732,8 +723,8 @@ void flush_outbox(Domain* d) {
       Domain::Outgoing& r = d->outbox[done + i];
       iov[i] = {r.frame.data(), r.frame.size()};
       msgs[i] = {};
-      msgs[i].msg_hdr.msg_name = &r.to;
-      msgs[i].msg_hdr.msg_namelen = sizeof r.to;
+      msgs[i].msg_hdr.msg_name = &r.to.u;
+      msgs[i].msg_hdr.msg_namelen = r.to.len;
       msgs[i].msg_hdr.msg_iov = &iov[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
     }
@@ -756,15 +747,14 @@ size_t drain(Domain* d) {
   static thread_local std::vector<uint8_t> buf(65536);
   size_t frames = 0;
   for (;;) {
-    sockaddr_in from{};
-    socklen_t fromlen = sizeof from;
-    const ssize_t n = recvfrom(d->sock, buf.data(), buf.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &fromlen);
+    SockAddr from;
+    const ssize_t n = recvfrom(d->sock, buf.data(), buf.size(), MSG_DONTWAIT, &from.u.sa, &from.len);
     if (n < 0) {
       if (errno == EINTR) continue;
       break;  // EAGAIN: drained
     }
     ++frames;
-    handle_packet(d, buf.data(), static_cast<size_t>(n), from);
+    if (const std::optional<UdpPeer> peer = peer_of(from)) handle_packet(d, buf.data(), static_cast<size_t>(n), *peer);
   }
   if (!d->pdcs.empty()) run_timers(d, Clock::now());
   return frames;
@@ -825,7 +815,7 @@ size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data
 
 ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
   Domain* d = ep->domain;
-  PeerPdc& p = peer_pdc(d, ep, addr_ipv4(dest.addr), addr_port(dest.addr));
+  PeerPdc& p = peer_pdc(d, ep, addr_peer(dest.addr));
   if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   struct Built {
     uint64_t token;
@@ -938,7 +928,7 @@ void transport_close_ep(Ep* ep) {
   }
   for (auto it = d->ops.begin(); it != d->ops.end();) it = it->second.ep == ep ? d->ops.erase(it) : std::next(it);
   for (auto it = d->reassembly.begin(); it != d->reassembly.end();)
-    it = std::get<3>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
+    it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
 }
 
 ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
@@ -978,10 +968,10 @@ ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count,
   iovec parts[kIovLimit + 1];
   parts[0] = {header.data(), header.size()};
   for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
-  sockaddr_in to = sockaddr_of(addr_ipv4(dest.addr), addr_port(dest.addr));
+  SockAddr to = sockaddr_of(addr_peer(dest.addr));
   msghdr m{};
-  m.msg_name = &to;
-  m.msg_namelen = sizeof to;
+  m.msg_name = &to.u;
+  m.msg_namelen = to.len;
   m.msg_iov = parts;
   m.msg_iovlen = count + 1;
   ssize_t ret = 0;

@@ -2,6 +2,7 @@
 import json
 import pathlib
 import shutil
+import subprocess
 import time
 
 import pytest
@@ -44,3 +45,22 @@ def decode_strict(cmd_uet_decode, pcap):
     for r in records:
         assert r["status"] == "uet" and r["diagnostics"] == [], r
     return records
+
+
+def run_pingpong(pair, env, ep_type, size, iterations, pcap, side_env=None):
+    """fi_pingpong over softuet: server in side b, client in side a, UET traffic captured on side a.
+
+    ``side_env`` ({"a": {...}, "b": {...}}) adds per-side variables (SOFTUET_ADDR puts a FEP on IPv6).
+    The out-of-band exchange always dials side b's IPv4 address: fi_pingpong resolves it for IPv4 only."""
+    binary = fabtest("fi_pingpong")
+    argv = [binary, "-p", "softuet", "-e", ep_type, "-S", str(size), "-I", str(iterations)]
+    envs = {s: dict(env, **((side_env or {}).get(s) or {})) for s in ("a", "b")}
+    with pair.capture("a", str(pcap), filter="udp port 4793"):
+        server = pair.popen("b", argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=envs["b"])
+        wait_listening(pair, "b", PINGPONG_PORT, server)
+        client = pair.run("a", argv + [pair.b.ipv4], capture_output=True, text=True, env=envs["a"],
+                          timeout=60)
+        server_out, _ = server.communicate(timeout=60)
+    assert client.returncode == 0, f"client: {client.stdout}\n{client.stderr}\nserver: {server_out}"
+    assert server.returncode == 0, f"server: {server_out}"
+    return client.stdout, server_out

@@ -2,11 +2,10 @@
 and decoded by uet-decode --strict: DGRAM is UUD + UET_DATAGRAM_SEND, RDM is RUD + UET_SEND answered by PDS
 ACKs (the ACK of a message's completing packet carries the SES response)."""
 import os
-import subprocess
 
 import pytest
 
-from softuet_helpers import decode_strict, PINGPONG_PORT, fabtest, wait_listening
+from softuet_helpers import decode_strict, run_pingpong
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -15,19 +14,6 @@ UET_PORT = 4793
 PDS_RUD_REQ, PDS_ROD_REQ, PDS_UUD_REQ, PDS_ACK = 2, 3, 6, 7
 UET_SEND, UET_DATAGRAM_SEND = 0x05, 0x07
 NEXT_HDR_RESPONSE, UET_RESPONSE, RC_OK = 4, 0x01, 0x01
-
-
-def run_pingpong(pair, env, ep_type, size, iterations, pcap):
-    binary = fabtest("fi_pingpong")
-    argv = [binary, "-p", "softuet", "-e", ep_type, "-S", str(size), "-I", str(iterations)]
-    with pair.capture("a", str(pcap), filter=f"udp port {UET_PORT}"):
-        server = pair.popen("b", argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        wait_listening(pair, "b", PINGPONG_PORT, server)
-        client = pair.run("a", argv + [pair.b.ipv4], capture_output=True, text=True, env=env, timeout=60)
-        server_out, _ = server.communicate(timeout=60)
-    assert client.returncode == 0, f"client: {client.stdout}\n{client.stderr}\nserver: {server_out}"
-    assert server.returncode == 0, f"server: {server_out}"
-    return client.stdout, server_out
 
 
 @pytest.fixture
