@@ -324,7 +324,9 @@ struct SendOp {
 struct SentPacket {
   std::vector<uint8_t> frame;
   uint64_t op = 0;
-  uint16_t message_id = 0;
+  uint16_t message_id = 0;     // on the wire, or only ours when the header has none (numbered false)
+  bool numbered = true;        // the SES header carries message_id (the standard header)
+  uint8_t next_hdr = 0;        // the SES header type, for the PDS header written on each (re)send
   bool eom = false;            // the message's last packet: sent with AR
   pds::RequestFields last;     // as last sent
 };
@@ -336,7 +338,9 @@ struct AwaitedResponse {
   uint64_t op = 0;
   size_t result_offset = 0;
   std::vector<uint8_t> eom_frame;          // set once the last packet is ACKed
+  uint8_t eom_next_hdr = 0;
   pds::RequestFields eom_fields;
+  std::optional<uint32_t> unnumbered_psn;  // the PSN that names a request without message_id
   std::optional<pds::TimePoint> deadline;
   unsigned tries = 0;
 };
@@ -356,10 +360,14 @@ struct PeerPdc {
   std::map<uint64_t, SentPacket> sent;  // token -> packet, until ACKed or failed
   std::deque<uint64_t> backlog;         // tokens waiting for room in the window (no PSN yet)
   std::map<uint16_t, AwaitedResponse> awaited;  // by message_id: our messages without their response yet
-  // Target side: the responses already given, by message_id, so a duplicate gets the same answer (a
-  // fetching atomic must not run twice). Bounded: the oldest are forgotten first.
-  std::map<uint16_t, Response> given;
-  std::deque<uint16_t> given_order;
+  // Our requests without a message_id on the wire, by PSN: their responses carry message_id 0 and are
+  // matched by the PSN the ACK acknowledges (choice unnumbered-response-message-id).
+  std::map<uint32_t, uint16_t> unnumbered;
+  // Target side: the responses already given, so a duplicate gets the same answer (a fetching atomic must
+  // not run twice): by message_id, or by PSN for requests without one (response_key). Bounded: the
+  // oldest are forgotten first.
+  std::map<uint64_t, Response> given;
+  std::deque<uint64_t> given_order;
   std::optional<uint32_t> reused_psn;  // fault knob psn_reuse
 };
 

@@ -87,6 +87,13 @@ constexpr Node kReqContAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, N
 constexpr Node kReqSomCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic, Node::uet_ses_cas);
 constexpr Node kReqContCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic, Node::uet_ses_cas);
 #undef SOFTUET_REQUEST_PATH
+// One-packet requests in the small message / small RMA header (uet.ses.medium, next_hdr 2).
+#define SOFTUET_MEDIUM_PATH(...) \
+  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_medium __VA_OPT__(,) __VA_ARGS__}
+constexpr Node kReqMedium[] = SOFTUET_MEDIUM_PATH();
+constexpr Node kReqMediumAtomic[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic);
+constexpr Node kReqMediumCas[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic, Node::uet_ses_cas);
+#undef SOFTUET_MEDIUM_PATH
 
 // The encoder of one path, its graph walk done on first use.
 template <const auto& Path>
@@ -95,10 +102,31 @@ const uet::codec::PathEncoder& encoder() {
   return e;
 }
 
-const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r) {
+const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r, bool medium) {
+  if (medium) {
+    if (!r.atomic) return encoder<kReqMedium>();
+    return is_cas(r.atomic->opcode) ? encoder<kReqMediumCas>() : encoder<kReqMediumAtomic>();
+  }
   if (!r.atomic) return som ? encoder<kReqSom>() : encoder<kReqCont>();
   if (!is_cas(r.atomic->opcode)) return som ? encoder<kReqSomAtomic>() : encoder<kReqContAtomic>();
   return som ? encoder<kReqSomCas>() : encoder<kReqContCas>();
+}
+
+bool is_rma(uint64_t opcode) {
+  return opcode == wire::ses_request_opcode::UET_WRITE || opcode == wire::ses_request_opcode::UET_READ;
+}
+
+// The SES header of a request (choices small-message-criteria and small-rma-criteria): a one-packet send,
+// RMA or atomic of at most small_message_max_length bytes travels in the medium header (the small message
+// or small RMA header); RMA and atomics with remote CQ data, and everything else, in the standard header.
+bool medium_header(Domain* d, const OutRequest& r, size_t packets) {
+  if (packets != 1 || r.request_length > wire::k_small_message_max_length) return false;
+  const uint64_t op = r.opcode;
+  if (op == wire::ses_request_opcode::UET_SEND || op == wire::ses_request_opcode::UET_TAGGED_SEND)
+    return !fault(d, Fault::std_header_for_small_message);
+  if (is_rma(op) || op == wire::ses_request_opcode::UET_ATOMIC || op == wire::ses_request_opcode::UET_FETCHING_ATOMIC)
+    return !r.header_data && !fault(d, Fault::std_header_for_small_rma);
+  return false;
 }
 
 uint16_t next_message_id(Domain* d) {
@@ -184,10 +212,10 @@ PeerPdc& peer_pdc(Domain* d, Ep* ep, const UdpPeer& peer) {
 }
 
 // Write the PDS request header for `f` over the first 12 bytes of `frame` and queue a copy to send.
-void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame) {
+void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vector<uint8_t>& frame, uint8_t next_hdr) {
   FieldValues v;
   v.set(Field::uet_pds_type, pds_req_type(p.ep->mode));
-  v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_REQUEST_STD);
+  v.set(Field::uet_pds_next_hdr, next_hdr);
   v.set(Field::uet_pds_flags_retx, f.retransmit ? 1 : 0);
   v.set(Field::uet_pds_flags_ar, f.ack_request ? 1 : 0);
   v.set(Field::uet_pds_flags_syn, f.syn ? 1 : 0);
@@ -235,6 +263,12 @@ void packet_done(Domain* d, uint64_t op_id, bool ok) {
   finish_op_if_done(d, it);
 }
 
+// No longer waiting for this response: an un-numbered request's PSN no longer names it.
+std::map<uint16_t, AwaitedResponse>::iterator forget_awaited(PeerPdc& p, std::map<uint16_t, AwaitedResponse>::iterator aw) {
+  if (aw->second.unnumbered_psn) p.unnumbered.erase(*aw->second.unnumbered_psn);
+  return p.awaited.erase(aw);
+}
+
 // The SES response of one of our messages arrived (in an ACK).
 void response_arrived(Domain* d, PeerPdc& p, uint16_t message_id, uint64_t rc, const uint8_t* data, size_t len,
                       uint64_t data_offset) {
@@ -242,7 +276,7 @@ void response_arrived(Domain* d, PeerPdc& p, uint16_t message_id, uint64_t rc, c
   if (aw == p.awaited.end()) return;  // a duplicate response
   const uint64_t op_id = aw->second.op;
   const size_t result_offset = aw->second.result_offset;
-  p.awaited.erase(aw);
+  forget_awaited(p, aw);
   auto it = d->ops.find(op_id);
   if (it == d->ops.end()) return;
   SendOp& op = it->second;
@@ -267,7 +301,13 @@ void flush_backlog(Domain* d, PeerPdc& p, Clock::time_point now) {
     if (it == p.sent.end()) continue;
     // The last packet of a message asks for an ACK, so the completion does not wait for ack_every.
     it->second.last = p.ini->send(token, now, it->second.eom);
-    send_request(d, p, it->second.last, it->second.frame);  // a lost first send is the retransmission timer's job
+    SentPacket& sp = it->second;
+    send_request(d, p, sp.last, sp.frame, sp.next_hdr);  // a lost first send is the retransmission timer's job
+    if (!sp.numbered) {
+      p.unnumbered[sp.last.psn] = sp.message_id;
+      auto aw = p.awaited.find(sp.message_id);
+      if (aw != p.awaited.end()) aw->second.unnumbered_psn = sp.last.psn;
+    }
   }
 }
 
@@ -276,7 +316,7 @@ void resend(Domain* d, PeerPdc& p, const std::vector<pds::ToSend>& list) {
     auto it = p.sent.find(t.token);
     if (it == p.sent.end()) continue;
     it->second.last = t.fields;
-    send_request(d, p, t.fields, it->second.frame);
+    send_request(d, p, t.fields, it->second.frame, it->second.next_hdr);
   }
 }
 
@@ -292,7 +332,7 @@ void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
       // The peer forgot the response. Every packet was delivered (ACKed), but data a read or a fetching
       // atomic returns never came back.
       const uint64_t op_id = a.op;
-      it = p.awaited.erase(it);
+      it = forget_awaited(p, it);
       auto op = d->ops.find(op_id);
       if (op == d->ops.end()) continue;
       if (!op->second.done.result.empty()) fail_op(op->second, FI_EIO, FI_EIO);
@@ -301,7 +341,7 @@ void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
       continue;
     }
     a.eom_fields.retransmit = true;
-    send_request(d, p, a.eom_fields, a.eom_frame);
+    send_request(d, p, a.eom_fields, a.eom_frame, a.eom_next_hdr);
     a.deadline = now + kResponseWait * a.tries;
     ++it;
   }
@@ -315,7 +355,7 @@ void run_timers(Domain* d, Clock::time_point now) {
       auto it = p.sent.find(token);
       if (it == p.sent.end()) continue;
       const uint64_t op = it->second.op;
-      p.awaited.erase(it->second.message_id);
+      if (auto aw = p.awaited.find(it->second.message_id); aw != p.awaited.end()) forget_awaited(p, aw);
       p.sent.erase(it);
       FI_WARN(&g_prov, FI_LOG_EP_DATA, "a packet to %s ran out of retransmissions\n",
               ip_text(p.peer.ip).c_str());
@@ -464,8 +504,8 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
   return std::nullopt;
 }
 
-void remember_response(PeerPdc& p, uint16_t message_id, const Response& rsp) {
-  if (p.given.insert_or_assign(message_id, rsp).second) p.given_order.push_back(message_id);
+void remember_response(PeerPdc& p, uint64_t key, const Response& rsp) {
+  if (p.given.insert_or_assign(key, rsp).second) p.given_order.push_back(key);
   while (p.given_order.size() > kGivenResponses) {
     p.given.erase(p.given_order.front());
     p.given_order.pop_front();
@@ -502,16 +542,19 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
     if (!p.tgt || p.peer_ini_id != spdcid || pkt.get(Field::uet_pds_dpdcid).value_or(0) != p.tgt_id) return;
   }
   if (p.tgt_mode != mode) return;  // PDC_MODE_MISMATCH: dropped for now
+  // The response's message_id is the request's; a request without one (small and medium headers) is
+  // answered with 0 and remembered by its PSN (choice unnumbered-response-message-id).
   const uint16_t message_id = m.message_id;
+  const uint64_t response_key = message_id ? message_id : (uint64_t{1} << 32) | f.psn;
   const uint32_t job_id = m.job_id;
   const pds::Verdict v = p.tgt->on_request(f);
   std::optional<Response> rsp;
   if (v.deliver || (v.duplicate && fault(d, Fault::duplicate_delivery))) rsp = handle_rud(d, ep, pkt, std::move(m));
-  if (rsp) remember_response(p, message_id, *rsp);
+  if (rsp) remember_response(p, response_key, *rsp);
   const Response* answer = rsp ? &*rsp : nullptr;
   if (!answer && v.duplicate) {
     // A retransmission of a message already carried out: its ACK (with the response) may have been lost.
-    auto g = p.given.find(message_id);
+    auto g = p.given.find(response_key);
     if (g != p.given.end()) answer = &g->second;
   }
   if ((v.send_ack || answer) && !fault(d, Fault::no_ack))
@@ -546,6 +589,7 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, c
       auto aw = p->awaited.find(it->second.message_id);
       if (aw != p->awaited.end()) {
         aw->second.eom_frame = std::move(it->second.frame);
+        aw->second.eom_next_hdr = it->second.next_hdr;
         aw->second.eom_fields = it->second.last;
         aw->second.deadline = now + kResponseWait;
       }
@@ -553,13 +597,21 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, c
     p->sent.erase(it);
     packet_done(d, op, true);
   }
+  // Which of our messages a response answers: its message_id, or for a request that had none (message_id 0,
+  // choice unnumbered-response-message-id) the PSN this ACK acknowledges.
+  auto answered = [&](uint64_t wire_id) -> std::optional<uint16_t> {
+    if (wire_id) return static_cast<uint16_t>(wire_id);
+    const auto u = p->unnumbered.find(static_cast<pds::Psn>(cack + static_cast<pds::Psn>(offset)));
+    if (u == p->unnumbered.end()) return std::nullopt;
+    return u->second;
+  };
   if (pkt.has_layer(uet::wire::Header::uet_ses_response)) {
-    response_arrived(d, *p, static_cast<uint16_t>(*pkt.get(Field::uet_ses_rsp_message_id)),
-                     *pkt.get(Field::uet_ses_rsp_return_code), nullptr, 0, 0);
+    if (const auto id = answered(*pkt.get(Field::uet_ses_rsp_message_id)))
+      response_arrived(d, *p, *id, *pkt.get(Field::uet_ses_rsp_return_code), nullptr, 0, 0);
   } else if (pkt.has_layer(uet::wire::Header::uet_ses_response_data)) {
-    response_arrived(d, *p, static_cast<uint16_t>(*pkt.get(Field::uet_ses_rsp_read_request_message_id)),
-                     *pkt.get(Field::uet_ses_rsp_return_code), buf + pkt.payload_offset, pkt.payload_len,
-                     *pkt.get(Field::uet_ses_rsp_message_offset));
+    if (const auto id = answered(*pkt.get(Field::uet_ses_rsp_read_request_message_id)))
+      response_arrived(d, *p, *id, *pkt.get(Field::uet_ses_rsp_return_code), buf + pkt.payload_offset,
+                       pkt.payload_len, *pkt.get(Field::uet_ses_rsp_message_offset));
   }
   flush_backlog(d, *p, now);
 }
@@ -602,8 +654,8 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
   const uint64_t type = *pkt.get(Field::uet_pds_type);
   if (type == wire::pds_type::ACK) return handle_ack(d, pkt, buf, from);
   if (type == wire::pds_type::NACK) return handle_nack(d, pkt, from);
-  if (!pkt.has_layer(uet::wire::Header::uet_ses_std)) {
-    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard header\n",
+  if (!pkt.has_layer(uet::wire::Header::uet_ses_std) && !pkt.has_layer(uet::wire::Header::uet_ses_medium)) {
+    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard or medium header\n",
            static_cast<unsigned long>(type));
     return;
   }
@@ -829,6 +881,7 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
       message_ids.emplace_back(message_id, r.result_offset);
       const size_t len = r.payload.size();
       const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
+      const bool medium = medium_header(d, r, packets);
       for (size_t k = 0; k < packets; ++k) {
         FieldValues v;
         // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
@@ -856,7 +909,9 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
         SentPacket sp;
         sp.eom = eom;
         sp.message_id = message_id;
-        sp.frame = request_encoder(som, r).encode(v, payload);
+        sp.numbered = !medium;
+        sp.next_hdr = medium ? wire::pds_next_hdr::UET_HDR_REQUEST_MEDIUM : wire::pds_next_hdr::UET_HDR_REQUEST_STD;
+        sp.frame = request_encoder(som, r, medium).encode(v, payload);
         built.push_back({d->next_token++, std::move(sp)});
       }
     }

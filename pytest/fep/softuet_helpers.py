@@ -64,3 +64,39 @@ def run_pingpong(pair, env, ep_type, size, iterations, pcap, side_env=None):
     assert client.returncode == 0, f"client: {client.stdout}\n{client.stderr}\nserver: {server_out}"
     assert server.returncode == 0, f"server: {server_out}"
     return client.stdout, server_out
+
+
+def request_key(f):
+    """What names a request on its PDC: its message_id, or its PSN when its header has none (the small
+    message and small RMA headers; spec/wire.yaml choice unnumbered-response-message-id)."""
+    if "uet.ses.message_id" in f:
+        return ("message_id", f["uet.ses.message_id"])
+    return ("psn", f["uet.pds.psn"])
+
+
+def response_key(f):
+    """The request an ACK's SES response answers, named as request_key names it: a response with message_id
+    0 answers the request whose PSN the ACK acknowledges (cack_psn + ack_psn_offset)."""
+    mid = f.get("uet.ses.rsp.message_id", f.get("uet.ses.rsp.read_request_message_id"))
+    if mid:
+        return ("message_id", mid)
+    return ("psn", (f["uet.pds.cack_psn"] + f["uet.pds.ack_psn_offset"]) % 2**32)
+
+
+def header_format_problems(records, small_max=16383, mtu=4096):
+    """One line per request whose SES header breaks the header choice (spec/wire.yaml choices
+    small-message-criteria and small-rma-criteria): a one-packet send or RMA of at most `small_max` bytes
+    travels in the medium header (unless an RMA carries remote CQ data), anything else in the standard."""
+    problems = []
+    for r in records:
+        f = r["fields"]
+        if f.get("uet.pds.type") not in (2, 3):  # RUD/ROD requests only
+            continue
+        one_packet = f["uet.ses.som"] == 1 and f["uet.ses.eom"] == 1
+        small = one_packet and f["uet.ses.request_length"] <= min(small_max, mtu)
+        rma = f["uet.ses.opcode"] in (0x01, 0x02, 0x03, 0x04)  # WRITE, READ, ATOMIC, FETCHING_ATOMIC
+        want = "uet.ses.medium" if small and not (rma and f.get("uet.ses.hd") == 1) else "uet.ses.std"
+        if want not in r["layers"]:
+            problems.append(f"frame {r['frame']}: opcode {f['uet.ses.opcode']} of {f['uet.ses.request_length']} "
+                            f"bytes in {[l for l in r['layers'] if l.startswith('uet.ses')]}, want {want}")
+    return problems

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from harness.fabtests import run_pair
-from softuet_helpers import decode_strict, fabtest
+from softuet_helpers import decode_strict, fabtest, request_key, response_key
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -47,16 +47,16 @@ def check_reliability(records, iterations, packets_per_message):
     # Seen from the wire: every message of each direction is answered by an SES response, and by more
     # than one only when copies of it arrived again (the target answers a retransmission with the
     # response it kept, since the first ACK may be the one that was lost).
-    responses = collections.Counter((f["ip.src"], f["uet.ses.rsp.message_id"]) for f in acks
+    responses = collections.Counter((f["ip.src"], response_key(f)) for f in acks
                                     if f["uet.pds.next_hdr"] == NEXT_HDR_RESPONSE)
-    copies = collections.Counter((f["ip.dst"], f["uet.ses.message_id"]) for f in requests)
+    copies = collections.Counter((f["ip.dst"], request_key(f)) for f in requests)
     assert responses and set(responses) <= set(copies), set(responses) - set(copies)
     assert all(n <= copies[key] for key, n in responses.items()), responses.most_common(3)
     for f in acks:
         if f["uet.pds.next_hdr"] == NEXT_HDR_RESPONSE:
             assert f["uet.ses.rsp.return_code"] == RC_OK and f["uet.ses.rsp.job_id"] == JOB_ID
     # Data messages of one direction: `iterations` pings (a -> b), each of `packets_per_message` packets.
-    pings = {f["uet.ses.message_id"] for f in requests if f["uet.ses.request_length"] > 64}
+    pings = {(f["ip.dst"], request_key(f)) for f in requests if f["uet.ses.request_length"] > 64}
     assert len(pings) >= iterations  # pings a sent that reached the wire, and pongs b's survivors
     print(f"frames={len(records)} requests={len(requests)} retransmitted={len(retx)} acks={len(acks)} "
           f"ses_responses={sum(responses.values())}")
