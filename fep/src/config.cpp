@@ -47,6 +47,9 @@ std::optional<Config> load_config(std::string* error) {
     *error = "SOFTUET_PROFILES='" + cfg.profiles + "': no profile (expected a non-empty subset of ai_base,ai_full,hpc)";
     return std::nullopt;
   }
+  // softuet takes the optimized non-matching header (for RMA and atomics to OPTIMIZED keys) whatever its
+  // profiles, and says so in its address (digest C.4).
+  cfg.fep_caps |= kCapOptimizedHeader;
 
   cfg.udp_port = static_cast<uint16_t>(uet::wire::k_udp_port);
   if (const char* port = std::getenv("SOFTUET_UDP_PORT")) {

@@ -94,6 +94,17 @@ constexpr Node kReqMedium[] = SOFTUET_MEDIUM_PATH();
 constexpr Node kReqMediumAtomic[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic);
 constexpr Node kReqMediumCas[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic, Node::uet_ses_cas);
 #undef SOFTUET_MEDIUM_PATH
+// One-packet RMA and atomics to an OPTIMIZED key in the optimized non-matching header (uet.ses.small,
+// next_hdr 1).
+#define SOFTUET_SMALL_PATH(...) \
+  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_small __VA_OPT__(,) __VA_ARGS__}
+constexpr Node kReqSmall[] = SOFTUET_SMALL_PATH();
+constexpr Node kReqSmallAtomic[] = SOFTUET_SMALL_PATH(Node::uet_ses_atomic);
+constexpr Node kReqSmallCas[] = SOFTUET_SMALL_PATH(Node::uet_ses_atomic, Node::uet_ses_cas);
+#undef SOFTUET_SMALL_PATH
+
+// The SES header a request travels in.
+enum class SesHeader { standard, medium, small };
 
 // The encoder of one path, its graph walk done on first use.
 template <const auto& Path>
@@ -102,10 +113,14 @@ const uet::codec::PathEncoder& encoder() {
   return e;
 }
 
-const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r, bool medium) {
-  if (medium) {
+const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r, SesHeader h) {
+  if (h == SesHeader::medium) {
     if (!r.atomic) return encoder<kReqMedium>();
     return is_cas(r.atomic->opcode) ? encoder<kReqMediumCas>() : encoder<kReqMediumAtomic>();
+  }
+  if (h == SesHeader::small) {
+    if (!r.atomic) return encoder<kReqSmall>();
+    return is_cas(r.atomic->opcode) ? encoder<kReqSmallCas>() : encoder<kReqSmallAtomic>();
   }
   if (!r.atomic) return som ? encoder<kReqSom>() : encoder<kReqCont>();
   if (!is_cas(r.atomic->opcode)) return som ? encoder<kReqSomAtomic>() : encoder<kReqContAtomic>();
@@ -116,17 +131,29 @@ bool is_rma(uint64_t opcode) {
   return opcode == wire::ses_request_opcode::UET_WRITE || opcode == wire::ses_request_opcode::UET_READ;
 }
 
-// The SES header of a request (choices small-message-criteria and small-rma-criteria): a one-packet send,
-// RMA or atomic of at most small_message_max_length bytes travels in the medium header (the small message
-// or small RMA header); RMA and atomics with remote CQ data, and everything else, in the standard header.
-bool medium_header(Domain* d, const OutRequest& r, size_t packets) {
-  if (packets != 1 || r.request_length > wire::k_small_message_max_length) return false;
+constexpr uint64_t kKeyOptimized = uint64_t{1} << wire::k_mr_key_optimized_bit;
+
+// An OPTIMIZED key whose RKEY/INDEX fits ses.resource_index (Table 2-13).
+bool optimized_key(uint64_t key) {
+  return (key & kKeyOptimized) && !(key & wire::k_mr_key_rkey_mask & ~wire::k_mr_key_optimized_rkey_mask);
+}
+
+// The SES header of a request (choices optimized-header-criteria, small-message-criteria and
+// small-rma-criteria): a one-packet RMA or atomic of at most small_message_max_length bytes without remote
+// CQ data goes in the optimized non-matching header when its key is OPTIMIZED and the target FEP says it
+// takes that header, else in the small RMA header; a one-packet send of at most that size in the small
+// message header; everything else in the standard header.
+SesHeader header_of(Domain* d, const Dest& dest, const OutRequest& r, size_t packets) {
+  if (packets != 1 || r.request_length > wire::k_small_message_max_length) return SesHeader::standard;
   const uint64_t op = r.opcode;
   if (op == wire::ses_request_opcode::UET_SEND || op == wire::ses_request_opcode::UET_TAGGED_SEND)
-    return !fault(d, Fault::std_header_for_small_message);
-  if (is_rma(op) || op == wire::ses_request_opcode::UET_ATOMIC || op == wire::ses_request_opcode::UET_FETCHING_ATOMIC)
-    return !r.header_data && !fault(d, Fault::std_header_for_small_rma);
-  return false;
+    return fault(d, Fault::std_header_for_small_message) ? SesHeader::standard : SesHeader::medium;
+  const bool rma_or_atomic = is_rma(op) || op == wire::ses_request_opcode::UET_ATOMIC ||
+                             op == wire::ses_request_opcode::UET_FETCHING_ATOMIC;
+  if (!rma_or_atomic || r.header_data) return SesHeader::standard;
+  const bool target_takes_it = (dest.addr.uet.flags & kAddrFlagCapsValid) && (dest.addr.uet.fep_caps & kCapOptimizedHeader);
+  if (optimized_key(r.match_bits) && target_takes_it && !fault(d, Fault::no_optimized_header)) return SesHeader::small;
+  return fault(d, Fault::std_header_for_small_rma) ? SesHeader::standard : SesHeader::medium;
 }
 
 uint16_t next_message_id(Domain* d) {
@@ -191,6 +218,26 @@ Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type)
   for (Ep* ep : d->eps)
     if (ep->resource_index == ri && ep->type == type && ep->enabled && ep_accepts_job(ep, static_cast<uint32_t>(job)))
       return ep;
+  return nullptr;
+}
+
+// The MR an optimized non-matching header names: the one with an OPTIMIZED key of that RKEY/INDEX.
+const Mr* mr_of_rkey(Domain* d, uint64_t rkey) {
+  for (const auto& [key, mr] : d->mrs)
+    if (optimized_key(key) && (key & wire::k_mr_key_optimized_rkey_mask) == rkey) return mr;
+  return nullptr;
+}
+
+// The endpoint that takes an optimized request for `mr`: the header names no RI. The one the MR is bound
+// to; else (also when no MR has that RKEY, so that the request is answered RC_BAD_MKEY) the endpoint of the
+// target PDC the request names; else, for a PDC being set up, an RDM endpoint that takes the JobID.
+Ep* ep_of_optimized(Domain* d, const Mr* mr, uint64_t job, uint64_t pid, uint64_t dpdcid, const UdpPeer& from) {
+  if (pid != d->pid_on_fep) return nullptr;
+  if (mr && mr->ep) return mr->ep->enabled && ep_accepts_job(mr->ep, static_cast<uint32_t>(job)) ? mr->ep : nullptr;
+  for (const auto& [key, p] : d->pdcs)
+    if (p->tgt && p->tgt_id == dpdcid && p->peer == from && ep_accepts_job(p->ep, static_cast<uint32_t>(job))) return p->ep;
+  for (Ep* ep : d->eps)
+    if (ep->type == FI_EP_RDM && ep->enabled && ep_accepts_job(ep, static_cast<uint32_t>(job))) return ep;
   return nullptr;
 }
 
@@ -654,8 +701,9 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
   const uint64_t type = *pkt.get(Field::uet_pds_type);
   if (type == wire::pds_type::ACK) return handle_ack(d, pkt, buf, from);
   if (type == wire::pds_type::NACK) return handle_nack(d, pkt, from);
-  if (!pkt.has_layer(uet::wire::Header::uet_ses_std) && !pkt.has_layer(uet::wire::Header::uet_ses_medium)) {
-    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES standard or medium header\n",
+  const bool optimized = pkt.has_layer(uet::wire::Header::uet_ses_small);
+  if (!pkt.has_layer(uet::wire::Header::uet_ses_std) && !pkt.has_layer(uet::wire::Header::uet_ses_medium) && !optimized) {
+    FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES request header\n",
            static_cast<unsigned long>(type));
     return;
   }
@@ -668,10 +716,20 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
   }
   // Relative addressing: {JobID, PIDonFEP, RI} selects the endpoint (digest C.2). Without a match the
   // packet is dropped; the RC_BAD_* responses come with the error milestone.
-  Ep* ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
-                   *pkt.get(Field::uet_ses_resource_index), *ep_type);
+  // The optimized non-matching header names an MR by its RKEY/INDEX instead of the endpoint's RI.
+  const uint64_t rkey = *pkt.get(Field::uet_ses_resource_index);
+  const Mr* optimized_mr = optimized ? mr_of_rkey(d, rkey) : nullptr;
+  Ep* ep = nullptr;
+  if (optimized) {
+    ep = ep_of_optimized(d, optimized_mr, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
+                         pkt.get(Field::uet_pds_dpdcid).value_or(0), from);
+  } else {
+    ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
+                 *pkt.get(Field::uet_ses_resource_index), *ep_type);
+  }
   if (!ep) return;
   InRequest m = request_of(pkt, buf, from);
+  if (optimized) m.match_bits = optimized_mr ? optimized_mr->key : kKeyOptimized | rkey;
   if (*ep_type == FI_EP_DGRAM) {
     // UUD datagrams are single packets (digest F.3).
     if (!*pkt.get(Field::uet_ses_som) || !*pkt.get(Field::uet_ses_eom)) return;
@@ -881,7 +939,7 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
       message_ids.emplace_back(message_id, r.result_offset);
       const size_t len = r.payload.size();
       const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
-      const bool medium = medium_header(d, r, packets);
+      const SesHeader header = header_of(d, dest, r, packets);
       for (size_t k = 0; k < packets; ++k) {
         FieldValues v;
         // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
@@ -909,9 +967,13 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
         SentPacket sp;
         sp.eom = eom;
         sp.message_id = message_id;
-        sp.numbered = !medium;
-        sp.next_hdr = medium ? wire::pds_next_hdr::UET_HDR_REQUEST_MEDIUM : wire::pds_next_hdr::UET_HDR_REQUEST_STD;
-        sp.frame = request_encoder(som, r, medium).encode(v, payload);
+        sp.numbered = header == SesHeader::standard;
+        sp.next_hdr = header == SesHeader::medium  ? wire::pds_next_hdr::UET_HDR_REQUEST_MEDIUM
+                      : header == SesHeader::small ? wire::pds_next_hdr::UET_HDR_REQUEST_SMALL
+                                                   : wire::pds_next_hdr::UET_HDR_REQUEST_STD;
+        // The optimized header names the MR by its RKEY/INDEX in ses.resource_index (spec 2.2.10.4).
+        if (header == SesHeader::small) v.set(Field::uet_ses_resource_index, r.match_bits & wire::k_mr_key_optimized_rkey_mask);
+        sp.frame = request_encoder(som, r, header).encode(v, payload);
         built.push_back({d->next_token++, std::move(sp)});
       }
     }

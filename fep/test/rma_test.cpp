@@ -86,6 +86,37 @@ TEST_F(SoftuetRma, WriteThenReadBackMultiPacket) {
   EXPECT_EQ(back, src);
 }
 
+// An OPTIMIZED key (Table 2-13) lets one-packet RMA and atomics travel in the optimized non-matching
+// header, which names the MR by its RKEY/INDEX in ses.resource_index: data must land just the same, and
+// an RKEY nobody registered must still fail (pytest/fep/test_header_choice.py watches the wire).
+TEST_F(SoftuetRma, OptimizedKeyWriteReadAndAtomic) {
+  constexpr uint64_t kOptimizedKey = (uint64_t{1} << 62) | 0x2A;
+  std::vector<uint8_t> target(256, 0), src(64), back(64, 0);
+  std::iota(src.begin(), src.end(), uint8_t{1});
+  ASSERT_NE(RegisterOnB(target.data(), target.size(), kOptimizedKey), nullptr);
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  int ctx_w = 0, ctx_r = 0, ctx_a = 0, ctx_bad = 0;
+  ASSERT_EQ(fi_write(ep_[kA], src.data(), src.size(), nullptr, addr_[kB], 8, kOptimizedKey, &ctx_w), 0);
+  EXPECT_EQ(Outcome(&ctx_w).err, 0);
+  EXPECT_EQ(std::memcmp(target.data() + 8, src.data(), src.size()), 0);
+  ASSERT_EQ(fi_read(ep_[kA], back.data(), back.size(), nullptr, addr_[kB], 8, kOptimizedKey, &ctx_r), 0);
+  EXPECT_EQ(Outcome(&ctx_r).err, 0);
+  EXPECT_EQ(back, src);
+  uint64_t add = 5, was = 0;
+  std::memcpy(target.data() + 128, &add, sizeof add);
+  ASSERT_EQ(fi_fetch_atomic(ep_[kA], &add, 1, nullptr, &was, nullptr, addr_[kB], 128, kOptimizedKey, FI_UINT64,
+                            FI_SUM, &ctx_a), 0);
+  EXPECT_EQ(Outcome(&ctx_a).err, 0);
+  EXPECT_EQ(was, 5u);
+  uint64_t now = 0;
+  std::memcpy(&now, target.data() + 128, sizeof now);
+  EXPECT_EQ(now, 10u);
+  ASSERT_EQ(fi_write(ep_[kA], src.data(), src.size(), nullptr, addr_[kB], 0, (uint64_t{1} << 62) | 0x2B, &ctx_bad), 0);
+  const fi_cq_err_entry e = Outcome(&ctx_bad);
+  EXPECT_EQ(e.err, FI_EKEYREJECTED);
+  EXPECT_EQ(static_cast<uint64_t>(e.prov_errno), kRcBadMkey);
+}
+
 TEST_F(SoftuetRma, UnknownKeyIsRcBadMkey) {
   std::vector<uint8_t> target(64), src(8, 1);
   ASSERT_NE(RegisterOnB(target.data(), target.size(), 0xC0DE), nullptr);

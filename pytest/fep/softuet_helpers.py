@@ -83,10 +83,16 @@ def response_key(f):
     return ("psn", (f["uet.pds.cack_psn"] + f["uet.pds.ack_psn_offset"]) % 2**32)
 
 
+OPTIMIZED_KEY_BIT = 1 << 62
+
+
 def header_format_problems(records, small_max=16383, mtu=4096):
     """One line per request whose SES header breaks the header choice (spec/wire.yaml choices
-    small-message-criteria and small-rma-criteria): a one-packet send or RMA of at most `small_max` bytes
-    travels in the medium header (unless an RMA carries remote CQ data), anything else in the standard."""
+    optimized-header-criteria, small-message-criteria and small-rma-criteria, for a target that takes the
+    optimized header): a one-packet send or RMA of at most `small_max` bytes travels in the medium header
+    (unless an RMA carries remote CQ data), or for an RMA to an OPTIMIZED key in the optimized
+    non-matching header; anything else in the standard header. A request in the optimized header carries
+    no key, so one that is eligible is taken as right."""
     problems = []
     for r in records:
         f = r["fields"]
@@ -95,7 +101,10 @@ def header_format_problems(records, small_max=16383, mtu=4096):
         one_packet = f["uet.ses.som"] == 1 and f["uet.ses.eom"] == 1
         small = one_packet and f["uet.ses.request_length"] <= min(small_max, mtu)
         rma = f["uet.ses.opcode"] in (0x01, 0x02, 0x03, 0x04)  # WRITE, READ, ATOMIC, FETCHING_ATOMIC
-        want = "uet.ses.medium" if small and not (rma and f.get("uet.ses.hd") == 1) else "uet.ses.std"
+        eligible = small and not (rma and f.get("uet.ses.hd") == 1)
+        key = f.get("uet.ses.memory_key")
+        optimized = rma and eligible and (key is None or (key & OPTIMIZED_KEY_BIT and key & 0xFFFFFFFFF000 == 0))
+        want = "uet.ses.small" if optimized else "uet.ses.medium" if eligible else "uet.ses.std"
         if want not in r["layers"]:
             problems.append(f"frame {r['frame']}: opcode {f['uet.ses.opcode']} of {f['uet.ses.request_length']} "
                             f"bytes in {[l for l in r['layers'] if l.startswith('uet.ses')]}, want {want}")

@@ -2,6 +2,7 @@
 small-message-criteria and small-rma-criteria): one-packet sends, RMA and atomics in the medium header
 (small message / small RMA), everything else in the standard header. Each knob that breaks the choice
 must make the same check report the requests it affects."""
+import json
 import os
 
 import pytest
@@ -71,3 +72,38 @@ class TestRmaHeaders:
                                    tmp_path / "rma-knob.pcap", cmd_uet_decode)
         writes = requests_with(records, UET_WRITE)
         assert writes and len(header_format_problems(records)) >= len(writes)
+
+
+class TestOptimizedHeader:
+    """RMA and atomics to an OPTIMIZED key take the optimized non-matching header, with the RKEY/INDEX in
+    ses.resource_index (spec 2.2.5.3.4.1-i, 2.2.10.4). The traffic is softuet-api-test's optimized-key
+    case, run on the loopback of one namespace and captured there."""
+    CASE = "SoftuetRma.OptimizedKeyWriteReadAndAtomic"
+    PORT = 47990
+    RKEY = 0x2A
+
+    def run_case(self, pair, build_dir, tmp_path, cmd_uet_decode, softuet_env, faults=None):
+        env = dict(softuet_env, SOFTUET_ADDR="127.0.0.1", SOFTUET_UDP_PORT=str(self.PORT))
+        if faults:
+            env["SOFTUET_FAULTS"] = faults
+        pcap = tmp_path / "optimized.pcap"
+        with pair.capture("a", str(pcap), filter=f"udp port {self.PORT}", interface="lo"):
+            run = pair.run("a", [str(build_dir / "fep" / "test" / "softuet-api-test"), f"--gtest_filter={self.CASE}"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert run.returncode == 0, run.stdout[-3000:]
+        res = cmd_uet_decode("--strict", "--port", str(self.PORT), pcap)
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr
+        return [json.loads(line) for line in res.stdout.splitlines()]
+
+    def test_rma_to_an_optimized_key_uses_the_optimized_header(self, pair, build_dir, tmp_path, cmd_uet_decode, softuet_env):
+        records = self.run_case(pair, build_dir, tmp_path, cmd_uet_decode, softuet_env)
+        rma = [r for r in records if r["fields"].get("uet.ses.opcode") in (UET_WRITE, UET_READ, UET_FETCHING_ATOMIC)
+               and r["fields"]["uet.pds.type"] == PDS_RUD_REQ]
+        assert {r["fields"]["uet.ses.opcode"] for r in rma} == {UET_WRITE, UET_READ, UET_FETCHING_ATOMIC}
+        assert all("uet.ses.small" in r["layers"] for r in rma), [r["layers"] for r in rma]
+        assert {r["fields"]["uet.ses.resource_index"] for r in rma} == {self.RKEY, self.RKEY + 1}
+        assert header_format_problems(records) == []
+
+    def test_the_check_fails_with_knob_no_optimized_header(self, pair, build_dir, tmp_path, cmd_uet_decode, softuet_env):
+        records = self.run_case(pair, build_dir, tmp_path, cmd_uet_decode, softuet_env, faults="no_optimized_header")
+        assert len(header_format_problems(records)) >= 3
