@@ -48,7 +48,8 @@ class Target {
   // 0 or the fi_* error of the post.
   int post_recv(int id, size_t len, bool tagged = false, uint64_t tag = 0, uint64_t ignore = 0,
                 fi_addr_t src = FI_ADDR_UNSPEC, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
-  // The outcome of receive `id`, waiting up to `timeout_ms` (0: only what is there now).
+  // The outcome of receive `id`, waiting up to `timeout_ms` (0: only what is there now). Id -1: the
+  // target CQ entry of an operation that used no receive (remote CQ data of an RMA write).
   RecvResult completion(int id, int timeout_ms);
   // Ends the peer; its exit status (0 when its endpoint closed cleanly).
   int finish();

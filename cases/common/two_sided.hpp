@@ -12,6 +12,7 @@
 #include "conformance.hpp"
 #include "endpoint.hpp"
 #include "target.hpp"
+#include "uet/wire/libfabric_gen.hpp"
 
 namespace uet::cases {
 
@@ -19,6 +20,17 @@ namespace uet::cases {
 // anyway; a UET provider must when it claims AI Full or HPC (2.2.5.4.2-b).
 inline bool tagged_required() {
   return !manifest().uet || manifest().claims_profile("ai_full") || manifest().claims_profile("hpc");
+}
+
+// How long a case waits for a message the target must get (the initiator's completion came first).
+inline constexpr int kArrivalMs = 3000;
+
+// A failed operation's error entry: err is the libfabric code of SES return code `rc`, prov_errno the
+// code itself (spec 2.2.5.6).
+inline void expect_error_entry(const Outcome& o, uint64_t rc) {
+  ASSERT_EQ(o.state, Outcome::failed) << "the operation did not fail";
+  EXPECT_EQ(o.error.err, uet::wire::libfabric::fi_errno_of_ses_rc(rc)) << "err (choice " << uet::wire::libfabric::ses_rc_errno_choice() << ")";
+  EXPECT_EQ(static_cast<uint64_t>(o.error.prov_errno), rc) << "prov_errno is the SES return code";
 }
 
 class TwoSided : public ::testing::TestWithParam<Kind> {

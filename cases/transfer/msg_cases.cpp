@@ -38,7 +38,7 @@ TEST_P(Msg, SendArrivesWholeInThePostedBuffer) {
   const auto data = pattern(big(), 3);
   int ctx = 0;
   ASSERT_NO_FATAL_FAILURE(Send(data, &ctx));
-  const RecvResult r = target.completion(1, 10000);
+  const RecvResult r = target.completion(1, kArrivalMs);
   ASSERT_EQ(r.state, RecvResult::completed) << target.error();
   EXPECT_EQ(r.len, data.size());
   EXPECT_TRUE(r.flags & FI_RECV);
@@ -54,7 +54,7 @@ TEST_P(Msg, MessagesKeepTheirBoundariesInPostingOrder) {
   int c1 = 0, c2 = 0;
   ASSERT_NO_FATAL_FAILURE(Send(first, &c1));
   ASSERT_NO_FATAL_FAILURE(Send(second, &c2));
-  const RecvResult r1 = target.completion(1, 10000), r2 = target.completion(2, 10000);
+  const RecvResult r1 = target.completion(1, kArrivalMs), r2 = target.completion(2, kArrivalMs);
   ASSERT_EQ(r1.state, RecvResult::completed) << target.error();
   ASSERT_EQ(r2.state, RecvResult::completed) << target.error();
   EXPECT_EQ(r1.bytes, first) << "the first message goes to the buffer posted first, alone";
@@ -74,7 +74,7 @@ TEST_P(Msg, SenddataDeliversRemoteCqData) {
   int ctx = 0;
   ASSERT_EQ(fi_senddata(me.ep, msg, sizeof msg, nullptr, data, dest, &ctx), 0);
   ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
-  const RecvResult r = target.completion(1, 10000);
+  const RecvResult r = target.completion(1, kArrivalMs);
   ASSERT_EQ(r.state, RecvResult::completed) << target.error();
   EXPECT_TRUE(r.flags & FI_REMOTE_CQ_DATA) << "flags 0x" << std::hex << r.flags;
   EXPECT_EQ(r.data, data);
@@ -124,7 +124,7 @@ TEST_P(Msg, DirectedReceiveTakesOnlyItsInitiator) {
   const auto data = pattern(48, 5);
   int ctx = 0;
   ASSERT_NO_FATAL_FAILURE(Send(data, &ctx));
-  const RecvResult mine = target.completion(2, 10000);
+  const RecvResult mine = target.completion(2, kArrivalMs);
   EXPECT_EQ(mine.state, RecvResult::completed) << "the receive directed at this initiator " << target.error();
   EXPECT_EQ(mine.bytes, data);
   EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "the receive directed at another initiator took it";
