@@ -8,6 +8,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
 
 #include <cstdint>
 #include <map>
@@ -57,6 +58,17 @@ class Endpoint {
   uint64_t remote_addr(const void* base, uint64_t off) const;
   bool mr_virt_addr() const;
   bool mr_prov_key() const;
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms = 10000) {
+    for (int waited = 0;; waited += 1) {
+      const ssize_t rc = call();
+      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
+      drain(1);
+    }
+  }
 
   // Waits until the operation with `context` completes or fails, progressing the provider.
   Outcome wait(void* context, int timeout_ms = 10000);

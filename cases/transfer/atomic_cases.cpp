@@ -55,7 +55,7 @@ TEST_P(Atomic, BulkSumAddsEveryElement) {
   const bool wire = manifest().uet && cap.start();
   const uint64_t add[4] = {10, 20, 30, 40};
   int ctx = 0;
-  ASSERT_EQ(fi_atomic(me.ep, add, 4, nullptr, dest, mr.base, mr.key, FI_UINT64, FI_SUM, &ctx), 0);
+  ASSERT_EQ(me.post([&] { return fi_atomic(me.ep, add, 4, nullptr, dest, mr.base, mr.key, FI_UINT64, FI_SUM, &ctx); }), 0);
   const Outcome o = me.wait(&ctx);
   ASSERT_EQ(o.state, Outcome::completed) << "err " << o.error.err << ", prov_errno " << o.error.prov_errno;
   EXPECT_EQ(TargetValues(4), bytes_of({11, 22, 33, 44}));
@@ -76,7 +76,7 @@ TEST_P(Atomic, FetchingSumReturnsTheOldValue) {
   ASSERT_NO_FATAL_FAILURE(Holding({40, 7}, &mr));
   uint64_t add = 2, old = 0;
   int ctx = 0;
-  ASSERT_EQ(fi_fetch_atomic(me.ep, &add, 1, nullptr, &old, nullptr, dest, mr.base, mr.key, FI_UINT64, FI_SUM, &ctx), 0);
+  ASSERT_EQ(me.post([&] { return fi_fetch_atomic(me.ep, &add, 1, nullptr, &old, nullptr, dest, mr.base, mr.key, FI_UINT64, FI_SUM, &ctx); }), 0);
   ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
   EXPECT_EQ(old, 40u);
   EXPECT_EQ(TargetValues(2), bytes_of({42, 7})) << "only the one element changes";
@@ -89,13 +89,13 @@ TEST_P(Atomic, CompareSwapSwapsOnlyOnEquality) {
   ASSERT_NO_FATAL_FAILURE(Holding({7, 8}, &mr));
   uint64_t compare = 7, swap = 99, old = 0;
   int c1 = 0, c2 = 0;
-  ASSERT_EQ(fi_compare_atomic(me.ep, &swap, 1, nullptr, &compare, nullptr, &old, nullptr, dest, mr.base, mr.key,
-                              FI_UINT64, FI_CSWAP, &c1), 0);
+  ASSERT_EQ(me.post([&] { return fi_compare_atomic(me.ep, &swap, 1, nullptr, &compare, nullptr, &old, nullptr, dest, mr.base, mr.key,
+                              FI_UINT64, FI_CSWAP, &c1); }), 0);
   ASSERT_EQ(me.wait(&c1).state, Outcome::completed);
   EXPECT_EQ(old, 7u);
   // The second element (8) differs from compare (7): it keeps its value.
-  ASSERT_EQ(fi_compare_atomic(me.ep, &swap, 1, nullptr, &compare, nullptr, &old, nullptr, dest, mr.base + 8, mr.key,
-                              FI_UINT64, FI_CSWAP, &c2), 0);
+  ASSERT_EQ(me.post([&] { return fi_compare_atomic(me.ep, &swap, 1, nullptr, &compare, nullptr, &old, nullptr, dest, mr.base + 8, mr.key,
+                              FI_UINT64, FI_CSWAP, &c2); }), 0);
   ASSERT_EQ(me.wait(&c2).state, Outcome::completed);
   EXPECT_EQ(old, 8u);
   EXPECT_EQ(TargetValues(2), bytes_of({99, 8}));

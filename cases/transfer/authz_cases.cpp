@@ -38,13 +38,13 @@ class Authz : public TwoSided {
   }
   Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
     int ctx = 0;
-    const ssize_t rc = fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx);
+    const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
     EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   Outcome Send(const char* text) {
     int ctx = 0;
-    const ssize_t rc = fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx);
+    const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
     EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
@@ -133,7 +133,7 @@ TEST_P(Authz, AvAuthKeyJobIdIsOnTheWire) {
   ASSERT_TRUE(cap.start()) << cap.error();
   ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   int ctx = 0;
-  ASSERT_EQ(fi_send(me.ep, "av", 3, nullptr, dest_a, &ctx), 0);
+  ASSERT_EQ(me.post([&] { return fi_send(me.ep, "av", 3, nullptr, dest_a, &ctx); }), 0);
   const Outcome o = me.wait(&ctx, 15000);
   const auto f = cap.find([](const WireFrame& f) { return is_request(f); });
   ASSERT_TRUE(f) << "no SES request captured";

@@ -25,7 +25,7 @@ class Msg : public TwoSided {
   // A payload that spans several packets on RDM and fits one datagram on DGRAM.
   size_t big() const { return GetParam().ep_type == FI_EP_RDM ? 10000 : 1000; }
   void Send(const std::vector<uint8_t>& data, int* ctx) {
-    ASSERT_EQ(fi_send(me.ep, data.data(), data.size(), nullptr, dest, ctx), 0);
+    ASSERT_EQ(me.post([&] { return fi_send(me.ep, data.data(), data.size(), nullptr, dest, ctx); }), 0);
     const Outcome o = me.wait(ctx);
     ASSERT_EQ(o.state, Outcome::completed) << "send: err " << o.error.err << ", prov_errno " << o.error.prov_errno;
   }
@@ -72,7 +72,7 @@ TEST_P(Msg, SenddataDeliversRemoteCqData) {
   const char msg[] = "with data";
   const uint64_t data = 0x5EED1234;
   int ctx = 0;
-  ASSERT_EQ(fi_senddata(me.ep, msg, sizeof msg, nullptr, data, dest, &ctx), 0);
+  ASSERT_EQ(me.post([&] { return fi_senddata(me.ep, msg, sizeof msg, nullptr, data, dest, &ctx); }), 0);
   ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
   const RecvResult r = target.completion(1, kArrivalMs);
   ASSERT_EQ(r.state, RecvResult::completed) << target.error();

@@ -22,7 +22,7 @@ class Rma : public TwoSided {
   // A write of `len` bytes at `off` of the target MR; its outcome at the initiator.
   Outcome Write(const std::vector<uint8_t>& src, const RemoteMr& mr, uint64_t off, uint64_t key_delta = 0) {
     int ctx = 0;
-    const ssize_t rc = fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base + off, mr.key + key_delta, &ctx);
+    const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base + off, mr.key + key_delta, &ctx); });
     EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
     return rc ? Outcome{} : me.wait(&ctx);
   }
@@ -38,13 +38,15 @@ TEST_P(Rma, WriteThenReadBack) {
   Capture cap;
   const bool wire = manifest().uet && cap.start();
   ASSERT_EQ(Write(src, mr, 100).state, Outcome::completed);
+  // The read is ordered after the write at the target: once it completes, the write has landed too
+  // (a write completion may only mean the data left the initiator).
+  int ctx = 0;
+  ASSERT_EQ(me.post([&] { return fi_read(me.ep, back.data(), back.size(), nullptr, dest, mr.base + 100, mr.key, &ctx); }), 0);
+  ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
+  EXPECT_EQ(back, src);
   EXPECT_EQ(target.read_mr(1, 100, src.size()), src) << "the written bytes at the target";
   EXPECT_EQ(target.read_mr(1, 99, 1), std::vector<uint8_t>{0}) << "the byte before was written";
   EXPECT_EQ(target.read_mr(1, 100 + src.size(), 1), std::vector<uint8_t>{0}) << "the byte after was written";
-  int ctx = 0;
-  ASSERT_EQ(fi_read(me.ep, back.data(), back.size(), nullptr, dest, mr.base + 100, mr.key, &ctx), 0);
-  ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
-  EXPECT_EQ(back, src);
   if (manifest().uet) {
     ASSERT_TRUE(wire) << cap.error();
     const auto wr = cap.find([](const WireFrame& f) { return is_request(f); });
@@ -66,7 +68,7 @@ TEST_P(Rma, WritedataCompletesAtTheTargetWithTheData) {
   ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();
   const std::vector<uint8_t> src(16, 0x42);
   int ctx = 0;
-  ASSERT_EQ(fi_writedata(me.ep, src.data(), src.size(), nullptr, 0xDA7A, dest, mr.base, mr.key, &ctx), 0);
+  ASSERT_EQ(me.post([&] { return fi_writedata(me.ep, src.data(), src.size(), nullptr, 0xDA7A, dest, mr.base, mr.key, &ctx); }), 0);
   ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
   const RecvResult r = target.completion(-1, kArrivalMs);
   ASSERT_EQ(r.state, RecvResult::completed) << "no target completion for the remote CQ data " << target.error();
@@ -83,9 +85,7 @@ TEST_P(Rma, WriteBeyondTheMrFailsAndWritesNothing) {
   const Outcome o = Write(std::vector<uint8_t>(16, 1), mr, 56);
   if (manifest().uet) {
     expect_error_entry(o, w::ses_return_code::RC_BAD_ADDR);
-  } else {
-    EXPECT_EQ(o.state, Outcome::failed) << "a write beyond the MR completed";
-  }
+  }  // other providers may complete a write at the initiator before the target refuses it
   EXPECT_EQ(target.read_mr(1, 0, 64), std::vector<uint8_t>(64, 0)) << "the target MR was written";
 }
 
@@ -97,9 +97,7 @@ TEST_P(Rma, WriteWithAnUnknownKeyFails) {
   const Outcome o = Write(std::vector<uint8_t>(8, 1), mr, 0, 0x77);
   if (manifest().uet) {
     expect_error_entry(o, w::ses_return_code::RC_BAD_MKEY);
-  } else {
-    EXPECT_EQ(o.state, Outcome::failed) << "a write with an unknown key completed";
-  }
+  }  // other providers may complete a write at the initiator before the target refuses it
   EXPECT_EQ(target.read_mr(1, 0, 64), std::vector<uint8_t>(64, 0));
 }
 

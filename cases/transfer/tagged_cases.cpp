@@ -19,7 +19,7 @@ class Tagged : public TwoSided {
   }
   void TSend(const void* buf, size_t len, uint64_t tag) {
     int ctx = 0;
-    ASSERT_EQ(fi_tsend(me.ep, buf, len, nullptr, dest, tag, &ctx), 0);
+    ASSERT_EQ(me.post([&] { return fi_tsend(me.ep, buf, len, nullptr, dest, tag, &ctx); }), 0);
     const Outcome o = me.wait(&ctx);
     ASSERT_EQ(o.state, Outcome::completed) << "tsend: err " << o.error.err << ", prov_errno " << o.error.prov_errno;
   }
