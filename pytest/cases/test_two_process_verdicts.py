@@ -58,7 +58,7 @@ def test_every_case_passes_against_softuet(build_dir, tmp_path, name):
     verdicts = run_areas(MANIFESTS / f"{name}.yaml", build_dir, tmp_path)
     bad = [v for v in verdicts if v.verdict not in ("pass", "not_applicable")]
     assert not bad, bad
-    assert all(v.requirements for v in verdicts), "every case names the statements it checks"
+    assert all(v.requirements for v in verdicts if v.verdict == "pass"), "every case names the statements it checks"
     passed = {short(v.case) for v in verdicts if v.verdict == "pass"}
     assert {"Authz.MrForOneJobIdRefusesAnother", "Rma.WriteThenReadBack", "Atomic.BulkSumAddsEveryElement",
             "Msg.SendArrivesWholeInThePostedBuffer", "Fallback.EndpointNeedsUetProviderInitiatorId"} <= passed
