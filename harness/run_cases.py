@@ -3,10 +3,18 @@ JUnit XML into verdicts: pass, fail, not applicable (with the reason), warning (
 (the binary broke).
 
     /usr/bin/python3 -m harness.run_cases cases/manifests/softuet.yaml [--build build] [--out out/cases]
+                                          [--peer same-host|netns]
+
+Two-process cases start their target side as a second process. With a manifest that says
+`peer_netns: true`, run as root and `--peer` not `same-host`, the binaries run in side a of a namespace
+pair (containers.NamespacePair) and their peers in side b (UET_CASES_PEER_NETNS); otherwise both
+sides share the host. Manifest values may use {build}, {repo}, {port} and {peer_port}: the ports are
+UET_CASES_PORT (default 4793) and UET_CASES_PEER_PORT (default port + 1).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -54,29 +62,57 @@ def case_binaries(build: pathlib.Path) -> list[pathlib.Path]:
     return sorted(p for p in (build / "cases").glob("uet-cases-*") if os.access(p, os.X_OK))
 
 
-def run(manifest_path: pathlib.Path, build: pathlib.Path, out: pathlib.Path, timeout: int = 600) -> list[Verdict]:
-    manifest = yaml.safe_load(manifest_path.read_text())
+def ports() -> dict[str, str]:
+    port = int(os.environ.get("UET_CASES_PORT", "4793"))
+    return {"port": str(port), "peer_port": os.environ.get("UET_CASES_PEER_PORT", str(port + 1))}
+
+
+def case_environment(manifest: dict, manifest_path: pathlib.Path, build: pathlib.Path) -> dict[str, str]:
     env = dict(os.environ)
     for key, value in (manifest.get("environment") or {}).items():
-        env[key] = str(value).format(build=build, repo=REPO)
-    env["UET_CASES_MANIFEST"] = str(manifest_path)
+        env[key] = str(value).format(build=build, repo=REPO, **ports())
+    env["UET_CASES_MANIFEST"] = str(manifest_path.resolve())
+    env["UET_BUILD"] = str(build.resolve())
+    env.update({"UET_CASES_PORT": ports()["port"], "UET_CASES_PEER_PORT": ports()["peer_port"]})
     env["FI_PROVIDER"] = manifest["provider"]
+    return env
+
+
+@contextlib.contextmanager
+def placement(manifest: dict, peer: str | None):
+    """Yields subprocess.run for the case binaries' side, and the environment that places their peers."""
+    want_netns = peer == "netns" or (peer is None and manifest.get("peer_netns") and os.geteuid() == 0)
+    if not want_netns:
+        yield subprocess.run, {}
+        return
+    from containers.netns import NamespacePair
+    with NamespacePair() as pair:
+        yield (lambda argv, **kwargs: pair.run("a", argv, **kwargs)), {"UET_CASES_PEER_NETNS": pair.b.netns}
+
+
+def run(manifest_path: pathlib.Path, build: pathlib.Path, out: pathlib.Path, timeout: int = 600,
+        peer: str | None = None) -> list[Verdict]:
+    manifest = yaml.safe_load(manifest_path.read_text())
+    env = case_environment(manifest, manifest_path, build)
     out.mkdir(parents=True, exist_ok=True)
     verdicts = []
-    for binary in case_binaries(build):
-        xml = out / f"{binary.name}.{manifest_path.stem}.xml"
-        xml.unlink(missing_ok=True)
-        try:
-            proc = subprocess.run([str(binary), f"--gtest_output=xml:{xml}"], env=env, capture_output=True,
-                                  text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            verdicts.append(Verdict(binary.name, "error", [], f"timed out after {timeout}s"))
-            continue
-        if not xml.exists():
-            verdicts.append(Verdict(binary.name, "error", [], f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}"))
-            continue
-        verdicts += verdicts_from_junit(xml)
+    with placement(manifest, peer) as (run_side, placement_env):
+        env.update(placement_env)
+        for binary in case_binaries(build):
+            verdicts += run_binary(binary, run_side, env, out / f"{binary.name}.{manifest_path.stem}.xml", timeout)
     return verdicts
+
+
+def run_binary(binary: pathlib.Path, run_side, env: dict, xml: pathlib.Path, timeout: int) -> list[Verdict]:
+    xml.unlink(missing_ok=True)
+    try:
+        proc = run_side([str(binary), f"--gtest_output=xml:{xml}"], env=env, capture_output=True, text=True,
+                        timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [Verdict(binary.name, "error", [], f"timed out after {timeout}s")]
+    if not xml.exists():
+        return [Verdict(binary.name, "error", [], f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}")]
+    return verdicts_from_junit(xml)
 
 
 def main(argv: list[str]) -> int:
@@ -84,13 +120,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("manifest", type=pathlib.Path)
     parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "cases")
+    parser.add_argument("--peer", choices=["same-host", "netns"], default=None,
+                        help="where two-process cases put their peer (default: the manifest's peer_netns, when root)")
     args = parser.parse_args(argv)
     if not args.manifest.exists():
         parser.error(f"no manifest {args.manifest}")
     if not case_binaries(args.build):
         print(f"run_cases: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
-    verdicts = run(args.manifest, args.build, args.out)
+    verdicts = run(args.manifest, args.build, args.out, peer=args.peer)
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v.verdict] = counts.get(v.verdict, 0) + 1

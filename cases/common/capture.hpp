@@ -1,0 +1,52 @@
+// Wire observations for cases whose statement is on the wire (catalogue check: wire/both): a live
+// libpcap capture on the initiator's side (the manifest's `wire:` interface, BPF `udp port <udp_port>`,
+// immediate mode), decoded with the suite's codec. A case starts it before the operation and then asks
+// for the first request frame that satisfies a condition, with a deadline.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "uet/wire/wire_gen.hpp"
+
+typedef struct pcap pcap_t;
+
+namespace uet::cases {
+
+// The fields of one decoded UET frame.
+struct WireFrame {
+  std::vector<std::pair<wire::Field, uint64_t>> fields;
+  std::optional<uint64_t> get(wire::Field f) const;
+};
+
+class Capture {
+ public:
+  Capture() = default;
+  Capture(const Capture&) = delete;
+  Capture& operator=(const Capture&) = delete;
+  ~Capture();
+  // False with error() when the manifest has no `wire:` section or the capture cannot open (not root).
+  bool start();
+  const std::string& error() const { return error_; }
+  // The first UET frame captured so far or within `timeout_ms` for which `want` holds.
+  std::optional<WireFrame> find(const std::function<bool(const WireFrame&)>& want, int timeout_ms = 3000);
+  // Every UET frame seen so far (including those find() passed over).
+  const std::vector<WireFrame>& seen() const { return seen_; }
+
+ private:
+  void drain();
+  pcap_t* pcap_ = nullptr;
+  int linktype_ = 0;
+  uint16_t udp_port_ = 0;
+  std::string error_;
+  std::vector<WireFrame> seen_;
+  size_t searched_ = 0;
+};
+
+// True for a frame carrying an SES request (it has an opcode).
+bool is_request(const WireFrame& f);
+
+}  // namespace uet::cases

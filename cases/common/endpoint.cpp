@@ -1,0 +1,191 @@
+#include "endpoint.hpp"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "conformance.hpp"
+
+namespace uet::cases {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The 3-byte JobID of the direct and AV methods, little-endian (spec/wire.yaml choice
+// direct-auth-key-byte-order: the spec does not give the order).
+void job_key(uint32_t job, uint8_t* key) {
+  key[0] = job & 0xFF;
+  key[1] = (job >> 8) & 0xFF;
+  key[2] = (job >> 16) & 0xFF;
+}
+
+}  // namespace
+
+std::string fi_err(long rc) { return std::to_string(rc) + " (" + fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)) + ")"; }
+
+std::string to_hex(const void* data, size_t len) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < len; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+  }
+  return out;
+}
+
+std::vector<uint8_t> from_hex(const std::string& hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+Endpoint::~Endpoint() {
+  // Endpoint first, then what it is bound to (MRs, CQ, AV), then the domain and fabric.
+  if (ep) fi_close(&ep->fid);
+  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+  if (cq) fi_close(&cq->fid);
+  if (av) fi_close(&av->fid);
+  if (domain) fi_close(&domain->fid);
+  if (fabric) fi_close(&fabric->fid);
+  if (info) fi_freeinfo(info);
+}
+
+int Endpoint::open(const EndpointSpec& spec) {
+  InfoPtr hints = hints_for(spec.type);
+  hints->caps = spec.caps;
+  hints->domain_attr->mr_mode = FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  if (spec.method == JobMethod::direct) {
+    hints->domain_attr->auth_key_size = 3;
+    hints->domain_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it
+    job_key(spec.job, hints->domain_attr->auth_key);
+  } else if (spec.method == JobMethod::av) {
+    hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
+  }
+  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
+  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
+  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
+  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.size = 256;
+  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  cq_waitable_ = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
+  if (!cq_waitable_) {
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr))) return failed = "fi_cq_open", rc;
+  }
+  if ((rc = fi_endpoint(domain, info, &ep, nullptr))) return failed = "fi_endpoint", rc;
+  if ((rc = fi_ep_bind(ep, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
+  if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
+  if ((rc = fi_enable(ep))) return failed = "fi_enable", rc;
+  return 0;
+}
+
+std::vector<uint8_t> Endpoint::name() const {
+  std::vector<uint8_t> out(512);
+  size_t len = out.size();
+  if (!ep || fi_getname(&ep->fid, out.data(), &len) != 0) return {};
+  out.resize(len);
+  return out;
+}
+
+fi_addr_t Endpoint::insert(const std::vector<uint8_t>& name, fi_addr_t auth_key) {
+  fi_addr_t addr = auth_key == FI_ADDR_NOTAVAIL ? FI_ADDR_NOTAVAIL : auth_key;
+  const uint64_t flags = auth_key == FI_ADDR_NOTAVAIL ? 0 : FI_AUTH_KEY;
+  if (fi_av_insert(av, name.data(), 1, &addr, flags, nullptr) != 1) return FI_ADDR_NOTAVAIL;
+  return addr;
+}
+
+fi_addr_t Endpoint::insert_auth_key(uint32_t job) {
+  uint8_t key[3];
+  job_key(job, key);
+  fi_addr_t handle = FI_ADDR_NOTAVAIL;
+  if (fi_av_insert_auth_key(av, key, sizeof key, &handle, 0) != 0) return FI_ADDR_NOTAVAIL;
+  return handle;
+}
+
+bool Endpoint::mr_virt_addr() const { return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR); }
+bool Endpoint::mr_prov_key() const { return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY); }
+
+uint64_t Endpoint::remote_addr(const void* base, uint64_t off) const {
+  return (mr_virt_addr() ? reinterpret_cast<uint64_t>(base) : 0) + off;
+}
+
+int Endpoint::register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* key,
+                          size_t key_size) {
+  *mr = nullptr;
+  const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
+  int rc;
+  if (!key && key_size == 0) {
+    rc = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr, nullptr);
+  } else {
+    iovec iov{buf, len};
+    fi_mr_attr attr{};
+    attr.mr_iov = &iov;
+    attr.iov_count = 1;
+    attr.access = access;
+    attr.requested_key = requested_key;
+    attr.auth_key_size = key_size;
+    attr.auth_key = static_cast<uint8_t*>(const_cast<void*>(key));
+    rc = fi_mr_regattr(domain, &attr, 0, mr);
+  }
+  if (rc) return rc;
+  mrs.push_back(*mr);
+  if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+    if ((rc = fi_mr_bind(*mr, &ep->fid, 0))) return rc;
+    if ((rc = fi_mr_enable(*mr))) return rc;
+  }
+  return 0;
+}
+
+void Endpoint::drain(int wait_ms) {
+  fi_cq_tagged_entry e[8];
+  ssize_t n = fi_cq_read(cq, e, 8);
+  if (n == -FI_EAGAIN && wait_ms > 0 && cq_waitable_) n = fi_cq_sread(cq, e, 1, nullptr, wait_ms);
+  if (n > 0) {
+    for (ssize_t i = 0; i < n; ++i) {
+      Outcome& o = done_[e[i].op_context];
+      o.state = Outcome::completed;
+      o.entry = e[i];
+    }
+  } else if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq, &err, 0) == 1) {
+      Outcome& o = done_[err.op_context];
+      o.state = Outcome::failed;
+      o.error = err;
+    }
+  }
+}
+
+Outcome Endpoint::poll(void* context) {
+  drain(0);
+  auto it = done_.find(context);
+  if (it == done_.end()) return {};
+  Outcome o = it->second;
+  done_.erase(it);
+  return o;
+}
+
+Outcome Endpoint::wait(void* context, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    Outcome o = poll(context);
+    if (o.state != Outcome::timed_out) return o;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return o;
+    drain(static_cast<int>(std::min<long>(left, 20)));
+  }
+}
+
+}  // namespace uet::cases

@@ -1,0 +1,99 @@
+// One endpoint of a two-process case, on either side: fabric, domain, AV, CQ and endpoint opened for
+// the provider under test with the capabilities and JobID method a case asks for, closed in reverse
+// order (RAII). Completions are read with a deadline and kept by context, so a case waits for the one
+// it wants whatever order they come in.
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace uet::cases {
+
+// How the endpoint gets its JobID (spec 2.2.4.1): indirect (auth_key_size 0, the provider's), direct
+// (auth_key_size 3, `job`), or the AV method (auth_key_size FI_AV_AUTH_KEY, keys inserted later).
+enum class JobMethod { indirect, direct, av };
+
+struct EndpointSpec {
+  fi_ep_type type = FI_EP_RDM;
+  uint64_t caps = FI_MSG;
+  JobMethod method = JobMethod::indirect;
+  uint32_t job = 0;  // direct method
+};
+
+// The outcome of one operation: its completion, its error entry, or neither before the deadline.
+struct Outcome {
+  enum { completed, failed, timed_out } state = timed_out;
+  fi_cq_tagged_entry entry{};
+  fi_cq_err_entry error{};
+};
+
+class Endpoint {
+ public:
+  Endpoint() = default;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+  ~Endpoint();
+
+  // 0 or the negative fi_* error; `failed` names the call. -FI_ENODATA: fi_getinfo had no match.
+  int open(const EndpointSpec& spec);
+  std::vector<uint8_t> name() const;
+  // fi_av_insert of a peer's name; FI_ADDR_NOTAVAIL when refused. `auth_key` (an fi_av_insert_auth_key
+  // handle) inserts it with FI_AUTH_KEY: sends to it carry that JobID.
+  fi_addr_t insert(const std::vector<uint8_t>& name, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
+  // fi_av_insert_auth_key of a JobID (3 bytes, choice direct-auth-key-byte-order); FI_ADDR_NOTAVAIL when refused.
+  fi_addr_t insert_auth_key(uint32_t job);
+  // Registers `len` bytes at `buf` for remote access (FI_MR_ENDPOINT: bound and enabled). `job_key`:
+  // nullptr = fi_mr_reg (any JobID); else fi_mr_regattr with that auth_key/size. 0 or the fi_* error.
+  int register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* job_key = nullptr,
+                  size_t job_key_size = 0);
+  // The remote address of offset `off` in an MR at `base` (FI_MR_VIRT_ADDR: virtual address, else offset).
+  uint64_t remote_addr(const void* base, uint64_t off) const;
+  bool mr_virt_addr() const;
+  bool mr_prov_key() const;
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms = 10000) {
+    for (int waited = 0;; waited += 1) {
+      const ssize_t rc = call();
+      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
+      drain(1);
+    }
+  }
+
+  // Waits until the operation with `context` completes or fails, progressing the provider.
+  Outcome wait(void* context, int timeout_ms = 10000);
+  // A completion already written for `context` (after progressing once), without waiting.
+  Outcome poll(void* context);
+
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_av* av = nullptr;
+  fid_cq* cq = nullptr;
+  fid_ep* ep = nullptr;
+  std::vector<fid_mr*> mrs;
+  std::string failed;
+
+ private:
+  // Reads what the CQ holds now (or waits up to `wait_ms` for something) into done_.
+  void drain(int wait_ms);
+  bool cq_waitable_ = false;
+  std::map<void*, Outcome> done_;
+};
+
+// "-13 (Permission denied)": an fi_* return code for assertion messages.
+std::string fi_err(long rc);
+std::string to_hex(const void* data, size_t len);
+std::vector<uint8_t> from_hex(const std::string& hex);
+
+}  // namespace uet::cases

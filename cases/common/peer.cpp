@@ -1,0 +1,226 @@
+#include "peer.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace uet::cases {
+
+namespace {
+
+constexpr int kChildChannelFd = 100;       // where the peer finds its end of the channel
+constexpr size_t kMaxMessage = 1 << 20;
+const char kRoleFlag[] = "--uet-cases-peer=";
+
+using Clock = std::chrono::steady_clock;
+
+int ms_left(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
+}
+
+std::map<std::string, PeerRole>& roles() {
+  static std::map<std::string, PeerRole> r;
+  return r;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+}
+
+YAML::Node manifest_doc() {
+  const char* path = std::getenv("UET_CASES_MANIFEST");
+  if (!path || !*path) return {};
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::Exception&) {
+    return {};  // conformance.cpp reports a broken manifest
+  }
+}
+
+}  // namespace
+
+Channel::~Channel() { close(); }
+
+void Channel::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool Channel::send(const std::string& message) {
+  if (fd_ < 0) return error_ = "channel closed", false;
+  const uint32_t len = static_cast<uint32_t>(message.size());
+  std::string frame(reinterpret_cast<const char*>(&len), sizeof len);
+  frame += message;
+  for (size_t done = 0; done < frame.size();) {
+    const ssize_t n = ::send(fd_, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return error_ = std::string("the peer is gone: ") + std::strerror(errno), false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool Channel::read_exact(char* p, size_t n, int timeout_ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (n) {
+    pollfd pfd{fd_, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, ms_left(deadline));
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return error_ = "no message from the peer within " + std::to_string(timeout_ms) + " ms", false;
+    const ssize_t got = ::read(fd_, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return error_ = "the peer closed the channel (it exited or crashed)", false;
+    p += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool Channel::recv(std::string* message, int timeout_ms) {
+  if (fd_ < 0) return error_ = "channel closed", false;
+  uint32_t len = 0;
+  if (!read_exact(reinterpret_cast<char*>(&len), sizeof len, timeout_ms)) return false;
+  if (len > kMaxMessage) return error_ = "a frame of " + std::to_string(len) + " bytes from the peer", false;
+  message->assign(len, '\0');
+  return read_exact(message->data(), len, timeout_ms);
+}
+
+std::string expand_placeholders(const std::string& value) {
+  const std::string port = env_or("UET_CASES_PORT", "4793");
+  const std::string peer_port = env_or("UET_CASES_PEER_PORT", std::to_string(std::stoi(port) + 1));
+  std::string out = value;
+  replace_all(out, "{port}", port);
+  replace_all(out, "{peer_port}", peer_port);
+  replace_all(out, "{build}", env_or("UET_BUILD", "build"));
+  return out;
+}
+
+std::map<std::string, std::string> manifest_map(const std::string& key) {
+  std::map<std::string, std::string> out;
+  const YAML::Node doc = manifest_doc();
+  if (!doc || !doc[key] || !doc[key].IsMap()) return out;
+  for (const auto& kv : doc[key])
+    out[kv.first.as<std::string>()] = kv.second.IsNull() ? "" : expand_placeholders(kv.second.as<std::string>());
+  return out;
+}
+
+std::map<std::string, std::string> peer_environment() { return manifest_map("peer_environment"); }
+
+bool register_peer_role(const std::string& name, PeerRole role) {
+  roles()[name] = role;
+  return true;
+}
+
+bool Peer::start(const std::string& role, const std::map<std::string, std::string>& extra_env,
+                 const std::vector<std::string>& unset_env) {
+  // Everything the child needs is prepared here: between fork and exec only async-signal-safe calls.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    if (eq) env[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+  }
+  for (const auto& [k, v] : peer_environment()) env[k] = v;
+  for (const auto& [k, v] : extra_env) env[k] = v;
+  for (const auto& k : unset_env) env.erase(k);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string exe(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  if (n <= 0) return error_ = "cannot find this binary (/proc/self/exe)", false;
+  exe.resize(static_cast<size_t>(n));
+  std::string role_arg = kRoleFlag + role;
+  char* argv[] = {exe.data(), role_arg.data(), nullptr};
+
+  int netns_fd = -1;
+  const std::string netns = env_or("UET_CASES_PEER_NETNS", "");
+  if (!netns.empty()) {
+    netns_fd = ::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
+    if (netns_fd < 0) return error_ = "UET_CASES_PEER_NETNS: cannot open /run/netns/" + netns + ": " + std::strerror(errno), false;
+  }
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+    if (netns_fd >= 0) ::close(netns_fd);
+    return error_ = std::string("socketpair: ") + std::strerror(errno), false;
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
+    if (::dup2(sv[1], kChildChannelFd) < 0) _exit(126);  // dup2 clears close-on-exec
+    ::execve(exe.c_str(), argv, envp.data());
+    _exit(127);
+  }
+  if (netns_fd >= 0) ::close(netns_fd);
+  ::close(sv[1]);
+  if (pid < 0) {
+    ::close(sv[0]);
+    return error_ = std::string("fork: ") + std::strerror(errno), false;
+  }
+  pid_ = pid;
+  channel_.reset(sv[0]);
+  return true;
+}
+
+int Peer::finish(int timeout_ms) {
+  if (pid_ <= 0) return 0;
+  channel_.close();  // the peer's read ends: it closes its objects and exits
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  int status = 0;
+  if (pidfd >= 0) {
+    pollfd pfd{pidfd, POLLIN, 0};
+    ::poll(&pfd, 1, timeout_ms);
+    ::close(pidfd);
+  }
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    status = -1;
+  }
+  pid_ = -1;
+  return status;
+}
+
+Peer::~Peer() { finish(); }
+
+}  // namespace uet::cases
+
+// The binaries' main: a peer role when started as one, else the googletest cases.
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], uet::cases::kRoleFlag, sizeof uet::cases::kRoleFlag - 1) != 0) continue;
+    const std::string role = argv[i] + sizeof uet::cases::kRoleFlag - 1;
+    auto it = uet::cases::roles().find(role);
+    if (it == uet::cases::roles().end()) {
+      std::fprintf(stderr, "uet cases peer: no role '%s'\n", role.c_str());
+      return 2;
+    }
+    uet::cases::Channel channel(uet::cases::kChildChannelFd);
+    return it->second(channel);
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,80 @@
+// Two-process cases: the case (initiator side) starts its target side as a second process, the same
+// binary exec'ed with a role flag, and the two talk over an inherited socketpair in small framed text
+// messages (addresses, MR keys, "ready", observations). Every read has a timeout; a peer that died or
+// closed the channel is an error, never a hang.
+//
+// Where the peer runs is configuration: by default the same host and namespace, with the manifest's
+// `peer_environment` over the case's environment (softuet: another SOFTUET_UDP_PORT); when
+// UET_CASES_PEER_NETNS names a network namespace (/run/netns/NAME), the peer joins it (needs root).
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace uet::cases {
+
+// One end of the out-of-band channel: length-prefixed messages over a stream socket.
+class Channel {
+ public:
+  explicit Channel(int fd = -1) : fd_(fd) {}
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+  ~Channel();
+  // False (with error()) when the peer is gone.
+  bool send(const std::string& message);
+  // False (with error()) on timeout, end of stream or a broken frame.
+  bool recv(std::string* message, int timeout_ms);
+  const std::string& error() const { return error_; }
+  int fd() const { return fd_; }
+  void close();
+  void reset(int fd) {
+    close();
+    fd_ = fd;
+    error_.clear();
+  }
+
+ private:
+  bool read_exact(char* p, size_t n, int timeout_ms);
+  int fd_;
+  std::string error_;
+};
+
+// The manifest's `peer_environment` (placeholders {port} and {peer_port} expanded from UET_CASES_PORT,
+// default 4793, and UET_CASES_PEER_PORT, default port + 1), and other per-side settings.
+std::map<std::string, std::string> peer_environment();
+// Expands {port}, {peer_port} and {build} in a manifest value.
+std::string expand_placeholders(const std::string& value);
+// A top-level string-to-string map of the manifest (e.g. `wire`), placeholders expanded; empty if absent.
+std::map<std::string, std::string> manifest_map(const std::string& key);
+
+// The peer process, started by start() and reaped (with a bounded wait) by finish() or the destructor.
+class Peer {
+ public:
+  Peer() = default;
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+  ~Peer();
+  // Starts this binary in `role` with `extra_env` over the peer environment; false with error().
+  bool start(const std::string& role, const std::map<std::string, std::string>& extra_env = {},
+             const std::vector<std::string>& unset_env = {});
+  // Closes the channel and waits for the peer to exit; its wait status, or -1 when it had to be killed.
+  int finish(int timeout_ms = 10000);
+  Channel& channel() { return channel_; }
+  const std::string& error() const { return error_; }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+  Channel channel_;
+  std::string error_;
+};
+
+// The role a peer process runs: its body gets the channel and returns the exit status.
+using PeerRole = int (*)(Channel&);
+// Registers a role under a name (static initialisers of the case binaries' common code).
+bool register_peer_role(const std::string& name, PeerRole role);
+
+}  // namespace uet::cases

@@ -1,0 +1,65 @@
+// The target side of a two-process case: a peer process that opens one endpoint and does what the
+// case (the initiator) asks over the channel — insert addresses and auth keys, register MRs, post
+// receives — and reports what it observed (completions, buffer contents). The case asserts; the target
+// only acts and observes, so one target serves every case.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "endpoint.hpp"
+#include "peer.hpp"
+
+namespace uet::cases {
+
+// What a posted receive at the target got.
+struct RecvResult {
+  enum { completed, failed, none } state = none;
+  uint64_t len = 0, flags = 0, data = 0, tag = 0;
+  int err = 0, prov_errno = 0;
+  std::vector<uint8_t> bytes;  // the received bytes (completed)
+};
+
+struct RemoteMr {
+  uint64_t key = 0;
+  uint64_t base = 0;  // the remote address of the MR's first byte (0 without FI_MR_VIRT_ADDR)
+};
+
+class Target {
+ public:
+  // Starts the peer and opens its endpoint; false with error(). `env` goes over the peer environment.
+  bool start(const EndpointSpec& spec, const std::map<std::string, std::string>& env = {},
+             const std::vector<std::string>& unset_env = {});
+  const std::string& error() const { return error_; }
+  // The target endpoint's fi_getname.
+  const std::vector<uint8_t>& name() const { return name_; }
+
+  // Each records the failure (error()) and returns a failure value when the target refuses or is gone.
+  fi_addr_t insert(const std::vector<uint8_t>& name, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
+  fi_addr_t insert_auth_key(uint32_t job);
+  // auth: "any" (fi_mr_reg), "direct:<JobID>" (fi_mr_regattr, auth_key_size 3) or "av:<auth key handle>"
+  // (fi_mr_regattr, auth_key_size FI_AV_AUTH_KEY, struct fi_mr_auth_key). `fill` is every byte's value.
+  bool register_mr(int id, size_t len, uint8_t fill, const std::string& auth, RemoteMr* out);
+  std::vector<uint8_t> read_mr(int id, size_t off, size_t len);
+  bool write_mr(int id, size_t off, const std::vector<uint8_t>& bytes);
+  // Posts receive `id` of `len` bytes (fi_trecv when tagged). `src`: a target AV address or
+  // FI_ADDR_UNSPEC; `auth_key`: an auth key handle (fi_recvmsg with FI_AUTH_KEY) or FI_ADDR_NOTAVAIL.
+  // 0 or the fi_* error of the post.
+  int post_recv(int id, size_t len, bool tagged = false, uint64_t tag = 0, uint64_t ignore = 0,
+                fi_addr_t src = FI_ADDR_UNSPEC, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
+  // The outcome of receive `id`, waiting up to `timeout_ms` (0: only what is there now). Id -1: the
+  // target CQ entry of an operation that used no receive (remote CQ data of an RMA write).
+  RecvResult completion(int id, int timeout_ms);
+  // Ends the peer; its exit status (0 when its endpoint closed cleanly).
+  int finish();
+
+ private:
+  // One request and its reply tokens after "ok"; empty with error_ set when refused or lost.
+  bool call(const std::string& request, std::vector<std::string>* reply, int timeout_ms = 15000);
+  Peer peer_;
+  std::vector<uint8_t> name_;
+  std::string error_;
+};
+
+}  // namespace uet::cases

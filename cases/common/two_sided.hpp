@@ -1,0 +1,75 @@
+// The fixture of two-process cases: the initiator (this process) and a target peer, each with one
+// endpoint of the kind under test, the target's address in the initiator's AV. A capability set the
+// provider does not offer is "not applicable" for a non-UET provider and a failure for a UET provider
+// whose manifest claims the profile that requires it ("claimed but unsupported").
+#pragma once
+
+#include <gtest/gtest.h>
+#include <rdma/fi_errno.h>
+
+#include <string>
+
+#include "conformance.hpp"
+#include "endpoint.hpp"
+#include "target.hpp"
+#include "uet/wire/libfabric_gen.hpp"
+
+namespace uet::cases {
+
+// True when the provider must offer fi_tagged: a non-UET provider (generic semantics) is asked
+// anyway; a UET provider must when it claims AI Full or HPC (2.2.5.4.2-b).
+inline bool tagged_required() {
+  return !manifest().uet || manifest().claims_profile("ai_full") || manifest().claims_profile("hpc");
+}
+
+// How long a case waits for a message the target must get (the initiator's completion came first).
+inline constexpr int kArrivalMs = 3000;
+
+// A failed operation's error entry: err is the libfabric code of SES return code `rc`, prov_errno the
+// code itself (spec 2.2.5.6).
+inline void expect_error_entry(const Outcome& o, uint64_t rc) {
+  ASSERT_EQ(o.state, Outcome::failed) << "the operation did not fail";
+  EXPECT_EQ(o.error.err, uet::wire::libfabric::fi_errno_of_ses_rc(rc)) << "err (choice " << uet::wire::libfabric::ses_rc_errno_choice() << ")";
+  EXPECT_EQ(static_cast<uint64_t>(o.error.prov_errno), rc) << "prov_errno is the SES return code";
+}
+
+class TwoSided : public ::testing::TestWithParam<Kind> {
+ protected:
+  // Opens both sides (call through UET_OPEN_BOTH). `target_spec` defaults to `spec`.
+  void OpenBoth(const EndpointSpec& spec, const EndpointSpec* target_spec = nullptr,
+                const std::map<std::string, std::string>& target_env = {}) {
+    const int rc = me.open(spec);
+    if (rc == -FI_ENODATA && !manifest().uet) {
+      GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name
+                   << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS);
+    }
+    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
+    ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env)) << target.error();
+    dest = me.insert(target.name());
+    ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";
+  }
+  void TearDown() override {
+    const int status = target.finish();
+    EXPECT_EQ(status, 0) << "the target process did not exit cleanly (wait status " << status << ")";
+  }
+  EndpointSpec Spec(uint64_t caps) const {
+    EndpointSpec s;
+    s.type = GetParam().ep_type;
+    s.caps = caps;
+    return s;
+  }
+
+  Target target;  // declared first: closed last, after the initiator's endpoint
+  Endpoint me;
+  fi_addr_t dest = FI_ADDR_NOTAVAIL;
+};
+
+}  // namespace uet::cases
+
+#define UET_OPEN_BOTH(...)                       \
+  ASSERT_NO_FATAL_FAILURE(OpenBoth(__VA_ARGS__)); \
+  if (IsSkipped()) return
+
+#define UET_INSTANTIATE_TWO_SIDED(suite)                                                                  \
+  INSTANTIATE_TEST_SUITE_P(Claimed, suite, ::testing::ValuesIn(::uet::cases::claimed_kinds()), \
+                           [](const auto& info) { return info.param.name; })

@@ -1,0 +1,109 @@
+// fi_tagged between two processes (UEC 1.0 §2.2.5.4.2): exact matching, the opcode and match bits on
+// the wire, wildcards (refused with AI Full only, matched with HPC), directed tagged receives.
+#include <rdma/fi_tagged.h>
+
+#include "capture.hpp"
+#include "two_sided.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::cases {
+namespace {
+
+namespace w = uet::wire;
+
+class Tagged : public TwoSided {
+ protected:
+  void SetUp() override {
+    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_tagged is not available on DGRAM endpoints (2.2.5.4.2-a)");
+    UET_NOT_APPLICABLE_IF(!tagged_required(), "the manifest claims neither ai_full nor hpc (fi_tagged: 2.2.5.4.2-b)");
+  }
+  void TSend(const void* buf, size_t len, uint64_t tag) {
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_tsend(me.ep, buf, len, nullptr, dest, tag, &ctx); }), 0);
+    const Outcome o = me.wait(&ctx);
+    ASSERT_EQ(o.state, Outcome::completed) << "tsend: err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+  }
+};
+
+TEST_P(Tagged, ReceiveTakesOnlyItsTag) {
+  covers({"2.2.5.4.2-b", "2.2.5.4.2-c", "2.2.5.4.2-d", "2.2.5.4.2-g", "2.2.5.4.2.1-d"});
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
+  constexpr uint64_t kTag = 0xA5A5000000002ull;
+  // The neighbour tag differs in bit 0: a provider that sends the wrong match bits fills it instead.
+  ASSERT_EQ(target.post_recv(1, 64, true, kTag ^ 1), 0) << target.error();
+  ASSERT_EQ(target.post_recv(2, 64, true, kTag), 0) << target.error();
+  Capture cap;
+  const bool wire = manifest().uet && cap.start();
+  const char msg[] = "tagged";
+  ASSERT_NO_FATAL_FAILURE(TSend(msg, sizeof msg, kTag));
+  const RecvResult r = target.completion(2, kArrivalMs);
+  ASSERT_EQ(r.state, RecvResult::completed) << "the receive for the message's tag " << target.error();
+  EXPECT_EQ(r.tag, kTag);
+  EXPECT_TRUE(r.flags & FI_TAGGED) << "flags 0x" << std::hex << r.flags;
+  EXPECT_EQ(std::string(r.bytes.begin(), r.bytes.end() - 1), msg);
+  EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "a receive for another tag took the message";
+  if (manifest().uet) {
+    ASSERT_TRUE(wire) << cap.error();
+    const auto f = cap.find([](const WireFrame& f) { return is_request(f); });
+    ASSERT_TRUE(f) << "no SES request captured";
+    EXPECT_EQ(f->get(w::Field::uet_ses_opcode), w::ses_request_opcode::UET_TAGGED_SEND);
+    EXPECT_EQ(f->get(w::Field::uet_ses_match_bits), kTag);
+  }
+}
+
+TEST_P(Tagged, WildcardReceiveIsRefusedWithAiFullOnly) {
+  covers({"2.2.5.4.2-d", "2.2.5.4.2-e"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(manifest().claims_profile("hpc") || !manifest().claims_profile("ai_full"),
+                        "applies to a provider claiming AI Full without HPC");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
+  const int rc = target.post_recv(1, 64, true, 0x100, 0xFF);
+  EXPECT_LT(rc, 0) << "a tagged receive with ignore bits was accepted";
+}
+
+TEST_P(Tagged, WildcardReceiveMatchesWithHpc) {
+  covers({"2.2.5.4.2-f"});
+  UET_NOT_APPLICABLE_IF(manifest().uet && !manifest().claims_profile("hpc"), "wildcards are an HPC feature");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
+  ASSERT_EQ(target.post_recv(1, 64, true, 0x100, 0xFF), 0) << target.error();
+  const char msg[] = "wild";
+  ASSERT_NO_FATAL_FAILURE(TSend(msg, sizeof msg, 0x1AB));
+  const RecvResult r = target.completion(1, kArrivalMs);
+  ASSERT_EQ(r.state, RecvResult::completed) << target.error();
+  EXPECT_EQ(r.tag, 0x1ABu);
+}
+
+// A tagged receive directed at another initiator (this one's UET address with another initiator ID
+// and PIDonFEP) is passed over; the one directed at this initiator takes the message.
+TEST_P(Tagged, DirectedReceiveMatchesTheInitiator) {
+  covers({"2.2.5.4.2.1-a", "2.2.5.4.2.1-g", "2.2.5.4.2.1-e"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV));
+  std::vector<uint8_t> other = me.name();
+  ASSERT_GE(other.size(), w::k_addr_offset_initiator_id + 4);
+  other[w::k_addr_offset_initiator_id] ^= 0x01;
+  other[w::k_addr_offset_pid_on_fep] ^= 0x01;
+  const fi_addr_t src_other = target.insert(other), src_me = target.insert(me.name());
+  ASSERT_NE(src_other, FI_ADDR_NOTAVAIL) << target.error();
+  ASSERT_NE(src_me, FI_ADDR_NOTAVAIL) << target.error();
+  ASSERT_EQ(target.post_recv(1, 64, true, 7, 0, src_other), 0) << target.error();
+  ASSERT_EQ(target.post_recv(2, 64, true, 7, 0, src_me), 0) << target.error();
+  const char msg[] = "directed";
+  ASSERT_NO_FATAL_FAILURE(TSend(msg, sizeof msg, 7));
+  EXPECT_EQ(target.completion(2, kArrivalMs).state, RecvResult::completed)
+      << "the receive directed at this initiator " << target.error();
+  EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "the receive directed at another initiator took it";
+}
+
+UET_INSTANTIATE_TWO_SIDED(Tagged);
+
+TEST(TaggedDgram, DgramEndpointsOfferNoTagged) {
+  covers({"2.2.5.4.2-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  InfoPtr hints = hints_for(FI_EP_DGRAM);
+  hints->caps = FI_MSG | FI_TAGGED;
+  EXPECT_FALSE(getinfo(hints.get())) << "fi_getinfo offered a DGRAM endpoint with FI_TAGGED";
+}
+
+}  // namespace
+}  // namespace uet::cases
