@@ -41,7 +41,9 @@ TEST_P(Atomic, ValidCallsReportUint64Operations) {
   ASSERT_EQ(fi_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), 0);
   EXPECT_GE(count, 2u) << "bulk non-fetching atomics take more than one element";
   ASSERT_EQ(fi_fetch_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), 0);
-  if (manifest().uet) EXPECT_EQ(count, 1u) << "fetching atomics are limited to one element";
+  if (manifest().uet) {
+    EXPECT_EQ(count, 1u) << "fetching atomics are limited to one element";
+  }
   ASSERT_EQ(fi_compare_atomicvalid(me.ep, FI_UINT64, FI_CSWAP, &count), 0);
   EXPECT_GE(count, 1u);
 }
