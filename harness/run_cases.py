@@ -91,9 +91,12 @@ def placement(manifest: dict, peer: str | None):
 
 
 def run(manifest_path: pathlib.Path, build: pathlib.Path, out: pathlib.Path, timeout: int = 600,
-        peer: str | None = None) -> list[Verdict]:
+        peer: str | None = None, extra_env: dict[str, str] | None = None) -> list[Verdict]:
+    """Runs every case binary against the manifest's provider; `extra_env` goes over the manifest's
+    environment, for both sides (the mutation run turns a fault knob on with it)."""
     manifest = yaml.safe_load(manifest_path.read_text())
     env = case_environment(manifest, manifest_path, build)
+    env.update(extra_env or {})
     out.mkdir(parents=True, exist_ok=True)
     verdicts = []
     with placement(manifest, peer) as (run_side, placement_env):

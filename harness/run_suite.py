@@ -4,8 +4,11 @@
   2. run the conformance cases against every provider manifest in cases/manifests/ (softuet, the
      embedded default, and libfabric's tcp;ofi_rxm and udp as non-UET references), with verdicts;
   3. report the requirement coverage of those runs;
-and write the reports to out/report/. Later issues add namespace pairs and wire checks.
-Exit status: 0 everything agreed; 1 a disagreement; 3 a decoder could not run.
+  4. the mutation run (harness/mutation.py): every fault knob of softuet must make a case or a wire check
+     fail; the score goes to out/report/mutation.json;
+and write the reports to out/report/.
+Exit status: 0 everything agreed and every knob was caught; 1 a disagreement, a failing case or a knob
+nothing caught; 3 a decoder could not run.
 """
 from __future__ import annotations
 
@@ -85,7 +88,11 @@ def main(argv: list[str]) -> int:
                               text=True, timeout=120)
     (args.report / "coverage.txt").write_text(coverage.stdout)
     print("\n".join(coverage.stdout.splitlines()[:3]))
-    return 1 if bad or failing_cases else 0
+    # The mutation run: every fault knob of the reference FEP must make a case (or a wire check) fail.
+    print("mutation run: one suite run per softuet fault knob", flush=True)
+    mutation = subprocess.run([sys.executable, "-m", "harness.mutation", "--build", str(args.build),
+                               "--out", str(args.report)], cwd=REPO, timeout=3600)
+    return 1 if bad or failing_cases or mutation.returncode else 0
 
 
 if __name__ == "__main__":

@@ -61,6 +61,8 @@ int Endpoint::open(const EndpointSpec& spec) {
   InfoPtr hints = hints_for(spec.type);
   hints->caps = spec.caps;
   hints->domain_attr->mr_mode = FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
+  hints->tx_attr->msg_order = spec.msg_order;
+  hints->domain_attr->tclass = spec.tclass;
   if (spec.method == JobMethod::direct) {
     hints->domain_attr->auth_key_size = 3;
     hints->domain_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it

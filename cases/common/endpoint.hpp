@@ -26,6 +26,8 @@ struct EndpointSpec {
   uint64_t caps = FI_MSG;
   JobMethod method = JobMethod::indirect;
   uint32_t job = 0;  // direct method
+  uint64_t msg_order = 0;  // tx_attr->msg_order asked for (delivery mode selection, spec 2.2.6)
+  uint32_t tclass = 0;     // domain_attr->tclass (FI_TC_UNSPEC: the default data traffic class)
 };
 
 // The outcome of one operation: its completion, its error entry, or neither before the deadline.

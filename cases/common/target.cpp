@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "uet/wire/wire_gen.hpp"
+
 namespace uet::cases {
 
 namespace {
@@ -103,8 +105,13 @@ class TargetServer {
     const int id = static_cast<int>(num(t[1]));
     auto& buf = mr_bufs_[id];
     buf.assign(num(t[2]), static_cast<uint8_t>(num(t[3])));
-    const std::string& auth = t[4];
-    const uint64_t requested = ep_.mr_prov_key() ? 0 : 0x100 + static_cast<uint64_t>(id);
+    std::string auth = t[4];
+    uint64_t requested = ep_.mr_prov_key() ? 0 : 0x100 + static_cast<uint64_t>(id);
+    // "optimized+<auth>": the caller asks for an OPTIMIZED key (Table 2-13), its RKEY the MR id.
+    if (auth.rfind("optimized+", 0) == 0) {
+      auth = auth.substr(10);
+      requested = (uint64_t{1} << uet::wire::k_mr_key_optimized_bit) | static_cast<uint64_t>(id);
+    }
     fid_mr* mr = nullptr;
     int rc;
     if (auth == "any") {

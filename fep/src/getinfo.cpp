@@ -177,6 +177,10 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
                                (hints->domain_attr->mr_mode & FI_MR_ENDPOINT);
   d->mr_mode = app_takes_ep_mr ? FI_MR_ENDPOINT : 0;
   d->mr_key_size = 8;
+  // The traffic class asked for is the one the domain's data packets get (spec 2.2.7, tclass.cpp): every
+  // value is served (a DSCP, a named class or FI_TC_UNSPEC for the default data class).
+  d->tclass = hints && hints->domain_attr ? hints->domain_attr->tclass : uint32_t{FI_TC_UNSPEC};
+  info->tx_attr->tclass = hints && hints->tx_attr ? hints->tx_attr->tclass : uint32_t{FI_TC_UNSPEC};
   d->cq_data_size = 8;  // ses.header_data is 64 bits
   d->cq_cnt = 256;
   d->ep_cnt = (1u << uet::wire::k_resource_index_bits) - 1;  // RIs 1..4095

@@ -25,6 +25,9 @@ def softuet_env(build_dir):
         del env[var]
     env["FI_PROVIDER_PATH"] = str(lib.parent)
     env["FI_PROVIDER"] = "softuet"
+    # The mutation run (harness/mutation.py) turns one fault knob on for the wire checks through this.
+    if os.environ.get("UET_MUTATION_FAULTS"):
+        env["SOFTUET_FAULTS"] = os.environ["UET_MUTATION_FAULTS"]
     return env
 
 

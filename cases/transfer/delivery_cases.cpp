@@ -1,0 +1,144 @@
+// What the wire shows of a transfer between two processes: the packet delivery mode (UEC 1.0 §2.2.6), the
+// data traffic class (§2.2.7) and the SES header format (§2.2.10.4), from a capture of the initiator's
+// side. UET statements, so UET providers only.
+#include <rdma/fi_rma.h>
+
+#include "capture.hpp"
+#include "two_sided.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::cases {
+namespace {
+
+namespace w = uet::wire;
+
+// Any DSCP other than the default data class (choice default-data-tc) tells the two apart.
+constexpr uint32_t kDscp = 46;
+
+class Delivery : public TwoSided {
+ protected:
+  // Opens both sides with `spec`, sends `len` bytes to a posted receive with a capture running and returns
+  // the first SES request on the wire.
+  void SendCaptured(const EndpointSpec& spec, size_t len, std::optional<WireFrame>* request) {
+    ASSERT_NO_FATAL_FAILURE(OpenBoth(spec));
+    ASSERT_TRUE(cap.start()) << cap.error();
+    ASSERT_EQ(target.post_recv(1, len + 64), 0) << target.error();
+    const std::vector<uint8_t> data(len, 0x5A);
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_send(me.ep, data.data(), data.size(), nullptr, dest, &ctx); }), 0);
+    ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
+    ASSERT_EQ(target.completion(1, kArrivalMs).state, RecvResult::completed) << target.error();
+    *request = cap.find([](const WireFrame& f) { return is_request(f); });
+    ASSERT_TRUE(*request) << "no SES request captured";
+  }
+  bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
+  Capture cap;
+};
+
+TEST_P(Delivery, EndpointTypeSelectsTheDeliveryMode) {
+  covers({"2.2.6-a", "2.2.6-b"});
+  UET_REQUIRE_UET_PROVIDER();
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &f));
+  const uint64_t type = *f->get(w::Field::uet_pds_type);
+  if (rdm()) {
+    EXPECT_TRUE(type == w::pds_type::RUD_REQ || type == w::pds_type::ROD_REQ || type == w::pds_type::RUDI_REQ)
+        << "FI_EP_RDM needs reliable delivery; PDS type " << type;
+  } else {
+    EXPECT_EQ(type, w::pds_type::UUD_REQ) << "FI_EP_DGRAM is UUD";
+  }
+}
+
+TEST_P(Delivery, MessageOrderingSelectsRod) {
+  covers({"2.2.6-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "DGRAM endpoints offer no ordering (UUD)");
+  EndpointSpec spec = Spec(FI_MSG);
+  spec.msg_order = FI_ORDER_SAS;
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &f));
+  EXPECT_EQ(f->get(w::Field::uet_pds_type), w::pds_type::ROD_REQ) << "send-after-send ordering asks for ROD";
+}
+
+TEST_P(Delivery, PacketsCarryTheDomainTrafficClass) {
+  covers({"2.2.7-d"});
+  UET_REQUIRE_UET_PROVIDER();
+  EndpointSpec spec = Spec(FI_MSG);
+  spec.tclass = fi_tc_dscp_set(kDscp);
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &f));
+  const auto dscp = f->get(w::Field::ip_dsfield_dscp) ? f->get(w::Field::ip_dsfield_dscp) : f->get(w::Field::ipv6_tclass_dscp);
+  ASSERT_TRUE(dscp) << "no IP header in the capture";
+  EXPECT_EQ(*dscp, kDscp) << "fi_domain_attr.tclass FI_TC_DSCP|" << kDscp;
+}
+
+TEST_P(Delivery, RequestsCarryRiGenerationZero) {
+  covers({"2.2.10.4-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &f));
+  EXPECT_EQ(f->get(w::Field::uet_ses_ri_generation), 0u) << "no resource index of the target uses generations";
+}
+
+TEST_P(Delivery, OnePacketSendUsesTheSmallMessageHeader) {
+  covers({"2.2.10.4-d"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "datagrams keep the standard header (choice small-message-criteria)");
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &f));
+  should(f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
+         "a one-packet 64-byte send uses the small message header (choice small-message-criteria)");
+}
+
+TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
+  covers({"2.2.10.4-f", "2.2.5.3.4.1-k"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  RemoteMr mr;
+  ASSERT_TRUE(target.register_mr(1, 256, 0, "any", &mr)) << target.error();
+  ASSERT_TRUE(cap.start()) << cap.error();
+  const std::vector<uint8_t> src(64, 0x33);
+  int ctx = 0;
+  ASSERT_EQ(me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); }), 0);
+  ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
+  const auto f = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
+  ASSERT_TRUE(f) << "no UET_WRITE captured";
+  const auto next = f->get(w::Field::uet_pds_next_hdr);
+  // The key the target chose is not OPTIMIZED, so the optimized non-matching header does not apply.
+  should(next == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
+         "a one-packet 64-byte write uses the small RMA header (choice small-rma-criteria)");
+}
+
+TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
+  covers({"2.2.5.3.4.1-i", "2.2.10.4-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  RemoteMr mr;
+  ASSERT_TRUE(target.register_mr(5, 256, 0, "optimized+any", &mr)) << target.error();
+  constexpr uint64_t kOptimized = uint64_t{1} << w::k_mr_key_optimized_bit;
+  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
+  const std::vector<uint8_t> name = target.name();
+  ASSERT_GT(name.size(), w::k_addr_offset_caps);
+  UET_NOT_APPLICABLE_IF(!(name[w::k_addr_offset_caps] & (1u << w::k_cap_optimized_header)),
+                        "the target FEP does not take the optimized header (address capability bit 7)");
+  ASSERT_TRUE(cap.start()) << cap.error();
+  const std::vector<uint8_t> src(64, 0x44);
+  int ctx = 0;
+  ASSERT_EQ(me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); }), 0);
+  ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
+  EXPECT_EQ(target.read_mr(5, 0, src.size()), src);
+  const auto f = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
+  ASSERT_TRUE(f) << "no UET_WRITE captured";
+  should(f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_SMALL,
+         "a one-packet write to an OPTIMIZED key uses the optimized non-matching header (choice optimized-header-criteria)");
+  if (f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_SMALL) {
+    EXPECT_EQ(f->get(w::Field::uet_ses_resource_index), mr.key & w::k_mr_key_optimized_rkey_mask) << "the RKEY/INDEX (2.2.10.4)";
+  }
+}
+
+UET_INSTANTIATE_TWO_SIDED(Delivery);
+
+}  // namespace
+}  // namespace uet::cases
