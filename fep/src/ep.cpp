@@ -249,6 +249,34 @@ fi_ops_cm g_cm_ops = {sizeof(fi_ops_cm), enosys, ep_getname, enosys, enosys, eno
 fi_ops_collective g_coll_ops = {sizeof(fi_ops_collective), enosys, enosys, enosys, enosys, enosys,
                                 enosys, enosys, enosys, enosys, enosys, enosys};
 
+bool ri_taken(const Domain* d, uint32_t ri) {
+  for (const Ep* e : d->eps)
+    if (e->resource_index == ri) return true;
+  return false;
+}
+
+// The endpoint's resource index (digest C.6: exactly one application-visible RI per fi_endpoint): the first
+// free one of the range fi_getinfo's service put in src_addr, else the next free one of the domain. RI 0 is
+// reserved (digest C.2). Called with d->mu held.
+int take_resource_index(Domain* d, const fi_info* info) {
+  const uint32_t limit = 1u << uet::wire::k_resource_index_bits;
+  const auto* src = info->src_addr && info->src_addrlen >= sizeof(softuet_addr)
+                        ? static_cast<const softuet_addr*>(info->src_addr) : nullptr;
+  if (src && src->uet.num_indices && (src->uet.flags & kAddrFlagIndexValid)) {
+    const uint32_t start = src->uet.start_index, end = start + src->uet.num_indices;
+    if (start == 0 || end > limit) return -FI_EINVAL;
+    for (uint32_t ri = start; ri < end; ++ri)
+      if (!ri_taken(d, ri)) return static_cast<int>(ri);
+    return -FI_EADDRINUSE;
+  }
+  for (uint32_t tries = 1; tries < limit; ++tries) {
+    const uint32_t ri = d->next_ri;
+    d->next_ri = static_cast<uint16_t>(ri + 1 < limit ? ri + 1 : 1);
+    if (!ri_taken(d, ri)) return static_cast<int>(ri);
+  }
+  return -FI_ENOSPC;
+}
+
 }  // namespace
 
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
@@ -273,12 +301,12 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   }
   {
     std::lock_guard lock(d->mu);
-    const uint16_t max_ri = (1u << uet::wire::k_resource_index_bits) - 1;
-    if (d->next_ri > max_ri) {
+    const int ri = take_resource_index(d, info);
+    if (ri < 0) {
       delete ep;
-      return -FI_ENOSPC;
+      return ri;
     }
-    ep->resource_index = d->next_ri++;
+    ep->resource_index = static_cast<uint16_t>(ri);
     d->eps.push_back(ep);
   }
   ep->fid.fid.fclass = FI_CLASS_EP;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "service.hpp"
 #include "softuet.hpp"
 
 namespace softuet {
@@ -225,7 +226,7 @@ bool node_matches(const char* node, const softuet_addr& ours) {
 
 }  // namespace
 
-int getinfo(uint32_t version, const char* node, const char* /*service*/, uint64_t flags, const fi_info* hints,
+int getinfo(uint32_t version, const char* node, const char* service, uint64_t flags, const fi_info* hints,
             fi_info** info) {
   *info = nullptr;
   if (FI_VERSION_LT(version, kOldestCallerApi)) {
@@ -254,6 +255,17 @@ int getinfo(uint32_t version, const char* node, const char* /*service*/, uint64_
     return -FI_ENODATA;
   }
 
+  // service names the resource indices of the endpoints (digest C.6): they travel in src_addr.
+  std::optional<ServiceRange> range;
+  if (service) {
+    const char* file = std::getenv("UET_PROVIDER_SERVICE_PATH");
+    range = resolve_service(service, file ? file : "", &error);
+    if (!range) {
+      FI_WARN(&g_prov, FI_LOG_CORE, "%s\n", error.c_str());
+      return -FI_ENODATA;
+    }
+  }
+
   fi_info* head = nullptr;
   fi_info** tail = &head;
   for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
@@ -267,6 +279,11 @@ int getinfo(uint32_t version, const char* node, const char* /*service*/, uint64_
     if (!i) {
       fi_freeinfo(head);
       return -FI_ENOMEM;
+    }
+    if (range) {
+      auto* src = static_cast<softuet_addr*>(i->src_addr);
+      src->uet.start_index = range->start;
+      src->uet.num_indices = range->count;
     }
     if (node && !node_matches(node, *static_cast<softuet_addr*>(i->src_addr))) {
       fi_freeinfo(i);

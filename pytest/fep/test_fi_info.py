@@ -61,3 +61,31 @@ class TestFiInfo:
         res = fi_info("-p", "softuet", env_extra={"SOFTUET_JOB_ID": "16777216", "FI_LOG_LEVEL": "warn"})
         assert res.returncode != 0
         assert "SOFTUET_JOB_ID='16777216'" in res.stderr
+
+
+class TestService:
+    """fi_getinfo's service (spec 2.2.5.2.2): an RI number or a name of the UET_PROVIDER_SERVICE_PATH file."""
+
+    def test_a_resource_index_number_is_served(self, fi_info):
+        res = fi_info("-p", "softuet", "-P", "17")
+        assert res.returncode == 0, res.stderr
+        assert EP_TYPES.findall(res.stdout) == ["FI_EP_RDM", "FI_EP_DGRAM"]
+
+    def test_a_bad_number_gives_no_info_and_names_it(self, fi_info):
+        res = fi_info("-p", "softuet", "-P", "4096", env_extra={"FI_LOG_LEVEL": "warn"})
+        assert res.returncode != 0
+        assert "service '4096'" in res.stderr
+
+    def test_a_bad_service_file_line_is_named(self, fi_info, tmp_path):
+        services = tmp_path / "services"
+        services.write_text("mpi 100 2\nccl 4095 2\n")
+        res = fi_info("-p", "softuet", "-P", "mpi",
+                      env_extra={"UET_PROVIDER_SERVICE_PATH": str(services), "FI_LOG_LEVEL": "warn"})
+        assert res.returncode != 0
+        assert f"{services}:2: start_index + num_indices > 4096" in res.stderr
+
+    def test_a_name_of_the_service_file_is_served(self, fi_info, tmp_path):
+        services = tmp_path / "services"
+        services.write_text("mpi 100 2\n")
+        res = fi_info("-p", "softuet", "-P", "mpi", env_extra={"UET_PROVIDER_SERVICE_PATH": str(services)})
+        assert res.returncode == 0, res.stderr
