@@ -35,7 +35,7 @@ class MrKeys : public ::testing::Test {
 };
 
 TEST_F(MrKeys, RequestedKeyBitsAreHonoured) {
-  covers({"2.2.5.3.4.1-o", "2.2.5.3.4.1-n"});
+  covers({"2.2.5.3.4.1-o", "2.2.5.3.4.1-n", "2.2.5.3.4.1-d"});
   uint64_t rkey = 7;
   for (const uint64_t bits : {kIdempotentSafe, kOptimized, kIdempotentSafe | kOptimized}) {
     fid_mr* mr = nullptr;

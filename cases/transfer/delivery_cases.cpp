@@ -111,7 +111,7 @@ TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
 }
 
 TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
-  covers({"2.2.5.3.4.1-i", "2.2.10.4-c"});
+  covers({"2.2.5.3.4.1-i", "2.2.5.3.4.1-j", "2.2.10.4-c"});
   UET_REQUIRE_UET_PROVIDER();
   UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
