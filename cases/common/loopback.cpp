@@ -1,0 +1,142 @@
+#include "loopback.hpp"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+namespace uet::cases {
+
+size_t cq_entry_size(fi_cq_format format) {
+  switch (format) {
+    case FI_CQ_FORMAT_CONTEXT: return sizeof(fi_cq_entry);
+    case FI_CQ_FORMAT_MSG: return sizeof(fi_cq_msg_entry);
+    case FI_CQ_FORMAT_DATA: return sizeof(fi_cq_data_entry);
+    default: return sizeof(fi_cq_tagged_entry);
+  }
+}
+
+Loopback::~Loopback() {
+  for (fid_ep* e : ep)
+    if (e) fi_close(&e->fid);
+  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+  for (fid_cntr* c : cntrs) fi_close(&c->fid);
+  if (cq) fi_close(&cq->fid);
+  if (av) fi_close(&av->fid);
+  if (domain) fi_close(&domain->fid);
+  if (fabric) fi_close(&fabric->fid);
+  if (info) fi_freeinfo(info);
+}
+
+int Loopback::open(const LoopbackSpec& spec) {
+  InfoPtr hints = hints_for(spec.type);
+  hints->caps = spec.caps;
+  hints->domain_attr->mr_mode = spec.mr_mode;
+  hints->domain_attr->tclass = spec.tclass;
+  hints->domain_attr->auth_key_size = spec.auth_key_size;
+  if (spec.auth_key_size == 3) {
+    hints->domain_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it
+    for (int i = 0; i < 3; ++i) hints->domain_attr->auth_key[i] = (spec.job >> (8 * i)) & 0xFF;
+  }
+  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
+  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
+  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
+  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
+  fi_cq_attr cq_attr{};
+  cq_attr.format = spec.cq_format;
+  cq_attr.size = 256;
+  cq_attr.wait_obj = FI_WAIT_UNSPEC;
+  entry_size_ = cq_entry_size(spec.cq_format);
+  cq_waitable_ = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
+  if (!cq_waitable_) {
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr))) return failed = "fi_cq_open", rc;
+  }
+  for (fid_ep*& e : ep) {
+    if ((rc = fi_endpoint(domain, info, &e, nullptr))) return failed = "fi_endpoint", rc;
+    if ((rc = fi_ep_bind(e, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
+    if ((rc = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
+  }
+  return 0;
+}
+
+int Loopback::enable() {
+  for (int i = 0; i < 2; ++i) {
+    if (int rc = fi_enable(ep[i])) return failed = "fi_enable", rc;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::vector<uint8_t> n = name(i);
+    if (n.empty()) return failed = "fi_getname", -FI_EINVAL;
+    if (fi_av_insert(av, n.data(), 1, &addr[i], 0, nullptr) != 1) return failed = "fi_av_insert", -FI_EINVAL;
+  }
+  return 0;
+}
+
+std::vector<uint8_t> Loopback::name(int i) const {
+  std::vector<uint8_t> out(512);
+  size_t len = out.size();
+  if (!ep[i] || fi_getname(&ep[i]->fid, out.data(), &len) != 0) return {};
+  out.resize(len);
+  return out;
+}
+
+int Loopback::register_mr(int i, void* buf, size_t len, uint64_t requested_key, fid_mr** mr) {
+  *mr = nullptr;
+  const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE | FI_SEND | FI_RECV;
+  if (int rc = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr, nullptr)) return rc;
+  mrs.push_back(*mr);
+  if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
+    if (int rc = fi_mr_bind(*mr, &ep[i]->fid, 0)) return rc;
+    if (int rc = fi_mr_enable(*mr)) return rc;
+  }
+  return 0;
+}
+
+uint64_t Loopback::remote_addr(const void* base, uint64_t off) const {
+  return (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? reinterpret_cast<uint64_t>(base) : 0) + off;
+}
+
+void Loopback::drain(int wait_ms) {
+  alignas(fi_cq_tagged_entry) uint8_t buf[8 * sizeof(fi_cq_tagged_entry)];
+  ssize_t n = fi_cq_read(cq, buf, 8);
+  if (n == -FI_EAGAIN && wait_ms > 0 && cq_waitable_) n = fi_cq_sread(cq, buf, 1, nullptr, wait_ms);
+  if (n > 0) {
+    for (ssize_t i = 0; i < n; ++i) {
+      fi_cq_tagged_entry e{};
+      std::memcpy(&e, buf + i * entry_size_, entry_size_);
+      Outcome& o = done_[e.op_context];
+      o.state = Outcome::completed;
+      o.entry = e;
+    }
+  } else if (n == -FI_EAVAIL) {
+    fi_cq_err_entry err{};
+    if (fi_cq_readerr(cq, &err, 0) == 1) {
+      Outcome& o = done_[err.op_context];
+      o.state = Outcome::failed;
+      o.error = err;
+    }
+  }
+}
+
+Outcome Loopback::wait(void* context, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    drain(0);
+    if (auto it = done_.find(context); it != done_.end()) {
+      Outcome o = it->second;
+      done_.erase(it);
+      return o;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return {};
+    drain(static_cast<int>(std::min<long>(left, 20)));
+  }
+}
+
+}  // namespace uet::cases
