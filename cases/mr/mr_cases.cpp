@@ -144,9 +144,10 @@ TEST_F(Mr, ProviderKeysHaveTheTable213Format) {
   UET_REQUIRE_UET_PROVIDER();
   UET_MR_OPEN(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
   const size_t key_size = lb.info->domain_attr->mr_key_size;
+  uint64_t rkey = 5;  // distinct requests, whatever the provider does with them
   for (const uint64_t bits : {uint64_t{0}, kIdempotentSafe, kOptimized, kIdempotentSafe | kOptimized}) {
     fid_mr* mr = nullptr;
-    ASSERT_EQ(Reg(bits | 5, &mr), 0) << "requested bits 0x" << std::hex << bits;
+    ASSERT_EQ(Reg(bits | rkey++, &mr), 0) << "requested bits 0x" << std::hex << bits;
     const uint64_t key = fi_mr_key(mr);
     EXPECT_EQ(key & w::k_mr_key_reserved_mask, 0u) << "reserved bits set in key 0x" << std::hex << key;
     if (key_size < 6) {
