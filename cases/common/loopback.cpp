@@ -139,4 +139,10 @@ Outcome Loopback::wait(void* context, int timeout_ms) {
   }
 }
 
+size_t Loopback::unclaimed(int ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < deadline) drain(10);
+  return done_.size();
+}
+
 }  // namespace uet::cases

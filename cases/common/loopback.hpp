@@ -63,6 +63,8 @@ class Loopback {
   // Waits until the operation with `context` completes or fails. The entry is read in the CQ's format
   // into the prefix of a tagged entry (the formats share their leading fields); `raw` keeps its bytes.
   Outcome wait(void* context, int timeout_ms = 5000);
+  // Reads the CQ for `ms`; how many completions and errors it holds that no wait() took.
+  size_t unclaimed(int ms);
 
   fi_info* info = nullptr;
   fid_fabric* fabric = nullptr;

@@ -120,7 +120,7 @@ TEST_P(Completion, EverySendOfABurstCompletesAndArrives) {
 }
 
 TEST_P(Completion, FailedOperationsGiveErrorEntries) {
-  covers({"2.2.5.6-a", "2.2.5.6-b", "2.2.5.6-c"});
+  covers({"2.2.5.6-a", "2.2.5.6-b", "2.2.5.6-c", "2.2.5.3.4-a"});
   UET_REQUIRE_UET_PROVIDER();  // the SES return codes in prov_errno are UET's
   UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
   LoopbackSpec spec;
@@ -226,6 +226,24 @@ TEST_P(Completion, EventQueuesCarryEvents) {
   const ssize_t rc = fi_eq_sread(eq, &event, &out, sizeof out, 20, 0);
   EXPECT_TRUE(rc == -FI_EAGAIN || rc == -FI_ETIMEDOUT) << "fi_eq_sread of an empty EQ: " << fi_err(rc);
   fi_close(&eq->fid);
+}
+
+TEST_P(Completion, InjectLeavesNoCompletionAndItsBufferFree) {
+  covers({"2.2.5.4.1-e"});
+  UET_COMPLETION_OPEN();
+  std::vector<uint8_t> msg(16, 0x5A), rbuf(16, 0);
+  size_t inject = lb.info->tx_attr->inject_size;
+  UET_NOT_APPLICABLE_IF(inject < msg.size() && !manifest().uet, manifest().provider << " injects " << inject << " bytes");
+  ASSERT_GE(inject, msg.size()) << "tx_attr->inject_size";
+  int rctx = 0;
+  ASSERT_EQ(fi_recv(lb.ep[1], rbuf.data(), rbuf.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+  ASSERT_EQ(lb.post([&] { return fi_inject(lb.ep[0], msg.data(), msg.size(), lb.addr[1]); }), 0);
+  std::fill(msg.begin(), msg.end(), 0xEE);  // the buffer is the caller's again on return
+  const Outcome r = lb.wait(&rctx, kCompletionMs);
+  ASSERT_EQ(r.state, Outcome::completed) << "the injected message did not arrive";
+  EXPECT_EQ(rbuf, std::vector<uint8_t>(16, 0x5A)) << "the receiver saw the buffer after fi_inject returned";
+  // A success writes no entry: the receive's was the only one.
+  EXPECT_EQ(lb.unclaimed(200), 0u) << "fi_inject wrote a completion entry";
 }
 
 INSTANTIATE_TEST_SUITE_P(Claimed, Completion, ::testing::ValuesIn(claimed_kinds()), [](const auto& i) { return i.param.name; });

@@ -165,6 +165,56 @@ TEST_P(Ep, DomainTakesTheTrafficClassAsked) {
   }
 }
 
+TEST_P(Ep, GetinfoNodeIsAUetAddress) {
+  covers({"2.2.5.2.2-a", "2.2.5.2.2-b", "2.2.5.2.2-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_EP_OPEN();
+  std::vector<uint8_t> own = lb.name(0);
+  ASSERT_GE(own.size(), w::k_addr_size);
+  InfoPtr hints = hints_for(GetParam().ep_type);
+  const char* node = reinterpret_cast<const char*>(own.data());
+  int rc = 0;
+  InfoPtr mine = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
+  ASSERT_TRUE(mine) << "fi_getinfo(node = this FEP's own UET address, FI_SOURCE): " << fi_err(rc);
+  ASSERT_NE(mine->src_addr, nullptr);
+  ASSERT_GE(mine->src_addrlen, w::k_addr_size);
+  const auto* src = static_cast<const uint8_t*>(mine->src_addr);
+  EXPECT_EQ(to_hex(src + w::k_addr_offset_fa, 16), to_hex(&own[w::k_addr_offset_fa], 16)) << "the FA of src_addr";
+  // Another initiator ID, marked valid: the FEP of this domain is not that address.
+  uint32_t initiator;
+  std::memcpy(&initiator, &own[w::k_addr_offset_initiator_id], sizeof initiator);
+  ++initiator;
+  std::memcpy(&own[w::k_addr_offset_initiator_id], &initiator, sizeof initiator);
+  own[w::k_addr_offset_flags] |= 1u << w::k_addr_flag_initiator_valid;
+  InfoPtr other = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
+  should(!other, "fi_getinfo filters by the valid fields of node (another initiator ID matched)");
+  InfoPtr no_source = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, 0);
+  should(!no_source, "fi_getinfo with node and without FI_SOURCE returns no information");
+}
+
+TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
+  covers({"2.2.5.2.2-g"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_EP_OPEN();
+  fid_ep* sep = nullptr;
+  const int rc = fi_scalable_ep(lb.domain, lb.info, &sep, nullptr);
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, "the provider offers no scalable endpoints");
+  ASSERT_EQ(rc, 0) << "fi_scalable_ep: " << fi_err(rc);
+  std::vector<fid_ep*> rx(2, nullptr);
+  for (size_t i = 0; i < rx.size(); ++i) {
+    EXPECT_EQ(fi_rx_context(sep, static_cast<int>(i), nullptr, &rx[i], nullptr), 0);
+  }
+  std::vector<uint8_t> a(256);
+  size_t len = a.size();
+  EXPECT_EQ(fi_getname(&sep->fid, a.data(), &len), 0);
+  if (len >= w::k_addr_size) {
+    EXPECT_GE(Field16(a, w::k_addr_offset_num_indices), rx.size()) << "one resource index per receive context";
+  }
+  for (fid_ep* r : rx)
+    if (r) fi_close(&r->fid);
+  fi_close(&sep->fid);
+}
+
 INSTANTIATE_TEST_SUITE_P(Claimed, Ep, ::testing::ValuesIn(claimed_kinds()), [](const auto& i) { return i.param.name; });
 
 }  // namespace
