@@ -73,19 +73,27 @@ def by_case(verdicts) -> dict[str, run_cases.Verdict]:
 
 
 def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None) -> dict[str, str]:
-    """{test id: "pass" | "fail" | "skip"} of the wire checks, with `knob` on (UET_MUTATION_FAULTS)."""
-    env = dict(os.environ, UET_BUILD=str(build), PYTHONPATH=str(REPO))
+    """{test id: "pass" | "fail" | "skip" | "error: <why>"} of the wire checks, with `knob` on
+    (UET_MUTATION_FAULTS). An error (the check could not run) is never a catch."""
+    env = dict(os.environ, UET_BUILD=str(build.resolve()), PYTHONPATH=str(REPO))
     env.pop("UET_MUTATION_FAULTS", None)
     if knob:
         env["UET_MUTATION_FAULTS"] = knob
     xml.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}", *WIRE_CHECKS],
                    cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    if not xml.exists():
+        return {"pytest": "error: the wire checks wrote no JUnit XML"}
     out = {}
     for tc in ET.parse(xml).getroot().iter("testcase"):
         name = f"{tc.get('classname')}.{tc.get('name')}"
-        bad = tc.find("failure") is not None or tc.find("error") is not None
-        out[name] = "fail" if bad else "skip" if tc.find("skipped") is not None else "pass"
+        error = tc.find("error")
+        if error is not None:
+            out[name] = "error: " + (error.get("message") or "").strip()[:200]
+        elif tc.find("failure") is not None:
+            out[name] = "fail"
+        else:
+            out[name] = "skip" if tc.find("skipped") is not None else "pass"
     return out
 
 
@@ -149,6 +157,7 @@ def main(argv: list[str]) -> int:
     done = [0]
 
     def one(knob: tuple[str, str, str]) -> KnobResult:
+        start = time.monotonic()
         r = mutate(knob, baselines, args.build, work)
         if not r.caught:
             with wire_lock:
@@ -156,6 +165,8 @@ def main(argv: list[str]) -> int:
                     wire_baseline.update(wire_checks(args.build, work / "baseline" / "wire.xml", None))
                 with_knob = wire_checks(args.build, work / r.knob / "wire.xml", r.knob)
             r.caught_by = [f"wire: {t}" for t, v in with_knob.items() if v == "fail" and wire_baseline.get(t) == "pass"]
+            r.errors += [f"wire: {t}: {v}" for t, v in {**wire_baseline, **with_knob}.items() if v.startswith("error")]
+        r.seconds = round(time.monotonic() - start, 1)  # with the wire checks
         with print_lock:
             done[0] += 1
             what = "NOT CAUGHT"

@@ -37,6 +37,40 @@ struct Outcome {
   fi_cq_err_entry error{};
 };
 
+// Reads one CQ and keeps what it read by op_context, so a case waits for the completion it wants
+// whatever order they come in. Entries of any format land in the prefix of a tagged entry (the formats
+// share their leading fields).
+class CqReader {
+ public:
+  // fi_cq_open with a wait object (fi_cq_sread) when the provider offers one, else without.
+  int open(fid_domain* domain, fi_cq_format format, fid_cq** cq);
+  // Reads what the CQ holds now (or waits up to `wait_ms` for something).
+  void drain(int wait_ms);
+  // A completion already read for `context` (after reading once more), without waiting.
+  Outcome poll(void* context);
+  // Waits until the operation with `context` completes or fails, progressing the provider.
+  Outcome wait(void* context, int timeout_ms);
+  // Reads for `ms`; how many completions and errors no poll/wait took.
+  size_t unclaimed(int ms);
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms) {
+    for (int waited = 0;; waited += 1) {
+      const ssize_t rc = call();
+      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
+      drain(1);
+    }
+  }
+
+ private:
+  fid_cq* cq_ = nullptr;
+  size_t entry_size_ = sizeof(fi_cq_tagged_entry);
+  bool waitable_ = false;
+  std::map<void*, Outcome> done_;
+};
+
 class Endpoint {
  public:
   Endpoint() = default;
@@ -65,17 +99,13 @@ class Endpoint {
   // e.g. while it connects) until `timeout_ms` pass; its last return value.
   template <typename Call>
   ssize_t post(Call&& call, int timeout_ms = 10000) {
-    for (int waited = 0;; waited += 1) {
-      const ssize_t rc = call();
-      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
-      drain(1);
-    }
+    return reader_.post(call, timeout_ms);
   }
 
   // Waits until the operation with `context` completes or fails, progressing the provider.
-  Outcome wait(void* context, int timeout_ms = 10000);
+  Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
   // A completion already written for `context` (after progressing once), without waiting.
-  Outcome poll(void* context);
+  Outcome poll(void* context) { return reader_.poll(context); }
 
   fi_info* info = nullptr;
   fid_fabric* fabric = nullptr;
@@ -87,11 +117,11 @@ class Endpoint {
   std::string failed;
 
  private:
-  // Reads what the CQ holds now (or waits up to `wait_ms` for something) into done_.
-  void drain(int wait_ms);
-  bool cq_waitable_ = false;
-  std::map<void*, Outcome> done_;
+  CqReader reader_;
 };
+
+// The 3-byte auth key of JobID `job` (direct and AV methods).
+void job_key(uint32_t job, uint8_t* key);
 
 // "-13 (Permission denied)": an fi_* return code for assertion messages.
 std::string fi_err(long rc);

@@ -1,23 +1,13 @@
 #include "loopback.hpp"
 
 #include <rdma/fi_cm.h>
+#include <gtest/gtest.h>
 #include <rdma/fi_errno.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
 namespace uet::cases {
-
-size_t cq_entry_size(fi_cq_format format) {
-  switch (format) {
-    case FI_CQ_FORMAT_CONTEXT: return sizeof(fi_cq_entry);
-    case FI_CQ_FORMAT_MSG: return sizeof(fi_cq_msg_entry);
-    case FI_CQ_FORMAT_DATA: return sizeof(fi_cq_data_entry);
-    default: return sizeof(fi_cq_tagged_entry);
-  }
-}
 
 Loopback::~Loopback() {
   for (fid_ep* e : ep)
@@ -39,7 +29,7 @@ int Loopback::open(const LoopbackSpec& spec) {
   hints->domain_attr->auth_key_size = spec.auth_key_size;
   if (spec.auth_key_size == 3) {
     hints->domain_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it
-    for (int i = 0; i < 3; ++i) hints->domain_attr->auth_key[i] = (spec.job >> (8 * i)) & 0xFF;
+    job_key(spec.job, hints->domain_attr->auth_key);
   }
   int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
   if (rc) return failed = "fi_getinfo", info = nullptr, rc;
@@ -48,16 +38,7 @@ int Loopback::open(const LoopbackSpec& spec) {
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;
   if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
-  fi_cq_attr cq_attr{};
-  cq_attr.format = spec.cq_format;
-  cq_attr.size = 256;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  entry_size_ = cq_entry_size(spec.cq_format);
-  cq_waitable_ = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
-  if (!cq_waitable_) {
-    cq_attr.wait_obj = FI_WAIT_NONE;
-    if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr))) return failed = "fi_cq_open", rc;
-  }
+  if ((rc = reader_.open(domain, spec.cq_format, &cq))) return failed = "fi_cq_open", rc;
   for (fid_ep*& e : ep) {
     if ((rc = fi_endpoint(domain, info, &e, nullptr))) return failed = "fi_endpoint", rc;
     if ((rc = fi_ep_bind(e, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
@@ -102,47 +83,16 @@ uint64_t Loopback::remote_addr(const void* base, uint64_t off) const {
   return (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? reinterpret_cast<uint64_t>(base) : 0) + off;
 }
 
-void Loopback::drain(int wait_ms) {
-  alignas(fi_cq_tagged_entry) uint8_t buf[8 * sizeof(fi_cq_tagged_entry)];
-  ssize_t n = fi_cq_read(cq, buf, 8);
-  if (n == -FI_EAGAIN && wait_ms > 0 && cq_waitable_) n = fi_cq_sread(cq, buf, 1, nullptr, wait_ms);
-  if (n > 0) {
-    for (ssize_t i = 0; i < n; ++i) {
-      fi_cq_tagged_entry e{};
-      std::memcpy(&e, buf + i * entry_size_, entry_size_);
-      Outcome& o = done_[e.op_context];
-      o.state = Outcome::completed;
-      o.entry = e;
-    }
-  } else if (n == -FI_EAVAIL) {
-    fi_cq_err_entry err{};
-    if (fi_cq_readerr(cq, &err, 0) == 1) {
-      Outcome& o = done_[err.op_context];
-      o.state = Outcome::failed;
-      o.error = err;
-    }
+void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {
+  const int rc = l.open(spec);
+  if (rc == -FI_ENODATA && !manifest().uet) {
+    GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
+                 << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << " and mr_mode 0x" << std::hex << spec.mr_mode;
   }
-}
-
-Outcome Loopback::wait(void* context, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    drain(0);
-    if (auto it = done_.find(context); it != done_.end()) {
-      Outcome o = it->second;
-      done_.erase(it);
-      return o;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) return {};
-    drain(static_cast<int>(std::min<long>(left, 20)));
+  ASSERT_EQ(rc, 0) << l.failed << ": " << fi_err(rc);
+  if (enable) {
+    ASSERT_EQ(l.enable(), 0) << l.failed;
   }
-}
-
-size_t Loopback::unclaimed(int ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (std::chrono::steady_clock::now() < deadline) drain(10);
-  return done_.size();
 }
 
 }  // namespace uet::cases

@@ -10,7 +10,6 @@
 #include <rdma/fi_eq.h>
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -54,17 +53,12 @@ class Loopback {
   // Retries a transmit call while it returns -FI_EAGAIN (progressing the CQ), up to `timeout_ms`.
   template <typename Call>
   ssize_t post(Call&& call, int timeout_ms = 5000) {
-    for (int waited = 0;; ++waited) {
-      const ssize_t rc = call();
-      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
-      drain(1);
-    }
+    return reader_.post(call, timeout_ms);
   }
-  // Waits until the operation with `context` completes or fails. The entry is read in the CQ's format
-  // into the prefix of a tagged entry (the formats share their leading fields); `raw` keeps its bytes.
-  Outcome wait(void* context, int timeout_ms = 5000);
+  // Waits until the operation with `context` completes or fails (CqReader::wait).
+  Outcome wait(void* context, int timeout_ms = 5000) { return reader_.wait(context, timeout_ms); }
   // Reads the CQ for `ms`; how many completions and errors it holds that no wait() took.
-  size_t unclaimed(int ms);
+  size_t unclaimed(int ms) { return reader_.unclaimed(ms); }
 
   fi_info* info = nullptr;
   fid_fabric* fabric = nullptr;
@@ -78,13 +72,15 @@ class Loopback {
   std::string failed;
 
  private:
-  void drain(int wait_ms);
-  size_t entry_size_ = sizeof(fi_cq_tagged_entry);
-  bool cq_waitable_ = false;
-  std::map<void*, Outcome> done_;
+  CqReader reader_;
 };
 
-// The size of one CQ entry of `format`.
-size_t cq_entry_size(fi_cq_format format);
+// Opens `l` (and enables it when `enable`) for a case: a provider that does not claim UET and has no such
+// endpoint makes the case "not applicable", any other failure fails it. Call it through UET_LOOPBACK.
+void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable = true);
 
 }  // namespace uet::cases
+
+#define UET_LOOPBACK(...)                 \
+  ASSERT_NO_FATAL_FAILURE(__VA_ARGS__); \
+  if (IsSkipped()) return

@@ -4,6 +4,7 @@
 // have the format; fi_mr_regattr with each JobID method (§2.2.4.3.3); MRs bind to endpoints (§2.2.5).
 #include <rdma/fi_domain.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "conformance.hpp"
@@ -60,22 +61,21 @@ TEST_F(MrKeys, IdempotentSafeRegionRefusesACompletionCounter) {
   EXPECT_NE(fi_mr_bind(mr, &cntr->fid, FI_REMOTE_WRITE), 0) << "a counter bound to an IDEMPOTENT_SAFE MR";
 }
 
-
 // Registration in a domain of the provider under test without an endpoint-side peer: the loopback pair.
 class Mr : public ::testing::Test {
  protected:
   // Opens the pair with `mr_mode` and FI_RMA; a provider that has no such domain is not applicable when
   // it does not claim UET, a failure when it does.
   void Open(uint64_t mr_mode, size_t auth_key_size = 0, uint32_t job = 0) {
+    const auto& types = manifest().endpoint_types;
+    UET_NOT_APPLICABLE_IF(std::find(types.begin(), types.end(), FI_EP_RDM) == types.end(),
+                          "the manifest claims no RDM endpoints, where registered memory is reached (fi_rma)");
     LoopbackSpec spec;
     spec.caps = FI_MSG | FI_RMA;
     spec.mr_mode = mr_mode;
     spec.auth_key_size = auth_key_size;
     spec.job = job;
-    const int rc = lb.open(spec);
-    if (rc == -FI_ENODATA && !manifest().uet) GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no RDM endpoint with FI_RMA and this mr_mode";
-    ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc);
-    ASSERT_EQ(lb.enable(), 0) << lb.failed;
+    open_pair(lb, spec);
   }
   // Opens a domain where the application picks the keys; not applicable when the provider insists on
   // FI_MR_PROV_KEY (which a UET provider SHOULD NOT, 2.2.5.3.4-d: a warning then).
@@ -91,14 +91,10 @@ class Mr : public ::testing::Test {
   std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
 };
 
-#define UET_MR_OPEN(...)                        \
-  ASSERT_NO_FATAL_FAILURE(__VA_ARGS__); \
-  if (IsSkipped()) return
-
 TEST_F(Mr, UserKeysPassWhole) {
   covers({"2.2.5.3.4.1-a", "2.2.5.3.4.1-c", "2.2.5.3.4.1-d", "2.2.5.3.4.1-n", "2.2.5.3.4-c", "2.2.5.3.4-d"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(OpenUserKeys());
+  UET_LOOPBACK(OpenUserKeys());
   for (const uint64_t key : {uint64_t{0x00001234ABCD}, kIdempotentSafe | 0x7777, kOptimized | 0x123,
                              kIdempotentSafe | kOptimized | 0xFFF, uint64_t{0x0000FFFFFFFFFFFF}}) {
     fid_mr* mr = nullptr;
@@ -111,7 +107,7 @@ TEST_F(Mr, UserKeysPassWhole) {
 TEST_F(Mr, KeysOutsideTheFormatAreRefused) {
   covers({"2.2.5.3.4.1-a", "2.2.5.3.4.1-r"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(OpenUserKeys());
+  UET_LOOPBACK(OpenUserKeys());
   const struct {
     uint64_t key;
     const char* why;
@@ -130,7 +126,7 @@ TEST_F(Mr, KeysOutsideTheFormatAreRefused) {
 
 TEST_F(Mr, AKeyInUseIsRefused) {
   covers({"2.2.5-b"});
-  UET_MR_OPEN(OpenUserKeys());
+  UET_LOOPBACK(OpenUserKeys());
   fid_mr* first = nullptr;
   fid_mr* second = nullptr;
   ASSERT_EQ(Reg(0x4242, &first), 0);
@@ -142,7 +138,7 @@ TEST_F(Mr, AKeyInUseIsRefused) {
 TEST_F(Mr, ProviderKeysHaveTheTable213Format) {
   covers({"2.2.5.3.4.1-a", "2.2.5.3.4.1-c", "2.2.5.3.4.1-e", "2.2.5.3.4.1-f", "2.2.5.3.4.1-o"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
+  UET_LOOPBACK(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
   const size_t key_size = lb.info->domain_attr->mr_key_size;
   uint64_t rkey = 5;  // distinct requests, whatever the provider does with them
   for (const uint64_t bits : {uint64_t{0}, kIdempotentSafe, kOptimized, kIdempotentSafe | kOptimized}) {
@@ -165,7 +161,7 @@ TEST_F(Mr, ProviderKeysHaveTheTable213Format) {
 TEST_F(Mr, CompletionCounterBindsOnlyWhereAllowed) {
   covers({"2.2.5.3.4.1-p"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(OpenUserKeys());
+  UET_LOOPBACK(OpenUserKeys());
   fi_cntr_attr attr{};
   attr.events = FI_CNTR_EVENTS_COMP;
   fid_cntr* cntr = nullptr;
@@ -180,7 +176,7 @@ TEST_F(Mr, CompletionCounterBindsOnlyWhereAllowed) {
 TEST_F(Mr, RegattrTakesEachJobIdMethod) {
   covers({"2.2.4.3.3-a", "2.2.4.3.3-b", "2.2.4.3.3-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 3, 0x0000AB));
+  UET_LOOPBACK(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY, 3, 0x0000AB));
   iovec iov{buf.data(), buf.size()};
   uint8_t job[3] = {0xAB, 0, 0};
   const struct {
@@ -253,7 +249,7 @@ TEST_F(Mr, RegattrWithAnAvAuthKey) {
 TEST_F(Mr, RegionsBindToEndpoints) {
   covers({"2.2.5-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_MR_OPEN(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
+  UET_LOOPBACK(Open(FI_MR_ENDPOINT | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY));
   ASSERT_TRUE(lb.info->domain_attr->mr_mode & FI_MR_ENDPOINT) << "FI_MR_ENDPOINT was asked for and dropped";
   fid_mr* mr = nullptr;
   ASSERT_EQ(fi_mr_reg(lb.domain, buf.data(), buf.size(), FI_REMOTE_WRITE, 0, 0x300, 0, &mr, nullptr), 0);

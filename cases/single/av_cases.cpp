@@ -21,21 +21,14 @@ class Av : public ::testing::TestWithParam<Kind> {
   // not applicable, a UET provider fails.
   void Open(LoopbackSpec spec = {}) {
     spec.type = GetParam().ep_type;
-    const int rc = lb.open(spec);
-    if (rc == -FI_ENODATA && !manifest().uet) GTEST_SKIP() << "not applicable: " << manifest().provider << " has no match";
-    ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc);
-    ASSERT_EQ(lb.enable(), 0) << lb.failed;
+    open_pair(lb, spec);
   }
   Loopback lb;
 };
 
-#define UET_OPEN(...)                        \
-  ASSERT_NO_FATAL_FAILURE(Open(__VA_ARGS__)); \
-  if (IsSkipped()) return
-
 TEST_P(Av, LookupReturnsTheInsertedAddress) {
   covers({"2.2.5.3.8-a", "2.2.5.3.6-a"});
-  UET_OPEN();
+  UET_LOOPBACK(Open());
   for (int i = 0; i < 2; ++i) {
     const std::vector<uint8_t> want = lb.name(i);
     std::vector<uint8_t> got(want.size() + 16, 0xEE);
@@ -49,7 +42,7 @@ TEST_P(Av, LookupReturnsTheInsertedAddress) {
 
 TEST_P(Av, LookupIntoAShortBufferReportsTheSize) {
   covers({"2.2.5.3.8-a"});
-  UET_OPEN();
+  UET_LOOPBACK(Open());
   const size_t want = lb.name(1).size();
   uint8_t small[4] = {};
   size_t len = sizeof small;
@@ -61,7 +54,7 @@ TEST_P(Av, LookupIntoAShortBufferReportsTheSize) {
 
 TEST_P(Av, RemovedEntryIsGone) {
   covers({"2.2.5.3.8-a"});
-  UET_OPEN();
+  UET_LOOPBACK(Open());
   fi_addr_t gone = lb.addr[1];
   ASSERT_EQ(fi_av_remove(lb.av, &gone, 1, 0), 0);
   std::vector<uint8_t> buf(256);
@@ -83,7 +76,7 @@ TEST_P(Av, RemovedEntryIsGone) {
 TEST_P(Av, AddressesOfAnotherFormatAreRefused) {
   covers({"2.2.5.1-a", "2.2.5.1-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_OPEN();
+  UET_LOOPBACK(Open());
   std::vector<uint8_t> bad = lb.name(1);
   bad[w::k_addr_offset_version] = 0x7F;  // no such version of the Table 2-10 address
   fi_addr_t a = 0;
@@ -99,7 +92,7 @@ TEST_P(Av, AddressesOfAnotherFormatAreRefused) {
 TEST_P(Av, UnknownFlagsAreRefused) {
   covers({"2.2.5-b"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_OPEN();
+  UET_LOOPBACK(Open());
   const std::vector<uint8_t> n = lb.name(1);
   fi_addr_t a = FI_ADDR_NOTAVAIL;
   EXPECT_EQ(fi_av_insert(lb.av, n.data(), 1, &a, kNoSuchFlag, nullptr), -FI_EBADFLAGS);
@@ -122,9 +115,6 @@ class AvAuthKey : public Av {
     ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc) << " with auth_key_size FI_AV_AUTH_KEY";
     ASSERT_EQ(lb.enable(), 0) << lb.failed;
   }
-  static void Key(uint32_t job, uint8_t* k) {
-    for (int i = 0; i < 3; ++i) k[i] = (job >> (8 * i)) & 0xFF;
-  }
 };
 
 TEST_P(AvAuthKey, InsertedAuthKeysLookUpAsInserted) {
@@ -133,14 +123,14 @@ TEST_P(AvAuthKey, InsertedAuthKeysLookUpAsInserted) {
   fi_addr_t handles[3];
   for (int i = 0; i < 3; ++i) {
     uint8_t k[3];
-    Key(jobs[i], k);
+    job_key(jobs[i], k);
     ASSERT_EQ(fi_av_insert_auth_key(lb.av, k, sizeof k, &handles[i], 0), 0) << "fi_av_insert_auth_key of JobID " << jobs[i];
   }
   EXPECT_NE(handles[0], handles[1]);
   EXPECT_NE(handles[1], handles[2]);
   for (int i = 0; i < 3; ++i) {
     uint8_t want[3], got[8] = {};
-    Key(jobs[i], want);
+    job_key(jobs[i], want);
     size_t size = sizeof got;
     ASSERT_EQ(fi_av_lookup_auth_key(lb.av, handles[i], got, &size), 0);
     EXPECT_EQ(size, 3u) << "a JobID auth key is 3 bytes";
@@ -151,7 +141,7 @@ TEST_P(AvAuthKey, InsertedAuthKeysLookUpAsInserted) {
 TEST_P(AvAuthKey, AddressInsertedWithAnAuthKey) {
   covers({"2.2.4.1-m", "2.2.4.1-t"});
   uint8_t k[3];
-  Key(0x000777, k);
+  job_key(0x000777, k);
   fi_addr_t handle = FI_ADDR_NOTAVAIL;
   ASSERT_EQ(fi_av_insert_auth_key(lb.av, k, sizeof k, &handle, 0), 0);
   const std::vector<uint8_t> n = lb.name(1);

@@ -26,12 +26,7 @@ class Completion : public ::testing::TestWithParam<Kind> {
   void Open(LoopbackSpec spec = {}, bool enable = true) { Open(lb, spec, enable); }
   void Open(Loopback& l, LoopbackSpec spec, bool enable) {
     spec.type = GetParam().ep_type;
-    const int rc = l.open(spec);
-    if (rc == -FI_ENODATA && !manifest().uet) GTEST_SKIP() << "not applicable: " << manifest().provider << " has no match";
-    ASSERT_EQ(rc, 0) << l.failed << ": " << fi_err(rc);
-    if (enable) {
-      ASSERT_EQ(l.enable(), 0) << l.failed;
-    }
+    open_pair(l, spec, enable);
   }
   // Sends `msg` from endpoint 0 to endpoint 1 of `lb` into `rbuf` (posted first); the two outcomes.
   std::pair<Outcome, Outcome> SendRecv(const std::vector<uint8_t>& msg, std::vector<uint8_t>& rbuf, bool with_data = false) {
@@ -55,10 +50,6 @@ class Completion : public ::testing::TestWithParam<Kind> {
   Loopback lb;
 };
 
-#define UET_COMPLETION_OPEN(...)               \
-  ASSERT_NO_FATAL_FAILURE(Open(__VA_ARGS__)); \
-  if (IsSkipped()) return
-
 TEST_P(Completion, EveryCqFormatReportsASendAndItsReceive) {
   covers({"2.2.5.3.7-a", "2.2.5.4.1-a"});
   for (const fi_cq_format format : {FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA, FI_CQ_FORMAT_TAGGED}) {
@@ -66,7 +57,7 @@ TEST_P(Completion, EveryCqFormatReportsASendAndItsReceive) {
     Loopback fresh;  // one pair per CQ format
     LoopbackSpec spec;
     spec.cq_format = format;
-    UET_COMPLETION_OPEN(fresh, spec, true);
+    UET_LOOPBACK(Open(fresh, spec, true));
     std::vector<uint8_t> msg(20), rbuf(64, 0);
     std::iota(msg.begin(), msg.end(), uint8_t{1});
     const bool with_data = format >= FI_CQ_FORMAT_DATA && fresh.info->domain_attr->cq_data_size > 0;
@@ -87,7 +78,7 @@ TEST_P(Completion, EveryCqFormatReportsASendAndItsReceive) {
 
 TEST_P(Completion, AnEmptyQueueSaysSo) {
   covers({"2.2.5.3.7-a"});
-  UET_COMPLETION_OPEN();
+  UET_LOOPBACK(Open());
   fi_cq_tagged_entry e;
   EXPECT_EQ(fi_cq_read(lb.cq, &e, 1), -FI_EAGAIN);
   const ssize_t rc = fi_cq_sread(lb.cq, &e, 1, nullptr, 20);
@@ -98,7 +89,7 @@ TEST_P(Completion, AnEmptyQueueSaysSo) {
 
 TEST_P(Completion, EverySendOfABurstCompletesAndArrives) {
   covers({"2.2.5.3.7-a", "2.2.5.4.1-a"});
-  UET_COMPLETION_OPEN();
+  UET_LOOPBACK(Open());
   // Messages of several packets each for RDM (a FEP's PDC numbers every packet), one packet for DGRAM.
   const size_t n = 12, len = GetParam().ep_type == FI_EP_RDM ? 9000 : 512;
   std::vector<std::vector<uint8_t>> msgs(n), bufs(n, std::vector<uint8_t>(len));
@@ -125,7 +116,7 @@ TEST_P(Completion, FailedOperationsGiveErrorEntries) {
   UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
   LoopbackSpec spec;
   spec.caps = FI_MSG | FI_RMA;
-  UET_COMPLETION_OPEN(spec, false);
+  UET_LOOPBACK(Open(spec, false));
   fi_cntr_attr attr{};
   attr.events = FI_CNTR_EVENTS_COMP;
   fid_cntr* writes = nullptr;
@@ -207,7 +198,7 @@ TEST_P(Completion, ByteCountersCountBytes) {
 
 TEST_P(Completion, EventQueuesCarryEvents) {
   covers({"2.2.5.3.2-a"});
-  UET_COMPLETION_OPEN();
+  UET_LOOPBACK(Open());
   fi_eq_attr attr{};
   attr.wait_obj = FI_WAIT_UNSPEC;
   fid_eq* eq = nullptr;
@@ -230,7 +221,7 @@ TEST_P(Completion, EventQueuesCarryEvents) {
 
 TEST_P(Completion, InjectLeavesNoCompletionAndItsBufferFree) {
   covers({"2.2.5.4.1-e"});
-  UET_COMPLETION_OPEN();
+  UET_LOOPBACK(Open());
   std::vector<uint8_t> msg(16, 0x5A), rbuf(16, 0);
   size_t inject = lb.info->tx_attr->inject_size;
   UET_NOT_APPLICABLE_IF(inject < msg.size() && !manifest().uet, manifest().provider << " injects " << inject << " bytes");

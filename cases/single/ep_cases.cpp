@@ -23,9 +23,7 @@ class Ep : public ::testing::TestWithParam<Kind> {
     LoopbackSpec spec;
     spec.type = GetParam().ep_type;
     spec.caps = caps;
-    const int rc = lb.open(spec);
-    if (rc == -FI_ENODATA && !manifest().uet) GTEST_SKIP() << "not applicable: " << manifest().provider << " has no match";
-    ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc);
+    open_pair(lb, spec, false);
   }
   uint16_t Field16(const std::vector<uint8_t>& a, size_t off) {
     uint16_t v;
@@ -35,15 +33,11 @@ class Ep : public ::testing::TestWithParam<Kind> {
   Loopback lb;
 };
 
-#define UET_EP_OPEN(...)                       \
-  ASSERT_NO_FATAL_FAILURE(Open(__VA_ARGS__)); \
-  if (IsSkipped()) return
-
 TEST_P(Ep, MaxRmaSizeStaysWithinItsRange) {
   covers({"2.2.2-f"});
   UET_REQUIRE_UET_PROVIDER();
   UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-  UET_EP_OPEN(FI_MSG | FI_RMA);
+  UET_LOOPBACK(Open(FI_MSG | FI_RMA));
   const size_t lo = w::k_max_rma_size_min, hi = w::k_max_rma_size_max;
   size_t v = 0, len = sizeof v;
   ASSERT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len), 0);
@@ -67,7 +61,7 @@ TEST_P(Ep, MaxRmaSizeStaysWithinItsRange) {
 TEST_P(Ep, BadOptionsAreRefused) {
   covers({"2.2.5-b"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   size_t v = 0, len = sizeof v;
   EXPECT_EQ(fi_getopt(&lb.ep[0]->fid, 12345, FI_OPT_MAX_MSG_SIZE, &v, &len), -FI_ENOPROTOOPT) << "an unknown level";
   EXPECT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, 12345, &v, &len), -FI_ENOPROTOOPT) << "an unknown option";
@@ -81,7 +75,7 @@ TEST_P(Ep, BadOptionsAreRefused) {
 TEST_P(Ep, BadBindingsAreRefused) {
   covers({"2.2.5-b"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   fid_ep* ep = nullptr;
   ASSERT_EQ(fi_endpoint(lb.domain, lb.info, &ep, nullptr), 0);
   fi_cq_attr attr{};
@@ -99,7 +93,7 @@ TEST_P(Ep, BadBindingsAreRefused) {
 TEST_P(Ep, AddressIsAssignedAtOpenAndComplete) {
   covers({"2.2.5.1-c", "2.2.5.1-e", "2.2.5.3.5-c", "2.2.5.3.6-a"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   // Before fi_enable: fi_endpoint assigned the address (2.2.5.1-e).
   const std::vector<uint8_t> before = lb.name(0);
   ASSERT_GE(before.size(), w::k_addr_size) << "fi_getname right after fi_endpoint";
@@ -122,7 +116,7 @@ TEST_P(Ep, AddressIsAssignedAtOpenAndComplete) {
 TEST_P(Ep, EndpointsOfADomainHaveDistinctResourceIndices) {
   covers({"2.2.5.1-d", "2.2.5.2.2-h", "2.2.2-e"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   const std::vector<uint8_t> a = lb.name(0), b = lb.name(1);
   ASSERT_GE(a.size(), w::k_addr_size);
   ASSERT_GE(b.size(), w::k_addr_size);
@@ -135,7 +129,7 @@ TEST_P(Ep, EndpointsOfADomainHaveDistinctResourceIndices) {
 TEST_P(Ep, AnEndpointHasExactlyOneType) {
   covers({"2.2.5.3.5-f", "2.2.5.3.5-e"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   InfoPtr other(fi_dupinfo(lb.info), fi_freeinfo);
   other->ep_attr->type = FI_EP_MSG;
   fid_ep* ep = nullptr;
@@ -168,7 +162,7 @@ TEST_P(Ep, DomainTakesTheTrafficClassAsked) {
 TEST_P(Ep, GetinfoNodeIsAUetAddress) {
   covers({"2.2.5.2.2-a", "2.2.5.2.2-b", "2.2.5.2.2-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   std::vector<uint8_t> own = lb.name(0);
   ASSERT_GE(own.size(), w::k_addr_size);
   InfoPtr hints = hints_for(GetParam().ep_type);
@@ -195,7 +189,7 @@ TEST_P(Ep, GetinfoNodeIsAUetAddress) {
 TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
   covers({"2.2.5.2.2-g"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_EP_OPEN();
+  UET_LOOPBACK(Open());
   fid_ep* sep = nullptr;
   const int rc = fi_scalable_ep(lb.domain, lb.info, &sep, nullptr);
   UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, "the provider offers no scalable endpoints");
