@@ -45,15 +45,36 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
   return out;
 }
 
-Endpoint::~Endpoint() {
-  // Endpoint first, then what it is bound to (MRs, CQ, AV), then the domain and fabric.
-  if (ep) fi_close(&ep->fid);
-  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+DomainObjects::~DomainObjects() {
+  close_mrs();
   if (cq) fi_close(&cq->fid);
   if (av) fi_close(&av->fid);
   if (domain) fi_close(&domain->fid);
   if (fabric) fi_close(&fabric->fid);
   if (info) fi_freeinfo(info);
+}
+
+void DomainObjects::close_mrs() {
+  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+  mrs.clear();
+}
+
+int DomainObjects::open_domain(const fi_info* hints, fi_cq_format format) {
+  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info);
+  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
+  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
+  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
+  if ((rc = reader_.open(domain, format, &cq))) return failed = "fi_cq_open", rc;
+  return 0;
+}
+
+Endpoint::~Endpoint() {
+  // The endpoint first, then what it is bound to (MRs, then the base's CQ, AV, domain and fabric).
+  if (ep) fi_close(&ep->fid);
+  close_mrs();
 }
 
 int Endpoint::open(const EndpointSpec& spec) {
@@ -69,14 +90,8 @@ int Endpoint::open(const EndpointSpec& spec) {
   } else if (spec.method == JobMethod::av) {
     hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
   }
-  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
-  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
-  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
-  fi_av_attr av_attr{};
-  av_attr.type = FI_AV_TABLE;
-  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
-  if ((rc = reader_.open(domain, FI_CQ_FORMAT_TAGGED, &cq))) return failed = "fi_cq_open", rc;
+  int rc = open_domain(hints.get(), FI_CQ_FORMAT_TAGGED);
+  if (rc) return rc;
   if ((rc = fi_endpoint(domain, info, &ep, nullptr))) return failed = "fi_endpoint", rc;
   if ((rc = fi_ep_bind(ep, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
   if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
@@ -107,15 +122,15 @@ fi_addr_t Endpoint::insert_auth_key(uint32_t job) {
   return handle;
 }
 
-bool Endpoint::mr_virt_addr() const { return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR); }
-bool Endpoint::mr_prov_key() const { return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY); }
+bool DomainObjects::mr_virt_addr() const { return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR); }
+bool DomainObjects::mr_prov_key() const { return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY); }
 
-uint64_t Endpoint::remote_addr(const void* base, uint64_t off) const {
+uint64_t DomainObjects::remote_addr(const void* base, uint64_t off) const {
   return (mr_virt_addr() ? reinterpret_cast<uint64_t>(base) : 0) + off;
 }
 
-int Endpoint::register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* key,
-                          size_t key_size) {
+int DomainObjects::register_mr_on(fid_ep* ep, void* buf, size_t len, uint64_t requested_key, fid_mr** mr,
+                                  const void* key, size_t key_size) {
   *mr = nullptr;
   const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
   int rc;

@@ -71,11 +71,57 @@ class CqReader {
   std::map<void*, Outcome> done_;
 };
 
-class Endpoint {
+// What every endpoint of a case stands on: fi_info, fabric, domain, an FI_AV_TABLE AV and a CQ read by a
+// CqReader, closed in reverse order after what a derived class opened on them.
+class DomainObjects {
  public:
-  Endpoint() = default;
-  Endpoint(const Endpoint&) = delete;
-  Endpoint& operator=(const Endpoint&) = delete;
+  DomainObjects() = default;
+  DomainObjects(const DomainObjects&) = delete;
+  DomainObjects& operator=(const DomainObjects&) = delete;
+  ~DomainObjects();
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms = 10000) {
+    return reader_.post(call, timeout_ms);
+  }
+  // Waits until the operation with `context` completes or fails, progressing the provider.
+  Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
+  // A completion already written for `context` (after progressing once), without waiting.
+  Outcome poll(void* context) { return reader_.poll(context); }
+  // Reads the CQ for `ms`; how many completions and errors it holds that no wait() or poll() took.
+  size_t unclaimed(int ms) { return reader_.unclaimed(ms); }
+
+  // The remote address of offset `off` in an MR at `base` (FI_MR_VIRT_ADDR: virtual address, else offset).
+  uint64_t remote_addr(const void* base, uint64_t off) const;
+  bool mr_virt_addr() const;
+  bool mr_prov_key() const;
+
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_av* av = nullptr;
+  fid_cq* cq = nullptr;
+  std::vector<fid_mr*> mrs;  // closed before the CQ (close_mrs)
+  std::string failed;
+
+ protected:
+  // fi_getinfo for `hints`, then fabric, domain, AV and CQ. 0 or the negative fi_* error; `failed` names
+  // the call. -FI_ENODATA: fi_getinfo had no match.
+  int open_domain(const fi_info* hints, fi_cq_format format);
+  // Registers `len` bytes at `buf` for remote access, bound to `ep` and enabled where FI_MR_ENDPOINT asks;
+  // kept in `mrs`. `key`: nullptr = fi_mr_reg (any JobID); else fi_mr_regattr with that auth_key/size.
+  int register_mr_on(fid_ep* ep, void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* key,
+                     size_t key_size);
+  void close_mrs();
+
+ private:
+  CqReader reader_;
+};
+
+class Endpoint : public DomainObjects {
+ public:
   ~Endpoint();
 
   // 0 or the negative fi_* error; `failed` names the call. -FI_ENODATA: fi_getinfo had no match.
@@ -89,35 +135,11 @@ class Endpoint {
   // Registers `len` bytes at `buf` for remote access (FI_MR_ENDPOINT: bound and enabled). `job_key`:
   // nullptr = fi_mr_reg (any JobID); else fi_mr_regattr with that auth_key/size. 0 or the fi_* error.
   int register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* job_key = nullptr,
-                  size_t job_key_size = 0);
-  // The remote address of offset `off` in an MR at `base` (FI_MR_VIRT_ADDR: virtual address, else offset).
-  uint64_t remote_addr(const void* base, uint64_t off) const;
-  bool mr_virt_addr() const;
-  bool mr_prov_key() const;
-
-  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
-  // e.g. while it connects) until `timeout_ms` pass; its last return value.
-  template <typename Call>
-  ssize_t post(Call&& call, int timeout_ms = 10000) {
-    return reader_.post(call, timeout_ms);
+                  size_t job_key_size = 0) {
+    return register_mr_on(ep, buf, len, requested_key, mr, job_key, job_key_size);
   }
 
-  // Waits until the operation with `context` completes or fails, progressing the provider.
-  Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
-  // A completion already written for `context` (after progressing once), without waiting.
-  Outcome poll(void* context) { return reader_.poll(context); }
-
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
   fid_ep* ep = nullptr;
-  std::vector<fid_mr*> mrs;
-  std::string failed;
-
- private:
-  CqReader reader_;
 };
 
 // The 3-byte auth key of JobID `job` (direct and AV methods).

@@ -12,13 +12,8 @@ namespace uet::cases {
 Loopback::~Loopback() {
   for (fid_ep* e : ep)
     if (e) fi_close(&e->fid);
-  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+  close_mrs();
   for (fid_cntr* c : cntrs) fi_close(&c->fid);
-  if (cq) fi_close(&cq->fid);
-  if (av) fi_close(&av->fid);
-  if (domain) fi_close(&domain->fid);
-  if (fabric) fi_close(&fabric->fid);
-  if (info) fi_freeinfo(info);
 }
 
 int Loopback::open(const LoopbackSpec& spec) {
@@ -31,14 +26,8 @@ int Loopback::open(const LoopbackSpec& spec) {
     hints->domain_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it
     job_key(spec.job, hints->domain_attr->auth_key);
   }
-  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
-  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
-  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
-  fi_av_attr av_attr{};
-  av_attr.type = FI_AV_TABLE;
-  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
-  if ((rc = reader_.open(domain, spec.cq_format, &cq))) return failed = "fi_cq_open", rc;
+  int rc = open_domain(hints.get(), spec.cq_format);
+  if (rc) return rc;
   for (fid_ep*& e : ep) {
     if ((rc = fi_endpoint(domain, info, &e, nullptr))) return failed = "fi_endpoint", rc;
     if ((rc = fi_ep_bind(e, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
@@ -65,22 +54,6 @@ std::vector<uint8_t> Loopback::name(int i) const {
   if (!ep[i] || fi_getname(&ep[i]->fid, out.data(), &len) != 0) return {};
   out.resize(len);
   return out;
-}
-
-int Loopback::register_mr(int i, void* buf, size_t len, uint64_t requested_key, fid_mr** mr) {
-  *mr = nullptr;
-  const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE | FI_SEND | FI_RECV;
-  if (int rc = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr, nullptr)) return rc;
-  mrs.push_back(*mr);
-  if (info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
-    if (int rc = fi_mr_bind(*mr, &ep[i]->fid, 0)) return rc;
-    if (int rc = fi_mr_enable(*mr)) return rc;
-  }
-  return 0;
-}
-
-uint64_t Loopback::remote_addr(const void* base, uint64_t off) const {
-  return (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR ? reinterpret_cast<uint64_t>(base) : 0) + off;
 }
 
 void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {

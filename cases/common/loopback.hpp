@@ -31,48 +31,26 @@ struct LoopbackSpec {
   fi_cq_format cq_format = FI_CQ_FORMAT_TAGGED;
 };
 
-class Loopback {
+class Loopback : public DomainObjects {
  public:
-  Loopback() = default;
-  Loopback(const Loopback&) = delete;
-  Loopback& operator=(const Loopback&) = delete;
   ~Loopback();
 
-  // fi_getinfo, fabric, domain, AV, CQ and the two endpoints (bound to AV and CQ, not enabled, so a case
-  // can bind counters first). 0 or the negative fi_* error, `failed` naming the call; -FI_ENODATA: no
-  // fi_getinfo match.
+  // The domain's objects and the two endpoints (bound to AV and CQ, not enabled, so a case can bind
+  // counters first). 0 or the negative fi_* error, `failed` naming the call; -FI_ENODATA: no fi_getinfo
+  // match.
   int open(const LoopbackSpec& spec);
   // Enables both endpoints and inserts each one's name into the AV (addr[0], addr[1]).
   int enable();
   std::vector<uint8_t> name(int i) const;
-
-  // Registers `len` bytes at `buf` for remote access, bound to endpoint `i` where FI_MR_ENDPOINT asks.
-  int register_mr(int i, void* buf, size_t len, uint64_t requested_key, fid_mr** mr);
-  uint64_t remote_addr(const void* base, uint64_t off) const;
-
-  // Retries a transmit call while it returns -FI_EAGAIN (progressing the CQ), up to `timeout_ms`.
-  template <typename Call>
-  ssize_t post(Call&& call, int timeout_ms = 5000) {
-    return reader_.post(call, timeout_ms);
+  // Registers `len` bytes at `buf` for remote access (fi_mr_reg), bound to endpoint `i` where
+  // FI_MR_ENDPOINT asks.
+  int register_mr(int i, void* buf, size_t len, uint64_t requested_key, fid_mr** mr) {
+    return register_mr_on(ep[i], buf, len, requested_key, mr, nullptr, 0);
   }
-  // Waits until the operation with `context` completes or fails (CqReader::wait).
-  Outcome wait(void* context, int timeout_ms = 5000) { return reader_.wait(context, timeout_ms); }
-  // Reads the CQ for `ms`; how many completions and errors it holds that no wait() took.
-  size_t unclaimed(int ms) { return reader_.unclaimed(ms); }
 
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
   fid_ep* ep[2] = {};
   fi_addr_t addr[2] = {FI_ADDR_NOTAVAIL, FI_ADDR_NOTAVAIL};
-  std::vector<fid_mr*> mrs;
-  std::vector<fid_cntr*> cntrs;  // closed after the endpoints
-  std::string failed;
-
- private:
-  CqReader reader_;
+  std::vector<fid_cntr*> cntrs;  // closed after the endpoints and MRs
 };
 
 // Opens `l` (and enables it when `enable`) for a case: a provider that does not claim UET and has no such
