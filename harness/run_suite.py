@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
     summary = {"decode_disagreements": bad, "cases": case_counts, "coverage": coverage.stdout.splitlines()[:3],
                "mutation_score": score}
     (args.report / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"uet run: {bad} decoder disagreements, {failing_cases} failing cases, mutation score {score} knobs caught; "
+    print(f"uet run: {bad} decoder disagreements, {failing_cases} failing cases, mutation score {score}; "
           f"summary in {args.report / 'summary.json'}")
     return 1 if bad or failing_cases or mutation.returncode else 0
 
