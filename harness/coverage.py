@@ -96,6 +96,9 @@ def compute(cat, junit_paths=()):
 
     focus = [s for sec in FOCUS_SECTIONS for s in cat.by_section(sec)
              if s.level in catalogue_mod.ABSOLUTE_LEVELS and s.observable and s.id not in covered]
+    # The MUSTs of the focus sections no case can check, with the catalogue's reason (check_reason).
+    unobservable = [s for sec in FOCUS_SECTIONS for s in cat.by_section(sec)
+                    if s.level in catalogue_mod.ABSOLUTE_LEVELS and not s.observable and s.id not in covered]
     covering_unobservable = sorted(s.id for s in cat if not s.observable and s.id in covered)
 
     def brief(s):
@@ -116,6 +119,8 @@ def compute(cat, junit_paths=()):
         "not_observable_reasons": dict(reasons.most_common()),
         "uncovered_observable_musts": {sec: [brief(s) for s in focus if s.section == sec]
                                        for sec in FOCUS_SECTIONS},
+        "unobservable_musts": {sec: [dict(brief(s), reason=s.check_reason) for s in unobservable if s.section == sec]
+                               for sec in FOCUS_SECTIONS},
         "covered_but_marked_not_observable": covering_unobservable,
         "unknown_requirements": {k: sorted(set(v)) for k, v in sorted(unknown.items())},
         "statements": {s.id: {"level": s.level, "check": s.check, "covered": s.id in covered,
@@ -165,7 +170,7 @@ def format_text(report):
 
     for sec, rows in report["uncovered_observable_musts"].items():
         w("")
-        w("Observable MUST / MUST NOT statements of §%s without a check: %d" % (sec, len(rows)))
+        w("Observable MUST / MUST NOT statements of §%s without a check: %d (no case yet)" % (sec, len(rows)))
         for r in rows:
             flags = []
             if r["level_unconfirmed"]:
@@ -178,6 +183,12 @@ def format_text(report):
                 flags.append("if " + r["condition"])
             w("  %-15s %-8s %-4s %s%s" % (r["id"], r["level"], r["check"], r["text"],
                                           ("  [" + "; ".join(flags) + "]") if flags else ""))
+
+    for sec, rows in report["unobservable_musts"].items():
+        w("")
+        w("MUST / MUST NOT statements of §%s no case can check (not observable): %d" % (sec, len(rows)))
+        for r in rows:
+            w("  %-15s %-8s %s  [%s]" % (r["id"], r["level"], r["text"], r["reason"]))
 
     if report["covered_but_marked_not_observable"]:
         w("")

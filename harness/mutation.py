@@ -2,7 +2,7 @@
 that passes without it fail with it (or, for a SHOULD, come out as a warning). A knob no case catches is a
 missing case.
 
-    /usr/bin/python3 -m harness.mutation [--knob NAME ...] [--build build] [--out out/report]
+    /usr/bin/python3 -m harness.mutation [--knob NAME ...] [--build build] [--out out/report] [--jobs N]
 
 Each knob runs against the softuet manifests in turn (all profiles, then AI Full only, then AI Base only)
 until one of them catches it: some rules exist only in one profile configuration (a wildcard tag is refused
@@ -10,6 +10,11 @@ only by a FEP without HPC). A knob no case catches then runs the suite's wire ch
 (WIRE_CHECKS): what only a lossy wire shows, a duplicate delivered twice, is theirs to catch. Writes
 out/report/mutation.json; exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
 cannot run.
+
+Knobs run --jobs at a time (default 2) only where their runs cannot meet: as root, every softuet manifest
+puts its cases in a namespace pair of their own (peer_netns), so two knobs never share a UDP port. Without
+root both sides share the host's ports and knobs run one at a time. The wire checks (nftables on a
+namespace pair of their own, one pytest session) run one at a time whatever --jobs says.
 """
 from __future__ import annotations
 
@@ -20,8 +25,12 @@ import os
 import pathlib
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+
+import yaml
 
 from harness import run_cases
 
@@ -54,24 +63,37 @@ class KnobResult:
         return bool(self.caught_by)
 
 
+def isolated() -> bool:
+    """True when every manifest's cases run in a namespace pair of their own (root, peer_netns)."""
+    return os.geteuid() == 0 and all(yaml.safe_load(m.read_text()).get("peer_netns") for m in MANIFESTS)
+
+
 def by_case(verdicts) -> dict[str, run_cases.Verdict]:
     return {v.case: v for v in verdicts}
 
 
 def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None) -> dict[str, str]:
-    """{test id: "pass" | "fail" | "skip"} of the wire checks, with `knob` on (UET_MUTATION_FAULTS)."""
-    env = dict(os.environ, UET_BUILD=str(build), PYTHONPATH=str(REPO))
+    """{test id: "pass" | "fail" | "skip" | "error: <why>"} of the wire checks, with `knob` on
+    (UET_MUTATION_FAULTS). An error (the check could not run) is never a catch."""
+    env = dict(os.environ, UET_BUILD=str(build.resolve()), PYTHONPATH=str(REPO))
     env.pop("UET_MUTATION_FAULTS", None)
     if knob:
         env["UET_MUTATION_FAULTS"] = knob
     xml.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}", *WIRE_CHECKS],
                    cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    if not xml.exists():
+        return {"pytest": "error: the wire checks wrote no JUnit XML"}
     out = {}
     for tc in ET.parse(xml).getroot().iter("testcase"):
         name = f"{tc.get('classname')}.{tc.get('name')}"
-        bad = tc.find("failure") is not None or tc.find("error") is not None
-        out[name] = "fail" if bad else "skip" if tc.find("skipped") is not None else "pass"
+        error = tc.find("error")
+        if error is not None:
+            out[name] = "error: " + (error.get("message") or "").strip()[:200]
+        elif tc.find("failure") is not None:
+            out[name] = "fail"
+        else:
+            out[name] = "skip" if tc.find("skipped") is not None else "pass"
     return out
 
 
@@ -92,11 +114,22 @@ def mutate(knob: tuple[str, str, str], baselines: dict, build: pathlib.Path, out
     return KnobResult(name, statement, rule, caught, errors, round(time.monotonic() - start, 1))
 
 
+def print_table(results: list[KnobResult]) -> None:
+    """knob -> the cases that caught it (the first few; mutation.json has them all)."""
+    width = max((len(r.knob) for r in results), default=4)
+    print(f"\n{'knob':<{width}}  {'statement':<14} caught by")
+    for r in results:
+        shown = ", ".join(r.caught_by[:3]) + (f" (+{len(r.caught_by) - 3} more)" if len(r.caught_by) > 3 else "")
+        print(f"{r.knob:<{width}}  {r.statement:<14} {shown or 'NOT CAUGHT'}")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m harness.mutation", description=__doc__.splitlines()[0])
     parser.add_argument("--knob", action="append", default=[], help="only this knob (repeatable)")
     parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "report")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="knobs at a time, when their runs are isolated in namespace pairs (default 2)")
     args = parser.parse_args(argv)
     all_knobs = knobs()
     unknown = sorted(set(args.knob) - {k[0] for k in all_knobs})
@@ -108,40 +141,55 @@ def main(argv: list[str]) -> int:
         return 3
     work = args.out / "mutation"
     print(f"mutation: baselines ({len(MANIFESTS)} manifests)", flush=True)
+    jobs = max(1, args.jobs if isolated() else 1)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = list(pool.map(lambda m: run_cases.run(m, args.build, work / "baseline" / m.stem), MANIFESTS))
     baselines = {}
-    for manifest in MANIFESTS:
-        verdicts = run_cases.run(manifest, args.build, work / "baseline" / manifest.stem)
+    for manifest, verdicts in zip(MANIFESTS, runs):
         bad = [v for v in verdicts if v.verdict in ("fail", "error")]
         if bad:
             print(f"mutation: the baseline of {manifest.stem} is not clean ({bad[0].case}: {bad[0].verdict}); "
                   "a knob is only caught against passing cases", file=sys.stderr)
             return 3
         baselines[manifest] = by_case(verdicts)
-    results = []
-    wire_baseline = None
-    for i, knob in enumerate(chosen, 1):
+    wire_lock, print_lock = threading.Lock(), threading.Lock()
+    wire_baseline: dict[str, str] = {}
+    done = [0]
+
+    def one(knob: tuple[str, str, str]) -> KnobResult:
+        start = time.monotonic()
         r = mutate(knob, baselines, args.build, work)
         if not r.caught:
-            if wire_baseline is None:
-                wire_baseline = wire_checks(args.build, work / "baseline" / "wire.xml", None)
-            with_knob = wire_checks(args.build, work / r.knob / "wire.xml", r.knob)
+            with wire_lock:
+                if not wire_baseline:
+                    wire_baseline.update(wire_checks(args.build, work / "baseline" / "wire.xml", None))
+                with_knob = wire_checks(args.build, work / r.knob / "wire.xml", r.knob)
             r.caught_by = [f"wire: {t}" for t, v in with_knob.items() if v == "fail" and wire_baseline.get(t) == "pass"]
-        results.append(r)
-        what = "NOT CAUGHT"
-        if r.caught:
-            what = f"caught by {r.caught_by[0]}" + (f" (+{len(r.caught_by) - 1})" if len(r.caught_by) > 1 else "")
-        print(f"[{i}/{len(chosen)}] {r.knob:<32} {what}  {r.seconds}s", flush=True)
-        for e in r.errors[:3]:
-            print(f"    error: {e}", flush=True)
+            r.errors += [f"wire: {t}: {v}" for t, v in {**wire_baseline, **with_knob}.items() if v.startswith("error")]
+        r.seconds = round(time.monotonic() - start, 1)  # with the wire checks
+        with print_lock:
+            done[0] += 1
+            what = "NOT CAUGHT"
+            if r.caught:
+                what = f"caught by {r.caught_by[0]}" + (f" (+{len(r.caught_by) - 1})" if len(r.caught_by) > 1 else "")
+            print(f"[{done[0]}/{len(chosen)}] {r.knob:<32} {what}  {r.seconds}s", flush=True)
+            for e in r.errors[:3]:
+                print(f"    error: {e}", flush=True)
+        return r
+
+    print(f"mutation: {len(chosen)} knobs, {jobs} at a time", flush=True)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, chosen))  # in faults.def order
     caught = sum(r.caught for r in results)
     report = {"score": f"{caught}/{len(results)}", "caught": caught, "knobs": len(results),
               "results": [dict(dataclasses.asdict(r), caught=r.caught) for r in results]}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
+    print_table(results)
     print(f"mutation score: {caught}/{len(results)} knobs caught")
     for r in results:
         if not r.caught:
-            print(f"  not caught: {r.knob} ({r.statement}: {r.rule})")
+            print(f"  not caught: {r.knob} ({r.statement}: {r.rule}) -- a missing case")
     return 0 if caught == len(results) else 1
 
 

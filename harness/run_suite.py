@@ -5,7 +5,7 @@
      embedded default, and libfabric's tcp;ofi_rxm and udp as non-UET references), with verdicts;
   3. report the requirement coverage of those runs;
   4. the mutation run (harness/mutation.py): every fault knob of softuet must make a case or a wire check
-     fail; the score goes to out/report/mutation.json;
+     fail; the score goes to out/report/mutation.json and, with the other results, to summary.json;
 and write the reports to out/report/.
 Exit status: 0 everything agreed and every knob was caught; 1 a disagreement, a failing case or a knob
 nothing caught; 3 a decoder could not run.
@@ -71,6 +71,7 @@ def main(argv: list[str]) -> int:
           f"report in {args.report / 'decode-crosscheck.json'}")
 
     failing_cases = 0
+    case_counts: dict[str, dict[str, int]] = {}
     cases_out = args.report / "cases"
     for manifest in sorted((REPO / "cases" / "manifests").glob("*.yaml")):
         verdicts = run_cases.run(manifest, args.build, cases_out)
@@ -80,6 +81,7 @@ def main(argv: list[str]) -> int:
             if v.verdict in ("fail", "error"):
                 print(f"    {v.verdict}: {v.case}: {v.detail.splitlines()[0] if v.detail else ''}")
         failing_cases += counts.get("fail", 0) + counts.get("error", 0)
+        case_counts[manifest.stem] = counts
         (cases_out / f"verdicts.{manifest.stem}.json").write_text(
             json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2) + "\n")
         print(f"cases against {manifest.stem}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
@@ -90,8 +92,17 @@ def main(argv: list[str]) -> int:
     print("\n".join(coverage.stdout.splitlines()[:3]))
     # The mutation run: every fault knob of the reference FEP must make a case (or a wire check) fail.
     print("mutation run: one suite run per softuet fault knob", flush=True)
+    (args.report / "mutation.json").unlink(missing_ok=True)
     mutation = subprocess.run([sys.executable, "-m", "harness.mutation", "--build", str(args.build),
                                "--out", str(args.report)], cwd=REPO, timeout=3600)
+    score = "not run (exit %d)" % mutation.returncode
+    if (args.report / "mutation.json").exists():
+        score = json.loads((args.report / "mutation.json").read_text())["score"]
+    summary = {"decode_disagreements": bad, "cases": case_counts, "coverage": coverage.stdout.splitlines()[:3],
+               "mutation_score": score}
+    (args.report / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"uet run: {bad} decoder disagreements, {failing_cases} failing cases, mutation score {score}; "
+          f"summary in {args.report / 'summary.json'}")
     return 1 if bad or failing_cases or mutation.returncode else 0
 
 

@@ -17,15 +17,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The 3-byte JobID of the direct and AV methods, little-endian (spec/wire.yaml choice
-// direct-auth-key-byte-order: the spec does not give the order).
+}  // namespace
+
+// Little-endian: spec/wire.yaml choice direct-auth-key-byte-order (the spec does not give the order).
 void job_key(uint32_t job, uint8_t* key) {
   key[0] = job & 0xFF;
   key[1] = (job >> 8) & 0xFF;
   key[2] = (job >> 16) & 0xFF;
 }
-
-}  // namespace
 
 std::string fi_err(long rc) { return std::to_string(rc) + " (" + fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)) + ")"; }
 
@@ -46,15 +45,36 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
   return out;
 }
 
-Endpoint::~Endpoint() {
-  // Endpoint first, then what it is bound to (MRs, CQ, AV), then the domain and fabric.
-  if (ep) fi_close(&ep->fid);
-  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+DomainObjects::~DomainObjects() {
+  close_mrs();
   if (cq) fi_close(&cq->fid);
   if (av) fi_close(&av->fid);
   if (domain) fi_close(&domain->fid);
   if (fabric) fi_close(&fabric->fid);
   if (info) fi_freeinfo(info);
+}
+
+void DomainObjects::close_mrs() {
+  for (fid_mr* mr : mrs) fi_close(&mr->fid);
+  mrs.clear();
+}
+
+int DomainObjects::open_domain(const fi_info* hints, fi_cq_format format) {
+  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info);
+  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
+  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
+  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
+  if ((rc = reader_.open(domain, format, &cq))) return failed = "fi_cq_open", rc;
+  return 0;
+}
+
+Endpoint::~Endpoint() {
+  // The endpoint first, then what it is bound to (MRs, then the base's CQ, AV, domain and fabric).
+  if (ep) fi_close(&ep->fid);
+  close_mrs();
 }
 
 int Endpoint::open(const EndpointSpec& spec) {
@@ -70,22 +90,8 @@ int Endpoint::open(const EndpointSpec& spec) {
   } else if (spec.method == JobMethod::av) {
     hints->domain_attr->auth_key_size = FI_AV_AUTH_KEY;
   }
-  int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints.get(), &info);
-  if (rc) return failed = "fi_getinfo", info = nullptr, rc;
-  if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr))) return failed = "fi_fabric", rc;
-  if ((rc = fi_domain(fabric, info, &domain, nullptr))) return failed = "fi_domain", rc;
-  fi_av_attr av_attr{};
-  av_attr.type = FI_AV_TABLE;
-  if ((rc = fi_av_open(domain, &av_attr, &av, nullptr))) return failed = "fi_av_open", rc;
-  fi_cq_attr cq_attr{};
-  cq_attr.format = FI_CQ_FORMAT_TAGGED;
-  cq_attr.size = 256;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  cq_waitable_ = fi_cq_open(domain, &cq_attr, &cq, nullptr) == 0;
-  if (!cq_waitable_) {
-    cq_attr.wait_obj = FI_WAIT_NONE;
-    if ((rc = fi_cq_open(domain, &cq_attr, &cq, nullptr))) return failed = "fi_cq_open", rc;
-  }
+  int rc = open_domain(hints.get(), FI_CQ_FORMAT_TAGGED);
+  if (rc) return rc;
   if ((rc = fi_endpoint(domain, info, &ep, nullptr))) return failed = "fi_endpoint", rc;
   if ((rc = fi_ep_bind(ep, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
   if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
@@ -116,15 +122,15 @@ fi_addr_t Endpoint::insert_auth_key(uint32_t job) {
   return handle;
 }
 
-bool Endpoint::mr_virt_addr() const { return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR); }
-bool Endpoint::mr_prov_key() const { return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY); }
+bool DomainObjects::mr_virt_addr() const { return info && (info->domain_attr->mr_mode & FI_MR_VIRT_ADDR); }
+bool DomainObjects::mr_prov_key() const { return info && (info->domain_attr->mr_mode & FI_MR_PROV_KEY); }
 
-uint64_t Endpoint::remote_addr(const void* base, uint64_t off) const {
+uint64_t DomainObjects::remote_addr(const void* base, uint64_t off) const {
   return (mr_virt_addr() ? reinterpret_cast<uint64_t>(base) : 0) + off;
 }
 
-int Endpoint::register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* key,
-                          size_t key_size) {
+int DomainObjects::register_mr_on(fid_ep* ep, void* buf, size_t len, uint64_t requested_key, fid_mr** mr,
+                                  const void* key, size_t key_size) {
   *mr = nullptr;
   const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
   int rc;
@@ -150,19 +156,41 @@ int Endpoint::register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr*
   return 0;
 }
 
-void Endpoint::drain(int wait_ms) {
-  fi_cq_tagged_entry e[8];
-  ssize_t n = fi_cq_read(cq, e, 8);
-  if (n == -FI_EAGAIN && wait_ms > 0 && cq_waitable_) n = fi_cq_sread(cq, e, 1, nullptr, wait_ms);
+int CqReader::open(fid_domain* domain, fi_cq_format format, fid_cq** cq) {
+  fi_cq_attr attr{};
+  attr.format = format;
+  attr.size = 256;
+  attr.wait_obj = FI_WAIT_UNSPEC;
+  switch (format) {
+    case FI_CQ_FORMAT_CONTEXT: entry_size_ = sizeof(fi_cq_entry); break;
+    case FI_CQ_FORMAT_MSG: entry_size_ = sizeof(fi_cq_msg_entry); break;
+    case FI_CQ_FORMAT_DATA: entry_size_ = sizeof(fi_cq_data_entry); break;
+    default: entry_size_ = sizeof(fi_cq_tagged_entry);
+  }
+  waitable_ = fi_cq_open(domain, &attr, cq, nullptr) == 0;
+  if (!waitable_) {
+    attr.wait_obj = FI_WAIT_NONE;
+    if (int rc = fi_cq_open(domain, &attr, cq, nullptr)) return rc;
+  }
+  cq_ = *cq;
+  return 0;
+}
+
+void CqReader::drain(int wait_ms) {
+  alignas(fi_cq_tagged_entry) uint8_t buf[8 * sizeof(fi_cq_tagged_entry)];
+  ssize_t n = fi_cq_read(cq_, buf, 8);
+  if (n == -FI_EAGAIN && wait_ms > 0 && waitable_) n = fi_cq_sread(cq_, buf, 1, nullptr, wait_ms);
   if (n > 0) {
     for (ssize_t i = 0; i < n; ++i) {
-      Outcome& o = done_[e[i].op_context];
+      fi_cq_tagged_entry e{};
+      std::memcpy(&e, buf + i * entry_size_, entry_size_);
+      Outcome& o = done_[e.op_context];
       o.state = Outcome::completed;
-      o.entry = e[i];
+      o.entry = e;
     }
   } else if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
-    if (fi_cq_readerr(cq, &err, 0) == 1) {
+    if (fi_cq_readerr(cq_, &err, 0) == 1) {
       Outcome& o = done_[err.op_context];
       o.state = Outcome::failed;
       o.error = err;
@@ -170,7 +198,7 @@ void Endpoint::drain(int wait_ms) {
   }
 }
 
-Outcome Endpoint::poll(void* context) {
+Outcome CqReader::poll(void* context) {
   drain(0);
   auto it = done_.find(context);
   if (it == done_.end()) return {};
@@ -179,7 +207,7 @@ Outcome Endpoint::poll(void* context) {
   return o;
 }
 
-Outcome Endpoint::wait(void* context, int timeout_ms) {
+Outcome CqReader::wait(void* context, int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     Outcome o = poll(context);
@@ -188,6 +216,12 @@ Outcome Endpoint::wait(void* context, int timeout_ms) {
     if (left <= 0) return o;
     drain(static_cast<int>(std::min<long>(left, 20)));
   }
+}
+
+size_t CqReader::unclaimed(int ms) {
+  const auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+  while (Clock::now() < deadline) drain(10);
+  return done_.size();
 }
 
 }  // namespace uet::cases

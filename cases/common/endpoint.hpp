@@ -37,11 +37,91 @@ struct Outcome {
   fi_cq_err_entry error{};
 };
 
-class Endpoint {
+// Reads one CQ and keeps what it read by op_context, so a case waits for the completion it wants
+// whatever order they come in. Entries of any format land in the prefix of a tagged entry (the formats
+// share their leading fields).
+class CqReader {
  public:
-  Endpoint() = default;
-  Endpoint(const Endpoint&) = delete;
-  Endpoint& operator=(const Endpoint&) = delete;
+  // fi_cq_open with a wait object (fi_cq_sread) when the provider offers one, else without.
+  int open(fid_domain* domain, fi_cq_format format, fid_cq** cq);
+  // Reads what the CQ holds now (or waits up to `wait_ms` for something).
+  void drain(int wait_ms);
+  // A completion already read for `context` (after reading once more), without waiting.
+  Outcome poll(void* context);
+  // Waits until the operation with `context` completes or fails, progressing the provider.
+  Outcome wait(void* context, int timeout_ms);
+  // Reads for `ms`; how many completions and errors no poll/wait took.
+  size_t unclaimed(int ms);
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms) {
+    for (int waited = 0;; waited += 1) {
+      const ssize_t rc = call();
+      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
+      drain(1);
+    }
+  }
+
+ private:
+  fid_cq* cq_ = nullptr;
+  size_t entry_size_ = sizeof(fi_cq_tagged_entry);
+  bool waitable_ = false;
+  std::map<void*, Outcome> done_;
+};
+
+// What every endpoint of a case stands on: fi_info, fabric, domain, an FI_AV_TABLE AV and a CQ read by a
+// CqReader, closed in reverse order after what a derived class opened on them.
+class DomainObjects {
+ public:
+  DomainObjects() = default;
+  DomainObjects(const DomainObjects&) = delete;
+  DomainObjects& operator=(const DomainObjects&) = delete;
+  ~DomainObjects();
+
+  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
+  // e.g. while it connects) until `timeout_ms` pass; its last return value.
+  template <typename Call>
+  ssize_t post(Call&& call, int timeout_ms = 10000) {
+    return reader_.post(call, timeout_ms);
+  }
+  // Waits until the operation with `context` completes or fails, progressing the provider.
+  Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
+  // A completion already written for `context` (after progressing once), without waiting.
+  Outcome poll(void* context) { return reader_.poll(context); }
+  // Reads the CQ for `ms`; how many completions and errors it holds that no wait() or poll() took.
+  size_t unclaimed(int ms) { return reader_.unclaimed(ms); }
+
+  // The remote address of offset `off` in an MR at `base` (FI_MR_VIRT_ADDR: virtual address, else offset).
+  uint64_t remote_addr(const void* base, uint64_t off) const;
+  bool mr_virt_addr() const;
+  bool mr_prov_key() const;
+
+  fi_info* info = nullptr;
+  fid_fabric* fabric = nullptr;
+  fid_domain* domain = nullptr;
+  fid_av* av = nullptr;
+  fid_cq* cq = nullptr;
+  std::vector<fid_mr*> mrs;  // closed before the CQ (close_mrs)
+  std::string failed;
+
+ protected:
+  // fi_getinfo for `hints`, then fabric, domain, AV and CQ. 0 or the negative fi_* error; `failed` names
+  // the call. -FI_ENODATA: fi_getinfo had no match.
+  int open_domain(const fi_info* hints, fi_cq_format format);
+  // Registers `len` bytes at `buf` for remote access, bound to `ep` and enabled where FI_MR_ENDPOINT asks;
+  // kept in `mrs`. `key`: nullptr = fi_mr_reg (any JobID); else fi_mr_regattr with that auth_key/size.
+  int register_mr_on(fid_ep* ep, void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* key,
+                     size_t key_size);
+  void close_mrs();
+
+ private:
+  CqReader reader_;
+};
+
+class Endpoint : public DomainObjects {
+ public:
   ~Endpoint();
 
   // 0 or the negative fi_* error; `failed` names the call. -FI_ENODATA: fi_getinfo had no match.
@@ -55,43 +135,15 @@ class Endpoint {
   // Registers `len` bytes at `buf` for remote access (FI_MR_ENDPOINT: bound and enabled). `job_key`:
   // nullptr = fi_mr_reg (any JobID); else fi_mr_regattr with that auth_key/size. 0 or the fi_* error.
   int register_mr(void* buf, size_t len, uint64_t requested_key, fid_mr** mr, const void* job_key = nullptr,
-                  size_t job_key_size = 0);
-  // The remote address of offset `off` in an MR at `base` (FI_MR_VIRT_ADDR: virtual address, else offset).
-  uint64_t remote_addr(const void* base, uint64_t off) const;
-  bool mr_virt_addr() const;
-  bool mr_prov_key() const;
-
-  // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
-  // e.g. while it connects) until `timeout_ms` pass; its last return value.
-  template <typename Call>
-  ssize_t post(Call&& call, int timeout_ms = 10000) {
-    for (int waited = 0;; waited += 1) {
-      const ssize_t rc = call();
-      if (rc != -FI_EAGAIN || waited >= timeout_ms) return rc;
-      drain(1);
-    }
+                  size_t job_key_size = 0) {
+    return register_mr_on(ep, buf, len, requested_key, mr, job_key, job_key_size);
   }
 
-  // Waits until the operation with `context` completes or fails, progressing the provider.
-  Outcome wait(void* context, int timeout_ms = 10000);
-  // A completion already written for `context` (after progressing once), without waiting.
-  Outcome poll(void* context);
-
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_av* av = nullptr;
-  fid_cq* cq = nullptr;
   fid_ep* ep = nullptr;
-  std::vector<fid_mr*> mrs;
-  std::string failed;
-
- private:
-  // Reads what the CQ holds now (or waits up to `wait_ms` for something) into done_.
-  void drain(int wait_ms);
-  bool cq_waitable_ = false;
-  std::map<void*, Outcome> done_;
 };
+
+// The 3-byte auth key of JobID `job` (direct and AV methods).
+void job_key(uint32_t job, uint8_t* key);
 
 // "-13 (Permission denied)": an fi_* return code for assertion messages.
 std::string fi_err(long rc);

@@ -325,6 +325,15 @@ class TestCoverage:
         assert "2.2.4.4-b" not in listed and "2.2.4-a" not in listed    # covered; not observable
         assert "2.2.99-z" in out.split("catalogue does not have")[1]
 
+    def test_unobservable_musts_are_listed_with_their_reason(self, cat):
+        report = coverage.compute(cat)
+        rows = {r["id"]: r for r in report["unobservable_musts"]["2.2.4"]}
+        assert rows["2.2.4-a"]["reason"] == cat.get("2.2.4-a").check_reason
+        assert all(r["level"] in catalogue.ABSOLUTE_LEVELS for sec in report["unobservable_musts"].values() for r in sec)
+        out = run_cli().stdout
+        block = out.split("MUST / MUST NOT statements of §2.2.4 no case can check (not observable): %d" % len(rows))[1]
+        assert re.search(r"^  2\.2\.4-a +MUST .*\[needs the privileged entity", block, re.M)
+
     def test_zero_coverage_is_said_clearly(self):
         res = run_cli()
         assert res.returncode == 0, res.stderr

@@ -1,0 +1,215 @@
+// Endpoints within one process (UEC 1.0 §2.2.2, §2.2.5.1, §2.2.5.3.5-§2.2.5.3.6, §2.2.7): the maximum RMA
+// size option and its range, the address fi_getname gives (when, how complete, how distinct), the
+// traffic class a domain takes, and bad calls refused with the proper FI_E* code.
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <vector>
+
+#include "conformance.hpp"
+#include "loopback.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::cases {
+namespace {
+
+namespace w = uet::wire;
+
+class Ep : public ::testing::TestWithParam<Kind> {
+ protected:
+  // The pair of the kind under test, not enabled (options are set before fi_enable).
+  void Open(uint64_t caps = FI_MSG) {
+    LoopbackSpec spec;
+    spec.type = GetParam().ep_type;
+    spec.caps = caps;
+    open_pair(lb, spec, false);
+  }
+  uint16_t Field16(const std::vector<uint8_t>& a, size_t off) {
+    uint16_t v;
+    std::memcpy(&v, &a[off], sizeof v);
+    return v;
+  }
+  Loopback lb;
+};
+
+TEST_P(Ep, MaxRmaSizeStaysWithinItsRange) {
+  covers({"2.2.2-f"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+  UET_LOOPBACK(Open(FI_MSG | FI_RMA));
+  const size_t lo = w::k_max_rma_size_min, hi = w::k_max_rma_size_max;
+  size_t v = 0, len = sizeof v;
+  ASSERT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len), 0);
+  EXPECT_GE(v, lo) << "the default maximum RMA size";
+  EXPECT_LE(v, hi) << "the default maximum RMA size";
+  for (const size_t ok : {lo, hi, lo + 12345}) {
+    EXPECT_EQ(fi_setopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &ok, sizeof ok), 0) << "set " << ok;
+    len = sizeof v;
+    ASSERT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len), 0);
+    EXPECT_EQ(v, ok) << "the maximum RMA size read back";
+  }
+  for (const size_t bad : {lo - 1, hi + 1, size_t{0}, size_t{4096}}) {
+    EXPECT_EQ(fi_setopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &bad, sizeof bad), -FI_EINVAL)
+        << "a maximum RMA size of " << bad << " was taken";
+  }
+  len = sizeof v;
+  ASSERT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &v, &len), 0);
+  EXPECT_EQ(v, lo + 12345) << "a refused setting changed the option";
+}
+
+TEST_P(Ep, BadOptionsAreRefused) {
+  covers({"2.2.5-b"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  size_t v = 0, len = sizeof v;
+  EXPECT_EQ(fi_getopt(&lb.ep[0]->fid, 12345, FI_OPT_MAX_MSG_SIZE, &v, &len), -FI_ENOPROTOOPT) << "an unknown level";
+  EXPECT_EQ(fi_getopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, 12345, &v, &len), -FI_ENOPROTOOPT) << "an unknown option";
+  EXPECT_EQ(fi_setopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, 12345, &v, sizeof v), -FI_ENOPROTOOPT) << "an unknown option";
+  if (GetParam().ep_type == FI_EP_RDM) {
+    const size_t ok = w::k_max_rma_size_min;
+    EXPECT_EQ(fi_setopt(&lb.ep[0]->fid, FI_OPT_ENDPOINT, FI_OPT_MAX_RMA_SIZE, &ok, 2), -FI_EINVAL) << "optlen 2";
+  }
+}
+
+TEST_P(Ep, BadBindingsAreRefused) {
+  covers({"2.2.5-b"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  fid_ep* ep = nullptr;
+  ASSERT_EQ(fi_endpoint(lb.domain, lb.info, &ep, nullptr), 0);
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_CONTEXT;
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(lb.domain, &attr, &cq, nullptr), 0);
+  EXPECT_EQ(fi_ep_bind(ep, &cq->fid, kNoSuchFlag | FI_TRANSMIT), -FI_EBADFLAGS) << "a CQ bound with a bad flag";
+  EXPECT_EQ(fi_ep_bind(ep, &cq->fid, 0), -FI_EBADFLAGS) << "a CQ bound for neither transmit nor receive";
+  EXPECT_EQ(fi_ep_bind(ep, &lb.av->fid, kNoSuchFlag), -FI_EBADFLAGS) << "an AV bound with a bad flag";
+  EXPECT_EQ(fi_enable(ep), -FI_ENOAV) << "an endpoint enabled without an AV";
+  fi_close(&ep->fid);
+  fi_close(&cq->fid);
+}
+
+TEST_P(Ep, AddressIsAssignedAtOpenAndComplete) {
+  covers({"2.2.5.1-c", "2.2.5.1-e", "2.2.5.3.5-c", "2.2.5.3.6-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  // Before fi_enable: fi_endpoint assigned the address (2.2.5.1-e).
+  const std::vector<uint8_t> before = lb.name(0);
+  ASSERT_GE(before.size(), w::k_addr_size) << "fi_getname right after fi_endpoint";
+  ASSERT_EQ(lb.enable(), 0) << lb.failed;
+  const std::vector<uint8_t> after = lb.name(0);
+  EXPECT_EQ(to_hex(after.data(), after.size()), to_hex(before.data(), before.size())) << "the address changed at fi_enable";
+  const uint8_t flags = after[w::k_addr_offset_flags];
+  EXPECT_TRUE(flags & (1u << w::k_addr_flag_caps_valid)) << "the FEP-capabilities-valid flag is clear: flags 0x" << std::hex << +flags;
+  EXPECT_EQ(after[w::k_addr_offset_version], w::k_addr_version);
+  // The Table 2-10 fields, all valid: an FA of this FEP (not zero), an initiator ID, one resource index.
+  EXPECT_NE(to_hex(&after[w::k_addr_offset_fa], 16), std::string(32, '0')) << "the FA of the address is zero";
+  EXPECT_EQ(Field16(after, w::k_addr_offset_num_indices), 1u);
+  // A buffer too small for it: -FI_ETOOSMALL and the size it needs.
+  uint8_t small[8];
+  size_t len = sizeof small;
+  EXPECT_EQ(fi_getname(&lb.ep[0]->fid, small, &len), -FI_ETOOSMALL);
+  EXPECT_EQ(len, after.size()) << "the address length a short fi_getname reports";
+}
+
+TEST_P(Ep, EndpointsOfADomainHaveDistinctResourceIndices) {
+  covers({"2.2.5.1-d", "2.2.5.2.2-h", "2.2.2-e"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  const std::vector<uint8_t> a = lb.name(0), b = lb.name(1);
+  ASSERT_GE(a.size(), w::k_addr_size);
+  ASSERT_GE(b.size(), w::k_addr_size);
+  const uint16_t ra = Field16(a, w::k_addr_offset_start_index) & 0xFFF, rb = Field16(b, w::k_addr_offset_start_index) & 0xFFF;
+  EXPECT_NE(ra, rb) << "two endpoints of one domain share resource index " << ra;
+  EXPECT_NE(ra, 0u) << "resource index 0 is the provider-to-provider channel";
+  EXPECT_NE(rb, 0u) << "resource index 0 is the provider-to-provider channel";
+}
+
+TEST_P(Ep, AnEndpointHasExactlyOneType) {
+  covers({"2.2.5.3.5-f", "2.2.5.3.5-e"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  InfoPtr other(fi_dupinfo(lb.info), fi_freeinfo);
+  other->ep_attr->type = FI_EP_MSG;
+  fid_ep* ep = nullptr;
+  EXPECT_LT(fi_endpoint(lb.domain, other.get(), &ep, nullptr), 0) << "an FI_EP_MSG endpoint was opened";
+  if (ep) fi_close(&ep->fid);
+  EXPECT_EQ(lb.info->ep_attr->type, GetParam().ep_type) << "fi_getinfo answered another endpoint type";
+}
+
+TEST_P(Ep, DomainTakesTheTrafficClassAsked) {
+  covers({"2.2.7-d"});
+  UET_REQUIRE_UET_PROVIDER();
+  for (const uint32_t tclass : {uint32_t{FI_TC_UNSPEC}, uint32_t{FI_TC_DSCP | 26}, uint32_t{FI_TC_BEST_EFFORT}}) {
+    InfoPtr hints = hints_for(GetParam().ep_type);
+    hints->domain_attr->tclass = tclass;
+    int rc = 0;
+    InfoPtr info = getinfo(hints.get(), &rc);
+    ASSERT_TRUE(info) << "fi_getinfo with tclass 0x" << std::hex << tclass << ": " << fi_err(rc);
+    if (tclass != FI_TC_UNSPEC) {
+      EXPECT_EQ(info->domain_attr->tclass, tclass) << "the domain's tclass (fi_domain_attr.tclass selects the data TC)";
+    }
+    fid_fabric* fabric = nullptr;
+    fid_domain* domain = nullptr;
+    ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
+    EXPECT_EQ(rc = fi_domain(fabric, info.get(), &domain, nullptr), 0) << "fi_domain with tclass 0x" << std::hex << tclass << ": " << fi_err(rc);
+    if (domain) fi_close(&domain->fid);
+    fi_close(&fabric->fid);
+  }
+}
+
+TEST_P(Ep, GetinfoNodeIsAUetAddress) {
+  covers({"2.2.5.2.2-a", "2.2.5.2.2-b", "2.2.5.2.2-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  std::vector<uint8_t> own = lb.name(0);
+  ASSERT_GE(own.size(), w::k_addr_size);
+  InfoPtr hints = hints_for(GetParam().ep_type);
+  const char* node = reinterpret_cast<const char*>(own.data());
+  int rc = 0;
+  InfoPtr mine = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
+  ASSERT_TRUE(mine) << "fi_getinfo(node = this FEP's own UET address, FI_SOURCE): " << fi_err(rc);
+  ASSERT_NE(mine->src_addr, nullptr);
+  ASSERT_GE(mine->src_addrlen, w::k_addr_size);
+  const auto* src = static_cast<const uint8_t*>(mine->src_addr);
+  EXPECT_EQ(to_hex(src + w::k_addr_offset_fa, 16), to_hex(&own[w::k_addr_offset_fa], 16)) << "the FA of src_addr";
+  // Another initiator ID, marked valid: the FEP of this domain is not that address.
+  uint32_t initiator;
+  std::memcpy(&initiator, &own[w::k_addr_offset_initiator_id], sizeof initiator);
+  ++initiator;
+  std::memcpy(&own[w::k_addr_offset_initiator_id], &initiator, sizeof initiator);
+  own[w::k_addr_offset_flags] |= 1u << w::k_addr_flag_initiator_valid;
+  InfoPtr other = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
+  should(!other, "fi_getinfo filters by the valid fields of node (another initiator ID matched)");
+  InfoPtr no_source = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, 0);
+  should(!no_source, "fi_getinfo with node and without FI_SOURCE returns no information");
+}
+
+TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
+  covers({"2.2.5.2.2-g"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_LOOPBACK(Open());
+  fid_ep* sep = nullptr;
+  const int rc = fi_scalable_ep(lb.domain, lb.info, &sep, nullptr);
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, "the provider offers no scalable endpoints");
+  ASSERT_EQ(rc, 0) << "fi_scalable_ep: " << fi_err(rc);
+  std::vector<fid_ep*> rx(2, nullptr);
+  for (size_t i = 0; i < rx.size(); ++i) {
+    EXPECT_EQ(fi_rx_context(sep, static_cast<int>(i), nullptr, &rx[i], nullptr), 0);
+  }
+  std::vector<uint8_t> a(256);
+  size_t len = a.size();
+  EXPECT_EQ(fi_getname(&sep->fid, a.data(), &len), 0);
+  if (len >= w::k_addr_size) {
+    EXPECT_GE(Field16(a, w::k_addr_offset_num_indices), rx.size()) << "one resource index per receive context";
+  }
+  for (fid_ep* r : rx)
+    if (r) fi_close(&r->fid);
+  fi_close(&sep->fid);
+}
+
+INSTANTIATE_TEST_SUITE_P(Claimed, Ep, ::testing::ValuesIn(claimed_kinds()), [](const auto& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace uet::cases
