@@ -13,6 +13,7 @@
 #include "endpoint.hpp"
 #include "target.hpp"
 #include "uet/wire/libfabric_gen.hpp"
+#include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
 
@@ -57,6 +58,20 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     s.type = GetParam().ep_type;
     s.caps = caps;
     return s;
+  }
+
+  // For directed receives: inserts into the target's AV this initiator's address and one of another
+  // initiator (the same UET address with another initiator ID and PIDonFEP), which must differ.
+  void InsertOtherInitiatorAndMe(fi_addr_t* src_other, fi_addr_t* src_me) {
+    std::vector<uint8_t> other = me.name();
+    ASSERT_GE(other.size(), uet::wire::k_addr_offset_initiator_id + 4);
+    other[uet::wire::k_addr_offset_initiator_id] ^= 0x01;
+    other[uet::wire::k_addr_offset_pid_on_fep] ^= 0x01;
+    *src_other = target.insert(other);
+    *src_me = target.insert(me.name());
+    ASSERT_NE(*src_other, FI_ADDR_NOTAVAIL) << target.error();
+    ASSERT_NE(*src_me, FI_ADDR_NOTAVAIL) << target.error();
+    ASSERT_NE(*src_other, *src_me);
   }
 
   Target target;  // declared first: closed last, after the initiator's endpoint

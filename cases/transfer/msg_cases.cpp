@@ -111,14 +111,8 @@ TEST_P(Msg, DirectedReceiveTakesOnlyItsInitiator) {
   UET_REQUIRE_UET_PROVIDER();
   UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "directed receives are checked on RDM endpoints");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_DIRECTED_RECV));
-  std::vector<uint8_t> other = me.name();
-  ASSERT_GE(other.size(), w::k_addr_offset_initiator_id + 4);
-  other[w::k_addr_offset_initiator_id] ^= 0x01;
-  other[w::k_addr_offset_pid_on_fep] ^= 0x01;
-  const fi_addr_t src_other = target.insert(other), src_me = target.insert(me.name());
-  ASSERT_NE(src_other, FI_ADDR_NOTAVAIL) << target.error();
-  ASSERT_NE(src_me, FI_ADDR_NOTAVAIL) << target.error();
-  ASSERT_NE(src_other, src_me);
+  fi_addr_t src_other = FI_ADDR_NOTAVAIL, src_me = FI_ADDR_NOTAVAIL;
+  ASSERT_NO_FATAL_FAILURE(InsertOtherInitiatorAndMe(&src_other, &src_me));
   ASSERT_EQ(target.post_recv(1, 64, false, 0, 0, src_other), 0) << target.error();
   ASSERT_EQ(target.post_recv(2, 64, false, 0, 0, src_me), 0) << target.error();
   const auto data = pattern(48, 5);

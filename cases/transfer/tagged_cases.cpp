@@ -79,13 +79,8 @@ TEST_P(Tagged, DirectedReceiveMatchesTheInitiator) {
   covers({"2.2.5.4.2.1-a", "2.2.5.4.2.1-g", "2.2.5.4.2.1-e"});
   UET_REQUIRE_UET_PROVIDER();
   UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV));
-  std::vector<uint8_t> other = me.name();
-  ASSERT_GE(other.size(), w::k_addr_offset_initiator_id + 4);
-  other[w::k_addr_offset_initiator_id] ^= 0x01;
-  other[w::k_addr_offset_pid_on_fep] ^= 0x01;
-  const fi_addr_t src_other = target.insert(other), src_me = target.insert(me.name());
-  ASSERT_NE(src_other, FI_ADDR_NOTAVAIL) << target.error();
-  ASSERT_NE(src_me, FI_ADDR_NOTAVAIL) << target.error();
+  fi_addr_t src_other = FI_ADDR_NOTAVAIL, src_me = FI_ADDR_NOTAVAIL;
+  ASSERT_NO_FATAL_FAILURE(InsertOtherInitiatorAndMe(&src_other, &src_me));
   ASSERT_EQ(target.post_recv(1, 64, true, 7, 0, src_other), 0) << target.error();
   ASSERT_EQ(target.post_recv(2, 64, true, 7, 0, src_me), 0) << target.error();
   const char msg[] = "directed";

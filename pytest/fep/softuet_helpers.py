@@ -37,9 +37,10 @@ def wait_listening(pair, side, port, proc, timeout=20.0):
     raise AssertionError(f"nothing listens on TCP {port} in side {side} after {timeout} s")
 
 
-def decode_strict(cmd_uet_decode, pcap):
-    """The records of a capture; every frame must decode as UET with no diagnostic (uet-decode --strict)."""
-    res = cmd_uet_decode("--strict", pcap)
+def decode_strict(cmd_uet_decode, pcap, *options):
+    """The records of a capture; every frame must decode as UET with no diagnostic (uet-decode --strict).
+    `options` go to uet-decode as well (e.g. "--port", "47990")."""
+    res = cmd_uet_decode("--strict", *options, pcap)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr
     records = [json.loads(line) for line in res.stdout.splitlines()]
     for r in records:

@@ -2,7 +2,6 @@
 small-message-criteria and small-rma-criteria): one-packet sends, RMA and atomics in the medium header
 (small message / small RMA), everything else in the standard header. Each knob that breaks the choice
 must make the same check report the requests it affects."""
-import json
 import os
 
 import pytest
@@ -91,9 +90,7 @@ class TestOptimizedHeader:
             run = pair.run("a", [str(build_dir / "fep" / "test" / "softuet-api-test"), f"--gtest_filter={self.CASE}"],
                            capture_output=True, text=True, env=env, timeout=120)
         assert run.returncode == 0, run.stdout[-3000:]
-        res = cmd_uet_decode("--strict", "--port", str(self.PORT), pcap)
-        assert res.returncode == 0, res.stdout[-2000:] + res.stderr
-        return [json.loads(line) for line in res.stdout.splitlines()]
+        return decode_strict(cmd_uet_decode, pcap, "--port", str(self.PORT))
 
     def test_rma_to_an_optimized_key_uses_the_optimized_header(self, pair, build_dir, tmp_path, cmd_uet_decode, softuet_env):
         records = self.run_case(pair, build_dir, tmp_path, cmd_uet_decode, softuet_env)
