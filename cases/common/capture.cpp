@@ -23,11 +23,12 @@ Capture::~Capture() {
   if (pcap_) pcap_close(pcap_);
 }
 
-bool Capture::start() {
+bool Capture::start(Toward toward) {
   const auto cfg = manifest_map("wire");
-  if (!cfg.count("interface") || !cfg.count("udp_port"))
-    return error_ = "the manifest names no wire capture (wire: interface, udp_port)", false;
-  udp_port_ = static_cast<uint16_t>(std::stoul(cfg.at("udp_port")));
+  const char* port_key = toward == Toward::target ? "udp_port" : "initiator_udp_port";
+  if (!cfg.count("interface") || !cfg.count(port_key))
+    return error_ = std::string("the manifest names no wire capture (wire: interface, ") + port_key + ")", false;
+  udp_port_ = static_cast<uint16_t>(std::stoul(cfg.at(port_key)));
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_ = pcap_create(cfg.at("interface").c_str(), err);
   if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;

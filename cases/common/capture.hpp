@@ -28,8 +28,11 @@ class Capture {
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
   ~Capture();
+  // Which side's UDP port the decoded requests go to: the target's (`wire: udp_port`) or, for requests
+  // the target sends, the initiator's (`wire: initiator_udp_port`).
+  enum class Toward { target, initiator };
   // False with error() when the manifest has no `wire:` section or the capture cannot open (not root).
-  bool start();
+  bool start(Toward toward = Toward::target);
   const std::string& error() const { return error_; }
   // The first UET frame captured so far or within `timeout_ms` for which `want` holds.
   std::optional<WireFrame> find(const std::function<bool(const WireFrame&)>& want, int timeout_ms = 3000);

@@ -125,6 +125,12 @@ std::map<std::string, std::string> manifest_map(const std::string& key) {
   return out;
 }
 
+std::string manifest_scalar(const std::string& key) {
+  const YAML::Node doc = manifest_doc();
+  if (!doc || !doc[key] || !doc[key].IsScalar()) return "";
+  return expand_placeholders(doc[key].as<std::string>());
+}
+
 std::map<std::string, std::string> peer_environment() { return manifest_map("peer_environment"); }
 
 bool register_peer_role(const std::string& name, PeerRole role) {

@@ -49,6 +49,8 @@ std::map<std::string, std::string> peer_environment();
 std::string expand_placeholders(const std::string& value);
 // A top-level string-to-string map of the manifest (e.g. `wire`), placeholders expanded; empty if absent.
 std::map<std::string, std::string> manifest_map(const std::string& key);
+// A top-level scalar of the manifest, placeholders expanded; empty if absent.
+std::string manifest_scalar(const std::string& key);
 
 // The peer process, started by start() and reaped (with a bounded wait) by finish() or the destructor.
 class Peer {

@@ -84,6 +84,7 @@ class TargetServer {
       }
       if (op == "recv") return recv(t);
       if (op == "completion") return completion(t);
+      if (op == "send") return send(t);
     } catch (const std::exception& e) {
       return refused(-FI_EINVAL, std::string("bad request: ") + e.what());
     }
@@ -181,6 +182,26 @@ class TargetServer {
            std::to_string(e.tag) + " " + to_hex(r.buf.data(), std::min<size_t>(e.len, r.buf.size())) + "-";
   }
 
+  // send <dest> <len> <fill> <tagged> <tag> <timeout_ms>: the target as an initiator (e.g. so that the
+  // case sees the JobID the target's configuration gives it on the wire).
+  std::string send(const std::vector<std::string>& t) {
+    const fi_addr_t dest = num(t[1]);
+    const std::vector<uint8_t> data(num(t[2]), static_cast<uint8_t>(num(t[3])));
+    const bool tagged = num(t[4]);
+    const uint64_t tag = num(t[5]);
+    int ctx = 0;
+    const ssize_t rc = ep_.post([&] {
+      return tagged ? fi_tsend(ep_.ep, data.data(), data.size(), nullptr, dest, tag, &ctx)
+                    : fi_send(ep_.ep, data.data(), data.size(), nullptr, dest, &ctx);
+    });
+    if (rc) return refused(rc, tagged ? "fi_tsend" : "fi_send");
+    const Outcome o = ep_.wait(&ctx, static_cast<int>(num(t[6])));
+    if (o.state == Outcome::timed_out) return "ok none";
+    if (o.state == Outcome::failed)
+      return "ok failed " + std::to_string(o.error.err) + " " + std::to_string(o.error.prov_errno);
+    return "ok done " + std::to_string(data.size());
+  }
+
   Channel& ch_;
   Endpoint ep_;
   std::map<int, std::vector<uint8_t>> mr_bufs_;
@@ -267,11 +288,12 @@ int Target::post_recv(int id, size_t len, bool tagged, uint64_t tag, uint64_t ig
   return at == std::string::npos ? -FI_EOTHER : static_cast<int>(std::stol(error_.substr(at + 6)));
 }
 
-RecvResult Target::completion(int id, int timeout_ms) {
+namespace {
+
+// "done <len> [<flags> <data> <tag> <hex>-]" or "failed <err> <prov_errno>" or "none".
+RecvResult result_of(const std::vector<std::string>& r) {
   RecvResult out;
-  std::vector<std::string> r;
-  if (!call("completion " + std::to_string(id) + " " + std::to_string(timeout_ms), &r, timeout_ms + 15000) || r.empty())
-    return out;
+  if (r.empty()) return out;
   if (r[0] == "failed") {
     out.state = RecvResult::failed;
     out.err = static_cast<int>(num(r.at(1)));
@@ -279,14 +301,32 @@ RecvResult Target::completion(int id, int timeout_ms) {
   } else if (r[0] == "done") {
     out.state = RecvResult::completed;
     out.len = num(r.at(1));
-    out.flags = num(r.at(2));
-    out.data = num(r.at(3));
-    out.tag = num(r.at(4));
-    std::string hex = r.at(5);
-    hex.pop_back();  // the "-" that keeps an empty payload a token
-    out.bytes = from_hex(hex);
+    if (r.size() > 2) {
+      out.flags = num(r.at(2));
+      out.data = num(r.at(3));
+      out.tag = num(r.at(4));
+      std::string hex = r.at(5);
+      hex.pop_back();  // the "-" that keeps an empty payload a token
+      out.bytes = from_hex(hex);
+    }
   }
   return out;
+}
+
+}  // namespace
+
+RecvResult Target::completion(int id, int timeout_ms) {
+  std::vector<std::string> r;
+  if (!call("completion " + std::to_string(id) + " " + std::to_string(timeout_ms), &r, timeout_ms + 15000)) return {};
+  return result_of(r);
+}
+
+RecvResult Target::send(fi_addr_t dest, size_t len, uint8_t fill, bool tagged, uint64_t tag, int timeout_ms) {
+  std::vector<std::string> r;
+  const std::string req = "send " + std::to_string(dest) + " " + std::to_string(len) + " " + std::to_string(fill) +
+                          " " + (tagged ? "1" : "0") + " " + std::to_string(tag) + " " + std::to_string(timeout_ms);
+  if (!call(req, &r, timeout_ms + 15000)) return {};
+  return result_of(r);
 }
 
 int Target::finish() { return peer_.finish(); }

@@ -13,7 +13,7 @@
 
 namespace uet::cases {
 
-// What a posted receive at the target got.
+// What a posted receive at the target got (or how a send of the target ended).
 struct RecvResult {
   enum { completed, failed, none } state = none;
   uint64_t len = 0, flags = 0, data = 0, tag = 0;
@@ -52,6 +52,10 @@ class Target {
   // The outcome of receive `id`, waiting up to `timeout_ms` (0: only what is there now). Id -1: the
   // target CQ entry of an operation that used no receive (remote CQ data of an RMA write).
   RecvResult completion(int id, int timeout_ms);
+  // Sends `len` bytes of `fill` (fi_tsend with `tag` when tagged) to target AV address `dest` and waits
+  // up to `timeout_ms` for its completion: completed, failed (err, prov_errno) or none.
+  RecvResult send(fi_addr_t dest, size_t len, uint8_t fill, bool tagged = false, uint64_t tag = 0,
+                  int timeout_ms = 15000);
   // Ends the peer; its exit status (0 when its endpoint closed cleanly).
   int finish();
 

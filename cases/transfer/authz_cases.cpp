@@ -3,6 +3,7 @@
 // takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID. The target uses the AV method
 // with two JobIDs, A and B, so that it accepts requests of either and authorizes per buffer.
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include <cstring>
 
@@ -17,6 +18,26 @@ namespace w = uet::wire;
 
 constexpr uint32_t kJobA = 0x0A0A01;
 constexpr uint32_t kJobB = 0x0B0B02;
+
+// The target sends a message to `me` (an endpoint that takes `job`); the request captured toward this
+// side carries `job` in ses.job_id, and the message arrives.
+void ExpectTargetSendsJobId(Endpoint& me, Target& target, uint32_t job) {
+  const fi_addr_t to_me = target.insert(me.name());
+  ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
+  std::vector<char> buf(64);
+  int ctx = 0;
+  ASSERT_EQ(fi_recv(me.ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+  Capture cap;
+  ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
+  const RecvResult sent = target.send(to_me, 16, 0x4A);
+  const auto f = cap.find([](const WireFrame& f) { return is_request(f); });
+  ASSERT_TRUE(f) << "no SES request from the target captured (send: state " << sent.state << ", err " << sent.err
+                 << ") " << target.error();
+  EXPECT_EQ(f->get(w::Field::uet_ses_job_id), job) << "ses.job_id of the target's request";
+  EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err << ", prov_errno "
+                                               << sent.prov_errno;
+  EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
+}
 
 class Authz : public TwoSided {
  protected:
@@ -48,8 +69,131 @@ class Authz : public TwoSided {
     EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
+  // The JobID the manifest's indirect_job_id_environment assigns to the target's endpoint (indirect
+  // method, in place of the privileged entity); the case is skipped when the manifest does not say.
+  void IndirectJobId(uint32_t* job) {
+    if (manifest_map("indirect_job_id_environment").empty() || manifest_scalar("indirect_job_id").empty()) {
+      GTEST_SKIP() << "not applicable: the manifest does not say how the indirect method's JobID is assigned "
+                      "(indirect_job_id_environment, indirect_job_id)";
+    }
+    *job = static_cast<uint32_t>(std::stoul(manifest_scalar("indirect_job_id"), nullptr, 0));
+  }
+  // The target's endpoint has one JobID of its own: `target_job` by the indirect method (the manifest's
+  // environment) or a direct auth_key; the initiator sends with `my_job` (direct).
+  void OpenTargetWithOwnJobId(JobMethod target_method, uint32_t target_job, uint32_t my_job, uint64_t caps = FI_MSG) {
+    EndpointSpec mine = Spec(caps), theirs = Spec(caps);
+    mine.method = JobMethod::direct;
+    mine.job = my_job;
+    theirs.method = target_method;
+    theirs.job = target_job;
+    UET_OPEN_BOTH(mine, &theirs,
+                  target_method == JobMethod::indirect ? manifest_map("indirect_job_id_environment")
+                                                       : std::map<std::string, std::string>{});
+  }
+  // A message of the target endpoint's JobID: the send completes and the buffer takes it.
+  void ExpectTaken(const Outcome& o, int recv_id) {
+    ASSERT_EQ(o.state, Outcome::completed) << "err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+    EXPECT_EQ(target.completion(recv_id, kArrivalMs).state, RecvResult::completed) << target.error();
+  }
+  // A message whose JobID the target endpoint does not take: the send fails, the buffer stays empty.
+  void ExpectRefused(const Outcome& o, int recv_id) {
+    EXPECT_EQ(o.state, Outcome::failed) << "a send with a JobID the target endpoint does not take did not fail";
+    if (o.state == Outcome::failed) {
+      EXPECT_EQ(o.error.err, w::libfabric::fi_errno_of_ses_rc(static_cast<uint64_t>(o.error.prov_errno)))
+          << "err is the libfabric code of the SES return code in prov_errno";
+    }
+    EXPECT_EQ(target.completion(recv_id, 0).state, RecvResult::none) << "the buffer took a message of another JobID";
+  }
   fi_addr_t key_a = FI_ADDR_NOTAVAIL, key_b = FI_ADDR_NOTAVAIL;
 };
+
+// Receive buffers of an endpoint with one JobID (spec 2.2.4.3.1-a indirect, -b direct; 2.2.4.3.2-a
+// tagged), addressed absolutely ({PIDonFEP, RI} from the target's fi_getname, 2.2.4.3-a): a message of
+// its JobID is taken, one of another JobID refused.
+TEST_P(Authz, IndirectEndpointBufferTakesItsAssignedJobId) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-a", "2.2.4.3-c"});
+  uint32_t job = 0;
+  IndirectJobId(&job);
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::indirect, job, job));
+  if (IsSkipped()) return;
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  ExpectTaken(Send("indirect"), 1);
+}
+
+TEST_P(Authz, IndirectEndpointBufferRefusesAnotherJobId) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-a", "2.2.4.3-c", "2.2.4-c"});
+  uint32_t job = 0;
+  IndirectJobId(&job);
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::indirect, job, job ^ 0x100));
+  if (IsSkipped()) return;
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  ExpectRefused(Send("another job"), 1);
+}
+
+TEST_P(Authz, DirectEndpointBufferTakesItsJobId) {
+  covers({"2.2.4.3.1-b", "2.2.4.3-a", "2.2.4.3-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::direct, kJobA, kJobA));
+  if (IsSkipped()) return;
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  ExpectTaken(Send("direct"), 1);
+}
+
+TEST_P(Authz, DirectEndpointBufferRefusesAnotherJobId) {
+  covers({"2.2.4.3.1-b", "2.2.4.3-a", "2.2.4.3-c", "2.2.4-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::direct, kJobA, kJobB));
+  if (IsSkipped()) return;
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  ExpectRefused(Send("another job"), 1);
+}
+
+// An fi_inject that cannot be delivered (its JobID refused) still writes an error entry (2.2.5.4.1-f).
+TEST_P(Authz, UndeliverableInjectWritesAnErrorEntry) {
+  covers({"2.2.5.4.1-f"});
+  ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::direct, kJobA, kJobB));
+  if (IsSkipped()) return;
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  const char text[] = "inject";
+  ASSERT_EQ(me.post([&] { return fi_inject(me.ep, text, sizeof text, dest); }), 0);
+  const Outcome o = me.wait(nullptr, 15000);
+  EXPECT_EQ(o.state, Outcome::failed) << "no error entry for an inject that was refused";
+  EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "the buffer took a message of another JobID";
+}
+
+// Tagged receive buffers follow the untagged rules (2.2.4.3.2-a): one posted for JobID B (AV method)
+// is passed over by a message of JobID A, which the one posted for A takes.
+TEST_P(Authz, TaggedBufferForOneJobIdTakesOnlyIt) {
+  covers({"2.2.4.3.2-a", "2.2.4.3.1-c"});
+  UET_NOT_APPLICABLE_IF(!tagged_required(), "tagged receive buffers come with fi_tagged (AI Full, HPC)");
+  ASSERT_NO_FATAL_FAILURE(Open(kJobA, FI_TAGGED));
+  if (IsSkipped()) return;
+  constexpr uint64_t kTag = 0x7A66;
+  ASSERT_EQ(target.post_recv(1, 64, true, kTag, 0, FI_ADDR_UNSPEC, key_b), 0) << target.error();
+  ASSERT_EQ(target.post_recv(2, 64, true, kTag, 0, FI_ADDR_UNSPEC, key_a), 0) << target.error();
+  const char text[] = "tagged for job A";
+  int ctx = 0;
+  ASSERT_EQ(me.post([&] { return fi_tsend(me.ep, text, sizeof text, nullptr, dest, kTag, &ctx); }), 0);
+  const Outcome o = me.wait(&ctx, 15000);
+  ASSERT_EQ(o.state, Outcome::completed) << "err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+  EXPECT_EQ(target.completion(2, kArrivalMs).state, RecvResult::completed) << "the tagged buffer posted for the "
+                                                                              "message's JobID " << target.error();
+  EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "a tagged buffer posted for another JobID took it";
+}
+
+// The indirect method's JobID is on the wire (2.2.4.4-a, 2.2.4.1-p): the target, configured as the
+// manifest says, sends to this side; its request carries the assigned JobID.
+TEST_P(Authz, IndirectJobIdIsOnTheWire) {
+  covers({"2.2.4.4-a", "2.2.4.1-p"});
+  uint32_t job = 0;
+  IndirectJobId(&job);
+  if (IsSkipped()) return;
+  EndpointSpec mine = Spec(FI_MSG), theirs = Spec(FI_MSG);
+  mine.method = JobMethod::av;  // takes the target's JobID once it is inserted as an auth key
+  UET_OPEN_BOTH(mine, &theirs, manifest_map("indirect_job_id_environment"));
+  ASSERT_NE(me.insert_auth_key(job), FI_ADDR_NOTAVAIL);
+  ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, job));
+}
 
 TEST_P(Authz, MrForOneJobIdRefusesAnother) {
   covers({"2.2.4.3.3-g", "2.2.4.3.3-d", "2.2.4.3.3-e", "2.2.4.3-c", "2.2.4-c", "2.2.5.6-a", "2.2.5.6-c"});
@@ -185,6 +329,22 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
   uint32_t initiator = 0;
   std::memcpy(&initiator, t.name().data() + w::k_addr_offset_initiator_id, sizeof initiator);
   EXPECT_EQ(initiator, 77u) << "the initiator ID of the address is UET_PROVIDER_INITIATOR_ID";
+  EXPECT_EQ(t.finish(), 0);
+}
+
+// An endpoint with the fallback JobID sends it on the wire (2.2.4.2-b): 16777215.
+TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
+  covers({"2.2.4.2-b", "2.2.4.4-a"});
+  EndpointSpec mine;
+  mine.method = JobMethod::av;  // takes the fallback JobID once it is inserted as an auth key
+  Endpoint me;
+  ASSERT_EQ(me.open(mine), 0) << me.failed;
+  ASSERT_NE(me.insert_auth_key(static_cast<uint32_t>(w::k_fallback_job_id)), FI_ADDR_NOTAVAIL);
+  Target t;
+  auto with = env;
+  with["UET_PROVIDER_INITIATOR_ID"] = "78";
+  ASSERT_TRUE(t.start(EndpointSpec{}, with, unset)) << t.error();
+  ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, t, static_cast<uint32_t>(w::k_fallback_job_id)));
   EXPECT_EQ(t.finish(), 0);
 }
 

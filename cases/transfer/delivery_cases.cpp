@@ -138,6 +138,37 @@ TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
   }
 }
 
+// When neither the optimized nor the small RMA criteria hold, RMA uses the standard header
+// (2.2.5.3.4.1-l): a write with remote CQ data (the small headers' header_data would displace
+// buffer_offset, choice small-rma-criteria) and a write of several packets.
+TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
+  covers({"2.2.5.3.4.1-l"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  RemoteMr mr;
+  ASSERT_TRUE(target.register_mr(1, 3 * 4096, 0, "any", &mr)) << target.error();
+  ASSERT_TRUE(cap.start()) << cap.error();
+  const std::vector<uint8_t> small(64, 0x21), large(3 * 4096, 0x22);
+  int c1 = 0, c2 = 0;
+  ASSERT_EQ(me.post([&] {
+    return fi_writedata(me.ep, small.data(), small.size(), nullptr, 0xDA7A, dest, mr.base, mr.key, &c1);
+  }), 0);
+  ASSERT_EQ(me.wait(&c1).state, Outcome::completed);
+  const auto with_data = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
+  ASSERT_TRUE(with_data) << "no UET_WRITE captured";
+  EXPECT_EQ(with_data->get(w::Field::uet_pds_next_hdr), w::pds_next_hdr::UET_HDR_REQUEST_STD)
+      << "a write with remote CQ data meets neither the small RMA nor the optimized criteria (choice small-rma-criteria)";
+  EXPECT_EQ(target.completion(-1, kArrivalMs).data, 0xDA7Au) << "the remote CQ data at the target";
+  ASSERT_EQ(me.post([&] { return fi_write(me.ep, large.data(), large.size(), nullptr, dest, mr.base, mr.key, &c2); }), 0);
+  ASSERT_EQ(me.wait(&c2).state, Outcome::completed);
+  const auto multi = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
+  ASSERT_TRUE(multi) << "no UET_WRITE of the large write captured";
+  EXPECT_EQ(multi->get(w::Field::uet_pds_next_hdr), w::pds_next_hdr::UET_HDR_REQUEST_STD)
+      << "a write of several packets meets neither the small RMA nor the optimized criteria";
+  EXPECT_EQ(target.read_mr(1, 0, large.size()), large);
+}
+
 UET_INSTANTIATE_TWO_SIDED(Delivery);
 
 }  // namespace

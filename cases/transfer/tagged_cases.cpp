@@ -90,6 +90,24 @@ TEST_P(Tagged, DirectedReceiveMatchesTheInitiator) {
   EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "the receive directed at another initiator took it";
 }
 
+// A receive posted with src_addr FI_ADDR_UNSPEC does not match on ses.initiator (2.2.5.4.2.1-c): with
+// FI_DIRECTED_RECV on and another initiator first in the target's AV, it still takes this initiator's
+// message.
+TEST_P(Tagged, ReceiveFromAnyAddressTakesEveryInitiator) {
+  covers({"2.2.5.4.2.1-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_OPEN_BOTH(Spec(FI_TAGGED | FI_DIRECTED_RECV));
+  fi_addr_t src_other = FI_ADDR_NOTAVAIL, src_me = FI_ADDR_NOTAVAIL;
+  ASSERT_NO_FATAL_FAILURE(InsertOtherInitiatorAndMe(&src_other, &src_me));
+  constexpr uint64_t kTag = 0x0A11;
+  ASSERT_EQ(target.post_recv(1, 64, true, kTag, 0, FI_ADDR_UNSPEC), 0) << target.error();
+  const char msg[] = "from anyone";
+  ASSERT_NO_FATAL_FAILURE(TSend(msg, sizeof msg, kTag));
+  const RecvResult r = target.completion(1, kArrivalMs);
+  ASSERT_EQ(r.state, RecvResult::completed) << "the FI_ADDR_UNSPEC receive " << target.error();
+  EXPECT_EQ(std::string(r.bytes.begin(), r.bytes.end() - 1), msg);
+}
+
 UET_INSTANTIATE_TWO_SIDED(Tagged);
 
 TEST(TaggedDgram, DgramEndpointsOfferNoTagged) {

@@ -32,6 +32,7 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   done.context = context;
   done.cq_flags = FI_SEND | (tag ? FI_TAGGED : FI_MSG);
   done.want_completion = !inject && (!ep->tx_selective || (flags & FI_COMPLETION));
+  done.inject = inject;
   done.len = len;
   done.cntr = ep->cntr_send;
   if (ep->type == FI_EP_RDM) {

@@ -21,9 +21,11 @@ bool recv_matches(Ep* ep, const PostedRecv& r, const InRequest& m, bool tagged) 
   if (r.job_id && *r.job_id != m.job_id && !fault(ep->domain, Fault::no_authorization)) return false;
   // A directed receive takes only the initiator named by src_addr's UET address (digest F.2); without
   // FI_DIRECTED_RECV src_addr is ignored (fi_msg(3)).
-  if ((ep->caps & FI_DIRECTED_RECV) && r.src != FI_ADDR_UNSPEC) {
+  fi_addr_t src = r.src;
+  if (src == FI_ADDR_UNSPEC && fault(ep->domain, Fault::unspec_recv_directed)) src = 0;
+  if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC) {
     softuet_addr a;
-    if (!ep->av || !av_lookup(ep->av, r.src, &a)) return false;
+    if (!ep->av || !av_lookup(ep->av, src, &a)) return false;
     if (a.uet.initiator_id != m.initiator && !fault(ep->domain, Fault::directed_recv_ignored)) return false;
   }
   return true;
@@ -85,6 +87,7 @@ Response deliver(Ep* ep, InRequest&& m) {
   }
   rsp.expected = false;
   rsp.modified_length = static_cast<uint32_t>(m.payload.size());
+  if (fault(ep->domain, Fault::unexpected_dropped)) return rsp;
   unexpected.push_back(std::move(m));
   return rsp;
 }

@@ -9,6 +9,11 @@ namespace softuet {
 namespace wire = uet::wire;
 
 Response execute(Ep* ep, InRequest&& req) {
+  if (req.refuse_rc) {
+    Response r;
+    r.rc = req.refuse_rc;
+    return r;
+  }
   switch (req.opcode) {
     case wire::ses_request_opcode::UET_SEND:
     case wire::ses_request_opcode::UET_TAGGED_SEND:
@@ -30,7 +35,7 @@ Response execute(Ep* ep, InRequest&& req) {
 void complete_op(Ep* ep, const OpCompletion& done, int err, uint64_t prov_errno) {
   if (err) {
     cntr_failure(done.cntr);
-    if (!ep->tx_cq) return;
+    if (!ep->tx_cq || (done.inject && fault(ep->domain, Fault::inject_error_silent))) return;
     fi_cq_err_entry e{};
     e.op_context = done.context;
     e.flags = done.cq_flags;

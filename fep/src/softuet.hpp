@@ -237,6 +237,7 @@ struct InRequest {
   UdpPeer src;
   std::optional<AtomicExt> atomic;
   std::vector<uint8_t> payload;
+  uint64_t refuse_rc = 0;  // not RC_NULL: the request is answered with this code, not carried out
 };
 
 // The SES response to a request (digest I.7): in the ACK of the packet that completed the message.
@@ -269,6 +270,7 @@ struct OpCompletion {
   std::vector<iovec> result;     // READ and fetching atomics: where the returned data goes
   Cntr* cntr = nullptr;          // the endpoint's counter for this kind of operation
   uint64_t tag = 0;
+  bool inject = false;           // fi_inject*: no completion, but an error entry when it fails
 };
 
 struct Ep {

@@ -150,7 +150,7 @@ SesHeader header_of(Domain* d, const Dest& dest, const OutRequest& r, size_t pac
     return fault(d, Fault::std_header_for_small_message) ? SesHeader::standard : SesHeader::medium;
   const bool rma_or_atomic = is_rma(op) || op == wire::ses_request_opcode::UET_ATOMIC ||
                              op == wire::ses_request_opcode::UET_FETCHING_ATOMIC;
-  if (!rma_or_atomic || r.header_data) return SesHeader::standard;
+  if (!rma_or_atomic || (r.header_data && !fault(d, Fault::small_rma_ignores_cq_data))) return SesHeader::standard;
   const bool target_takes_it = (dest.addr.uet.flags & kAddrFlagCapsValid) && (dest.addr.uet.fep_caps & kCapOptimizedHeader);
   if (optimized_key(r.match_bits) && target_takes_it && !fault(d, Fault::no_optimized_header)) return SesHeader::small;
   return fault(d, Fault::std_header_for_small_rma) ? SesHeader::standard : SesHeader::medium;
@@ -218,6 +218,14 @@ Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type)
   for (Ep* ep : d->eps)
     if (ep->resource_index == ri && ep->type == type && ep->enabled && ep_accepts_job(ep, static_cast<uint32_t>(job)))
       return ep;
+  return nullptr;
+}
+
+// The enabled RDM endpoint at {PIDonFEP, RI}, whatever JobIDs it takes.
+Ep* rdm_ep_at(Domain* d, uint64_t pid, uint64_t ri) {
+  if (pid != d->pid_on_fep) return nullptr;
+  for (Ep* ep : d->eps)
+    if (ep->resource_index == ri && ep->type == FI_EP_RDM && ep->enabled) return ep;
   return nullptr;
 }
 
@@ -727,8 +735,16 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
     ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
                  *pkt.get(Field::uet_ses_resource_index), *ep_type);
   }
+  std::optional<uint64_t> refuse;
+  if (!ep && !optimized && *ep_type == FI_EP_RDM) {
+    // An endpoint is there but does not take the request's JobID: answered RC_BAD_JOB_ID rather than
+    // dropped, so the initiator's operation fails at once (choice endpoint-jobid-mismatch).
+    ep = rdm_ep_at(d, *pkt.get(Field::uet_ses_pid_on_fep), *pkt.get(Field::uet_ses_resource_index));
+    refuse = wire::ses_return_code::RC_BAD_JOB_ID;
+  }
   if (!ep) return;
   InRequest m = request_of(pkt, buf, from);
+  if (ep && refuse) m.refuse_rc = *refuse;
   if (optimized) m.match_bits = optimized_mr ? optimized_mr->key : kKeyOptimized | rkey;
   if (*ep_type == FI_EP_DGRAM) {
     // UUD datagrams are single packets (digest F.3).
