@@ -42,26 +42,6 @@ class SoftuetRudi : public SoftuetApi {
     ASSERT_EQ(fi_mr_bind(mr, &ep_[kB]->fid, 0), 0);
     ASSERT_EQ(fi_mr_enable(mr), 0);
   }
-  // The completion of `ctx`: its error entry, err 0 when it succeeded.
-  fi_cq_err_entry Outcome(void* ctx) {
-    fi_cq_err_entry e{};
-    for (int i = 0; i < 1000; ++i) {
-      fi_cq_data_entry c{};
-      const ssize_t n = fi_cq_sread(cq_, &c, 1, nullptr, 10);
-      if (n == 1) {
-        EXPECT_EQ(c.op_context, ctx);
-        return e;
-      }
-      if (n == -FI_EAVAIL) {
-        EXPECT_EQ(fi_cq_readerr(cq_, &e, 0), 1);
-        EXPECT_EQ(e.op_context, ctx);
-        return e;
-      }
-    }
-    ADD_FAILURE() << "no completion within 10 s";
-    e.err = -1;
-    return e;
-  }
   // A peer FEP played by a UDP socket of the test, on the domain's IP: B's address with that socket's
   // port and the given capabilities, inserted into the AV.
   fi_addr_t FakePeer(uint8_t fep_caps) {
