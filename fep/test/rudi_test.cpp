@@ -110,6 +110,22 @@ TEST_F(SoftuetRudi, WritesAndReadsOfOneByteToOneMiBLand) {
   }
 }
 
+// A one-packet RMA to an OPTIMIZED key travels in the optimized header, which names the MR by its RKEY
+// instead of the endpoint: over RUDI too.
+TEST_F(SoftuetRudi, OptimizedHeaderOverRudi) {
+  constexpr uint64_t kOptimizedSafe = kIdempotentSafe | (uint64_t{1} << 62) | 0x15;
+  std::vector<uint8_t> target(256, 0), src(200), back(200, 0);
+  std::iota(src.begin(), src.end(), uint8_t{40});
+  ASSERT_NO_FATAL_FAILURE(Register(target.data(), target.size(), kOptimizedSafe));
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  int ctx_w = 0, ctx_r = 0;
+  ASSERT_EQ(fi_write(ep_[kA], src.data(), src.size(), nullptr, addr_[kB], 8, kOptimizedSafe, &ctx_w), 0);
+  ASSERT_EQ(Outcome(&ctx_w).err, 0);
+  ASSERT_EQ(fi_read(ep_[kA], back.data(), back.size(), nullptr, addr_[kB], 8, kOptimizedSafe, &ctx_r), 0);
+  ASSERT_EQ(Outcome(&ctx_r).err, 0);
+  EXPECT_EQ(back, src);
+}
+
 // A bad key, or a write beyond the MR, is the same CQ error entry over RUDI as over RUD (spec 2.2.5.6).
 TEST_F(SoftuetRudi, FailuresGiveTheSameErrorEntryAsRud) {
   std::vector<uint8_t> safe(64), plain(64), src(128, 9);
