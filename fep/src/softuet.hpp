@@ -32,6 +32,10 @@
 #include "softuet/fi_addr_uet.h"
 #include "udp_peer.hpp"
 
+namespace uet::codec {
+class Decoded;
+}
+
 namespace softuet {
 
 extern struct fi_provider g_prov;
@@ -333,6 +337,16 @@ struct SentPacket {
   pds::RequestFields last;     // as last sent
 };
 
+// A RUDI request packet waiting for its RUDI_RESP (rudi.cpp). RUDI has no PDC: its pkt_id alone names it.
+struct RudiPacket {
+  std::vector<uint8_t> frame;  // RUDI header and SES request; flags.retx is set on each resend
+  UdpPeer peer;
+  uint64_t op = 0;
+  size_t result_offset = 0;    // a read's: where in the operation's result its data goes
+  pds::TimePoint deadline;
+  unsigned tries = 0;
+};
+
 // A message whose SES response the initiator still waits for. When its last packet was ACKed without the
 // response (the ACK carrying it was lost and a later ACK covered it), that packet is sent again as a
 // retransmission: the target answers a duplicate with the response it kept.
@@ -422,6 +436,8 @@ struct Domain {
   std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}
+  std::map<uint32_t, RudiPacket> rudi_sent;  // our RUDI packets without their response, by pkt_id
+  uint32_t next_pkt_id = 1;
 };
 
 // Is this fault knob on (fep/src/faults.def)?
@@ -514,6 +530,25 @@ std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len);
 size_t iov_len(const iovec* iov, size_t count);
 // Copy `data` into `iov` starting at byte `offset` of the iovec; returns the bytes copied.
 size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data, size_t len);
+
+// ---- rudi.cpp ----
+// Does this operation travel over RUDI (choice rudi-criteria): RMA writes without remote CQ data and reads
+// to IDEMPOTENT_SAFE keys, between HPC FEPs, from an endpoint not asked for ordering.
+bool rudi_applies(Ep* ep, const Dest& dest, const std::vector<OutRequest>& msgs);
+// Send an operation's request packets (built as for RUD, each frame starting with a 12-byte placeholder
+// PDS header) over RUDI. `result_offsets` maps a message_id to its result_offset. Caller holds d->mu.
+ssize_t rudi_submit(Ep* ep, const Dest& dest, std::vector<SentPacket>&& packets,
+                    const std::vector<std::pair<uint16_t, size_t>>& result_offsets, OpCompletion&& done);
+// A RUDI_REQ for `ep`: carried out, and answered with a RUDI_RESP of the same pkt_id.
+void rudi_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& m);
+// A RUDI_RESP to one of our packets.
+void rudi_response(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpPeer& from);
+// Resend the packets whose response is overdue; fail the operation of one that ran out of tries.
+void rudi_timers(Domain* d, pds::TimePoint now);
+// The earliest RUDI retransmission deadline, or nullopt.
+std::optional<pds::TimePoint> rudi_next_deadline(const Domain* d);
+// Closing an endpoint: forget its RUDI packets.
+void rudi_close_ep(Ep* ep);
 
 // ---- ses_target.cpp ----
 // Carry out one whole request at the target endpoint and say what to answer (dispatch by opcode).

@@ -682,7 +682,9 @@ void handle_nack(Domain* d, const uet::codec::Decoded& pkt, const UdpPeer& from)
 std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
   if (pds_type == wire::pds_type::UUD_REQ)
     return opcode == wire::ses_request_opcode::UET_DATAGRAM_SEND ? std::optional(FI_EP_DGRAM) : std::nullopt;
-  if (pds_type != wire::pds_type::RUD_REQ && pds_type != wire::pds_type::ROD_REQ) return std::nullopt;
+  if (pds_type != wire::pds_type::RUD_REQ && pds_type != wire::pds_type::ROD_REQ &&
+      pds_type != wire::pds_type::RUDI_REQ)
+    return std::nullopt;
   switch (opcode) {
     case wire::ses_request_opcode::UET_SEND:
     case wire::ses_request_opcode::UET_TAGGED_SEND:
@@ -709,6 +711,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
   const uint64_t type = *pkt.get(Field::uet_pds_type);
   if (type == wire::pds_type::ACK) return handle_ack(d, pkt, buf, from);
   if (type == wire::pds_type::NACK) return handle_nack(d, pkt, from);
+  if (type == wire::pds_type::RUDI_RESP) return rudi_response(d, pkt, buf, from);
   const bool optimized = pkt.has_layer(uet::wire::Header::uet_ses_small);
   if (!pkt.has_layer(uet::wire::Header::uet_ses_std) && !pkt.has_layer(uet::wire::Header::uet_ses_medium) && !optimized) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped PDS type %lu without an SES request header\n",
@@ -753,6 +756,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
     deliver(ep, std::move(m));
     return;
   }
+  if (type == wire::pds_type::RUDI_REQ) return rudi_request(d, ep, pkt, std::move(m));
   handle_rdm_request(d, ep, pkt, std::move(m), type);
 }
 
@@ -908,13 +912,14 @@ size_t drain(Domain* d) {
     if (static_cast<size_t>(n) < kRecvBatch) break;
   }
   if (!d->pdcs.empty()) run_timers(d, Clock::now());
+  if (!d->rudi_sent.empty()) rudi_timers(d, Clock::now());
   return frames;
 }
 
 }  // namespace
 
 int transport_wait_ms(Domain* d, int cap_ms) {
-  std::optional<Clock::time_point> next;
+  std::optional<Clock::time_point> next = rudi_next_deadline(d);
   for (const auto& [key, p] : d->pdcs) {
     const auto t = p->ini->next_deadline();
     if (t && (!next || *t < *next)) next = t;
@@ -966,8 +971,6 @@ size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data
 
 ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
   Domain* d = ep->domain;
-  PeerPdc& p = peer_pdc(d, ep, addr_peer(dest.addr));
-  if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   struct Built {
     uint64_t token;
     SentPacket packet;
@@ -1022,6 +1025,13 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
     return -FI_EIO;
   }
+  if (rudi_applies(ep, dest, msgs)) {  // RUDI uses no PDC (rudi.cpp)
+    std::vector<SentPacket> packets;
+    for (Built& b : built) packets.push_back(std::move(b.packet));
+    return rudi_submit(ep, dest, std::move(packets), message_ids, std::move(done));
+  }
+  PeerPdc& p = peer_pdc(d, ep, addr_peer(dest.addr));
+  if (p.backlog.size() >= kQueueDepth * 4) return -FI_EAGAIN;  // the transmit queue is full
   const uint64_t op_id = d->next_op++;
   SendOp& op = d->ops[op_id];
   op.ep = ep;
@@ -1084,6 +1094,7 @@ void transport_close_ep(Ep* ep) {
       ++it;
     }
   }
+  rudi_close_ep(ep);
   for (auto it = d->ops.begin(); it != d->ops.end();) it = it->second.ep == ep ? d->ops.erase(it) : std::next(it);
   for (auto it = d->reassembly.begin(); it != d->reassembly.end();)
     it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);

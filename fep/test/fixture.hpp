@@ -38,6 +38,9 @@ class SoftuetApi : public ::testing::Test {
   // when `timeout_ms` pass first or an error entry arrives (call it in ASSERT_NO_FATAL_FAILURE).
   void WaitCompletions(const std::vector<void*>& want, std::map<void*, fi_cq_data_entry>* got,
                        int timeout_ms = 10000);
+  // Waits for the one completion of `ctx` (10 s at most) and returns its error entry: err 0 when it
+  // succeeded, -1 when none came.
+  fi_cq_err_entry Outcome(void* ctx);
 
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;

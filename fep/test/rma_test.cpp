@@ -34,26 +34,6 @@ class SoftuetRma : public SoftuetApi {
     EXPECT_EQ(fi_mr_enable(mr), 0);
     return mr;
   }
-  // Waits for the one completion of `ctx` and returns its error entry (err 0 when it succeeded).
-  fi_cq_err_entry Outcome(void* ctx) {
-    fi_cq_err_entry e{};
-    for (int i = 0; i < 1000; ++i) {
-      fi_cq_data_entry c{};
-      const ssize_t n = fi_cq_sread(cq_, &c, 1, nullptr, 10);
-      if (n == 1) {
-        EXPECT_EQ(c.op_context, ctx);
-        return e;
-      }
-      if (n == -FI_EAVAIL) {
-        EXPECT_EQ(fi_cq_readerr(cq_, &e, 0), 1);
-        EXPECT_EQ(e.op_context, ctx);
-        return e;
-      }
-    }
-    ADD_FAILURE() << "no completion within 10 s";
-    e.err = -1;
-    return e;
-  }
   std::vector<fid_mr*> mrs_;
 };
 
