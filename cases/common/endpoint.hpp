@@ -90,6 +90,8 @@ class DomainObjects {
   Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
   // A completion already written for `context` (after progressing once), without waiting.
   Outcome poll(void* context) { return reader_.poll(context); }
+  // Progresses the provider, keeping what the CQ holds for a later wait() or poll().
+  void progress() { reader_.drain(0); }
   // Reads the CQ for `ms`; how many completions and errors it holds that no wait() or poll() took.
   size_t unclaimed(int ms) { return reader_.unclaimed(ms); }
 

@@ -35,7 +35,9 @@ class TargetServer {
     while (idle_ms < kIdleLimitMs) {
       pollfd pfd{ch_.fd(), POLLIN, 0};
       if (::poll(&pfd, 1, 10) <= 0) {
-        if (ep_.cq) ep_.poll(nullptr);  // progress for providers that need the application to drive it
+        // Progress for providers that need the application to drive it; what it reads stays for the
+        // case's next "completion" (a remote CQ data entry has no context to wait for).
+        if (ep_.cq) ep_.progress();
         idle_ms += 10;
         continue;
       }
@@ -108,10 +110,21 @@ class TargetServer {
     buf.assign(num(t[2]), static_cast<uint8_t>(num(t[3])));
     std::string auth = t[4];
     uint64_t requested = ep_.mr_prov_key() ? 0 : 0x100 + static_cast<uint64_t>(id);
-    // "optimized+<auth>": the caller asks for an OPTIMIZED key (Table 2-13), its RKEY the MR id.
-    if (auth.rfind("optimized+", 0) == 0) {
-      auth = auth.substr(10);
-      requested = (uint64_t{1} << uet::wire::k_mr_key_optimized_bit) | static_cast<uint64_t>(id);
+    // "optimized+<auth>": the caller asks for an OPTIMIZED key (Table 2-13), its RKEY the MR id;
+    // "idempotent+<auth>": for an IDEMPOTENT_SAFE key.
+    for (bool more = true; more;) {
+      more = false;
+      if (auth.rfind("optimized+", 0) == 0) {
+        auth = auth.substr(10);
+        requested = (requested & (uint64_t{1} << uet::wire::k_mr_key_idempotent_safe_bit)) |
+                    (uint64_t{1} << uet::wire::k_mr_key_optimized_bit) | static_cast<uint64_t>(id);
+        more = true;
+      }
+      if (auth.rfind("idempotent+", 0) == 0) {
+        auth = auth.substr(11);
+        requested |= uint64_t{1} << uet::wire::k_mr_key_idempotent_safe_bit;
+        more = true;
+      }
     }
     fid_mr* mr = nullptr;
     int rc;

@@ -40,7 +40,8 @@ class Target {
   fi_addr_t insert_auth_key(uint32_t job);
   // auth: "any" (fi_mr_reg), "direct:<JobID>" (fi_mr_regattr, auth_key_size 3) or "av:<auth key handle>"
   // (fi_mr_regattr, auth_key_size FI_AV_AUTH_KEY, struct fi_mr_auth_key), each optionally prefixed with
-  // "optimized+" for an OPTIMIZED key of RKEY `id`. `fill` is every byte's value.
+  // "optimized+" for an OPTIMIZED key of RKEY `id` and/or "idempotent+" for an IDEMPOTENT_SAFE key.
+  // `fill` is every byte's value.
   bool register_mr(int id, size_t len, uint8_t fill, const std::string& auth, RemoteMr* out);
   std::vector<uint8_t> read_mr(int id, size_t off, size_t len);
   bool write_mr(int id, size_t off, const std::vector<uint8_t>& bytes);

@@ -169,6 +169,48 @@ TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
   EXPECT_EQ(target.read_mr(1, 0, large.size()), large);
 }
 
+// RUDI carries idempotent operations: never to an MR whose key lacks IDEMPOTENT_SAFE (2.2.5.3.4.1-b).
+// Between HPC FEPs a write to an IDEMPOTENT_SAFE key SHOULD use RUDI (2.2.5.3.4.1-m, choice rudi-criteria);
+// without HPC it MUST NOT (2.2.6-b).
+TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
+  covers({"2.2.5.3.4.1-b", "2.2.5.3.4.1-m", "2.2.6-b"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  RemoteMr unsafe, safe;
+  ASSERT_TRUE(target.register_mr(1, 256, 0, "any", &unsafe)) << target.error();
+  ASSERT_TRUE(target.register_mr(2, 256, 0, "idempotent+any", &safe)) << target.error();
+  constexpr uint64_t kSafe = uint64_t{1} << w::k_mr_key_idempotent_safe_bit;
+  ASSERT_EQ(unsafe.key & kSafe, 0u) << "the target's key without IDEMPOTENT_SAFE has the bit";
+  ASSERT_TRUE(cap.start()) << cap.error();
+  const std::vector<uint8_t> src(64, 0x5D);
+  for (const RemoteMr* mr : {&unsafe, &safe}) {
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr->base, mr->key, &ctx); }), 0);
+    ASSERT_EQ(me.wait(&ctx).state, Outcome::completed);
+  }
+  EXPECT_EQ(target.read_mr(1, 0, src.size()), src);
+  EXPECT_EQ(target.read_mr(2, 0, src.size()), src);
+  const auto is_write_to = [](uint64_t key) {
+    return [key](const WireFrame& f) {
+      return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE && f.get(w::Field::uet_ses_memory_key) == key;
+    };
+  };
+  const auto to_unsafe = cap.find(is_write_to(unsafe.key));
+  ASSERT_TRUE(to_unsafe) << "no UET_WRITE to the key without IDEMPOTENT_SAFE captured";
+  EXPECT_NE(to_unsafe->get(w::Field::uet_pds_type), w::pds_type::RUDI_REQ)
+      << "an idempotent (RUDI) write to an MR whose key lacks IDEMPOTENT_SAFE";
+  if (!(safe.key & kSafe)) return;  // the SHOULD of 2.2.5.3.4.1-o, checked there
+  const auto to_safe = cap.find(is_write_to(safe.key));
+  ASSERT_TRUE(to_safe) << "no UET_WRITE to the IDEMPOTENT_SAFE key captured";
+  if (!manifest().claims_profile("hpc")) {
+    EXPECT_NE(to_safe->get(w::Field::uet_pds_type), w::pds_type::RUDI_REQ) << "RUDI without HPC (2.2.6-b)";
+    return;
+  }
+  should(to_safe->get(w::Field::uet_pds_type) == w::pds_type::RUDI_REQ,
+         "a write without remote CQ data to an IDEMPOTENT_SAFE key between HPC FEPs uses RUDI (choice rudi-criteria)");
+}
+
 UET_INSTANTIATE_TWO_SIDED(Delivery);
 
 }  // namespace
