@@ -70,6 +70,18 @@ std::vector<Kind> claimed_kinds() {
   return out;
 }
 
+std::vector<std::string> manifest_list(const std::string& key) {
+  std::vector<std::string> out;
+  try {
+    const YAML::Node doc = YAML::LoadFile(manifest().path);
+    if (doc[key] && doc[key].IsSequence())
+      for (const auto& v : doc[key]) out.push_back(v.as<std::string>());
+  } catch (const YAML::Exception& e) {
+    bad_manifest(manifest().path, key + ": " + e.what());
+  }
+  return out;
+}
+
 void covers(std::initializer_list<const char*> ids) {
   std::string joined;
   for (const char* id : ids) joined += (joined.empty() ? "" : ",") + std::string(id);

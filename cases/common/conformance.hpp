@@ -40,6 +40,9 @@ inline void PrintTo(const Kind& k, std::ostream* os) { *os << k.name; }
 // the `requirements` property, which harness/coverage.py reads.
 void covers(std::initializer_list<const char*> ids);
 
+// A top-level list of strings in the manifest (e.g. `predefined_service_names`); empty if absent.
+std::vector<std::string> manifest_list(const std::string& key);
+
 // A SHOULD-level check: not met is a warning on the case, not a failure.
 void should(bool met, const std::string& what);
 

@@ -4,7 +4,12 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "conformance.hpp"
@@ -184,6 +189,88 @@ TEST_P(Ep, GetinfoNodeIsAUetAddress) {
   should(!other, "fi_getinfo filters by the valid fields of node (another initiator ID matched)");
   InfoPtr no_source = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, 0);
   should(!no_source, "fi_getinfo with node and without FI_SOURCE returns no information");
+}
+
+// fi_getinfo's service from a UET_PROVIDER_SERVICE_PATH file (spec 2.2.3, 2.2.5.2.2): the range the
+// file gives a name is the one src_addr names. The file is written for the case and the variable set in
+// this process for as long as the case runs.
+class ServiceFile {
+ public:
+  explicit ServiceFile(const std::string& lines) {
+    char path[] = "/tmp/uet-cases-services-XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0) return;
+    path_ = path;
+    const ssize_t n = ::write(fd, lines.data(), lines.size());
+    ::close(fd);
+    if (n != static_cast<ssize_t>(lines.size())) return;
+    const char* old = std::getenv("UET_PROVIDER_SERVICE_PATH");
+    if (old) old_ = old;
+    setenv("UET_PROVIDER_SERVICE_PATH", path_.c_str(), 1);
+    ok_ = true;
+  }
+  ~ServiceFile() {
+    if (old_) {
+      setenv("UET_PROVIDER_SERVICE_PATH", old_->c_str(), 1);
+    } else {
+      unsetenv("UET_PROVIDER_SERVICE_PATH");
+    }
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string path_;
+  std::optional<std::string> old_;
+  bool ok_ = false;
+};
+
+// The {start_index, num_indices} of the src_addr fi_getinfo gives for `service`; false when it gives none.
+bool RangeOfService(fi_ep_type type, const std::string& service, uint16_t* start, uint16_t* count, std::string* why) {
+  InfoPtr hints = hints_for(type);
+  fi_info* info = nullptr;
+  const int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, service.c_str(), FI_SOURCE, hints.get(), &info);
+  InfoPtr got(rc == 0 ? info : nullptr, fi_freeinfo);
+  if (!got) return *why = "fi_getinfo(service \"" + service + "\"): " + fi_err(rc), false;
+  if (!got->src_addr || got->src_addrlen < w::k_addr_size) return *why = "no UET address in src_addr", false;
+  const auto* a = static_cast<const uint8_t*>(got->src_addr);
+  std::memcpy(start, a + w::k_addr_offset_start_index, sizeof *start);
+  std::memcpy(count, a + w::k_addr_offset_num_indices, sizeof *count);
+  return true;
+}
+
+TEST_P(Ep, ServiceFileNameGivesItsRange) {
+  covers({"2.2.5.2.2-d", "2.2.5.2.2-f"});
+  UET_REQUIRE_UET_PROVIDER();
+  ServiceFile file("# written by uet-cases-ep\nuetcases_svc 3001 2\n");
+  ASSERT_TRUE(file.ok()) << "cannot write the service file";
+  uint16_t start = 0, count = 0;
+  std::string why;
+  ASSERT_TRUE(RangeOfService(GetParam().ep_type, "uetcases_svc", &start, &count, &why)) << why;
+  EXPECT_EQ(start, 3001) << "start_index of the service file's range";
+  EXPECT_EQ(count, 2) << "num_indices of the service file's range (a service may have several RIs)";
+}
+
+// A predefined service name (Table 2-12) that the service file also names takes the file's range
+// (2.2.5.2.2-e). The manifest lists the provider's predefined names (`predefined_service_names`).
+TEST_P(Ep, ServiceFileWinsOverAPredefinedName) {
+  covers({"2.2.5.2.2-e"});
+  UET_REQUIRE_UET_PROVIDER();
+  const std::vector<std::string> names = manifest_list("predefined_service_names");
+  UET_NOT_APPLICABLE_IF(names.empty(), "the manifest lists no predefined service names (predefined_service_names); "
+                                       "Table 2-12 is MISSING from the digest and softuet predefines none "
+                                       "(spec/wire.yaml choice predefined-service-names)");
+  std::string lines;
+  for (size_t i = 0; i < names.size(); ++i) lines += names[i] + " " + std::to_string(3001 + 3 * i) + " 3\n";
+  ServiceFile file(lines);
+  ASSERT_TRUE(file.ok()) << "cannot write the service file";
+  for (size_t i = 0; i < names.size(); ++i) {
+    uint16_t start = 0, count = 0;
+    std::string why;
+    ASSERT_TRUE(RangeOfService(GetParam().ep_type, names[i], &start, &count, &why)) << why;
+    EXPECT_EQ(start, 3001 + 3 * i) << names[i] << ": the service file's start_index, not the predefined one";
+    EXPECT_EQ(count, 3) << names[i] << ": the service file's num_indices";
+  }
 }
 
 TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
