@@ -551,9 +551,10 @@ InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const U
 // the SES response when the packet completed its message.
 std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& part) {
   const bool som = *pkt.get(Field::uet_ses_som), eom = *pkt.get(Field::uet_ses_eom);
-  // A read and a compare-swap carry no payload (the CAS operands travel in their extension header): the
-  // length they name is not the length that travels.
-  const bool no_payload = part.opcode == wire::ses_request_opcode::UET_READ || (part.atomic && is_cas(part.atomic->opcode));
+  // A read, a compare-swap and an RTR carry no payload (the CAS operands travel in their extension header;
+  // an RTR names the length of the message it asks for): the length they name is not the length that travels.
+  const bool no_payload = part.opcode == wire::ses_request_opcode::UET_READ || (part.atomic && is_cas(part.atomic->opcode)) ||
+                          part.opcode == wire::ses_request_opcode::UET_DEFERRABLE_RTR;
   // A rendezvous carries only its eager bytes; the target reads the rest.
   const uint64_t total = no_payload ? 0 : part.rendezvous ? part.rendezvous->eager_length : part.request_length;
   if (som && eom) {
