@@ -140,8 +140,13 @@ int receive(bool late, const Args& a) {
       for (size_t k = 0; k < n; ++k)
         if (lens[&ctx[k]] == a.sizes[i]) b = k;
     bool same = lens[&ctx[b]] == a.sizes[i] && bufs[b][a.sizes[i]] == 0;  // nothing past the message
-    for (size_t j = 0; j < a.sizes[i] && same; ++j) same = bufs[b][j] == pattern(i, j);
-    std::printf("%s %zu\n", same ? "ok" : "MISMATCH", a.sizes[i]);
+    size_t j = 0;
+    while (same && j < a.sizes[i] && bufs[b][j] == pattern(i, j)) ++j;
+    same = same && j == a.sizes[i];
+    if (same)
+      std::printf("ok %zu\n", a.sizes[i]);
+    else
+      std::printf("MISMATCH %zu (length %zu, first wrong byte %zu)\n", a.sizes[i], lens[&ctx[b]], j);
     status |= same ? 0 : 1;
   }
   // Exactly once: one more receive for each message (its tag) finds nothing.
