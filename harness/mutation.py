@@ -8,7 +8,8 @@ Each knob runs against the softuet manifests in turn (all profiles, then AI Full
 until one of them catches it: some rules exist only in one profile configuration (a wildcard tag is refused
 only by a FEP without HPC). A knob no case catches then runs the suite's wire checks under packet loss
 (WIRE_CHECKS): what only a lossy wire shows, a duplicate delivered twice, and the delivery mode of RMA to
-an IDEMPOTENT_SAFE key (RUDI), which no case can ask for, are theirs to catch. Writes
+an IDEMPOTENT_SAFE key (RUDI), and large sends between FEPs of chosen profiles (rendezvous, deferrable
+send), which no case can ask for, are theirs to catch. Writes
 out/report/mutation.json; exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
 cannot run.
 
@@ -40,7 +41,7 @@ MANIFESTS = [REPO / "cases" / "manifests" / name for name in ("softuet.yaml", "s
 # A verdict that shows the knob broke what the case checks: a failure, or a SHOULD no longer met.
 CAUGHT = {"fail", "warning"}
 # The wire checks that run the FEP over a lossy link (nftables drops), for knobs no case can observe.
-WIRE_CHECKS = ["pytest/fep/test_reliability.py", "pytest/fep/test_rudi.py"]
+WIRE_CHECKS = ["pytest/fep/test_reliability.py", "pytest/fep/test_rudi.py", "pytest/fep/test_rendezvous.py"]
 
 
 def knobs() -> list[tuple[str, str, str]]:

@@ -1,6 +1,7 @@
 #include "pdc.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace softuet::pds {
 
@@ -134,6 +135,11 @@ Verdict TargetPdc::on_request(const RequestFields& f) {
     v.send_ack = true;  // tell the initiator at once which PSN arrived past the gap
     v.ack_psn_offset = static_cast<int16_t>(static_cast<int32_t>(psn - cack_));
   }
+  // An ACK names the PSN it answers as cack_psn + ack_psn_offset: negative for a duplicate below cack_psn,
+  // or for a packet that filled a gap (cack_psn moved past it). A response the ACK carries for a request
+  // without message_id finds its request by that PSN (choice unnumbered-response-message-id).
+  const int32_t at = static_cast<int32_t>(psn - cack_);
+  if (at < 0 && at >= INT16_MIN) v.ack_psn_offset = static_cast<int16_t>(at);
   if (v.send_ack) since_ack_ = 0;
   return v;
 }

@@ -81,6 +81,32 @@ std::optional<Config> load_config(std::string* error) {
     cfg.def_data_dscp = static_cast<uint8_t>(*v);
   }
 
+  // Large messages (digest A.5): the rendezvous thresholds (choice rendezvous-size-default) are message
+  // sizes (request_length is 32 bits); the eager part of a rendezvous travels in its one request packet, so
+  // it is at most a payload MTU (choice max-eager-size-default).
+  struct SizeVar {
+    const char* name;
+    uint64_t Config::*field;
+    uint64_t fallback, min, max;
+  };
+  const SizeVar sizes[] = {
+      {"UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &Config::msg_rendezvous_size, uet::wire::k_rendezvous_size_default, 1, 0xFFFFFFFFu},
+      {"UET_PROVIDER_TAG_RENDEZVOUS_SIZE", &Config::tag_rendezvous_size, uet::wire::k_rendezvous_size_default, 1, 0xFFFFFFFFu},
+      {"UET_PROVIDER_MAX_EAGER_SIZE", &Config::max_eager_size, uet::wire::k_max_eager_size_default, 0, kPayloadMtu},
+  };
+  for (const SizeVar& v : sizes) {
+    cfg.*v.field = v.fallback;
+    const char* text = std::getenv(v.name);
+    if (!text) continue;
+    const auto n = parse_uint(text, v.max);
+    if (!n || *n < v.min) {
+      *error = std::string(v.name) + "='" + text + "': not a size in bytes (" + std::to_string(v.min) + ".." +
+               std::to_string(v.max) + ")";
+      return std::nullopt;
+    }
+    cfg.*v.field = *n;
+  }
+
   if (const char* fb = std::getenv("SOFTUET_FALLBACK_JOB_ID")) {
     const std::string v = fb;
     if (v != "0" && v != "1") {

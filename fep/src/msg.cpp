@@ -11,7 +11,7 @@ namespace softuet {
 namespace wire = uet::wire;
 
 ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
-                 const uint64_t* data, bool inject, const uint64_t* tag) {
+                 const uint64_t* data, bool inject, const uint64_t* tag, void* const* desc) {
   Ep* ep = obj<Ep>(f);
   Domain* d = ep->domain;
   if (!iov_ok(iov, count)) return -FI_EINVAL;
@@ -45,9 +45,11 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
     if (data) r.header_data = *data;
     r.payload = gather(iov, count, len);
     r.request_length = static_cast<uint32_t>(len);
+    // A large message may go as a rendezvous (HPC) or a deferrable send (AI Full).
+    std::optional<Deferral> deferral = inject ? std::nullopt : large_send(ep, to, iov, count, desc, r);
     std::vector<OutRequest> msgs;
     msgs.push_back(std::move(r));
-    return transport_submit(ep, to, std::move(msgs), std::move(done));
+    return transport_submit(ep, to, std::move(msgs), std::move(done), std::move(deferral));
   }
   const ssize_t ret = transport_send(ep, to, iov, count, len, data);
   if (ret) return ret;
@@ -89,8 +91,8 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
 namespace {
 
 ssize_t do_send(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
-                const uint64_t* data, bool inject) {
-  return send_any(f, iov, count, dest, context, flags, data, inject, nullptr);
+                const uint64_t* data, bool inject, void* const* desc = nullptr) {
+  return send_any(f, iov, count, dest, context, flags, data, inject, nullptr, desc);
 }
 
 ssize_t do_recv(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags) {
@@ -109,26 +111,26 @@ ssize_t ep_recvmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (flags & FI_MULTI_RECV) return -FI_EOPNOTSUPP;
   return do_recv(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->context, flags);
 }
-ssize_t ep_send(fid_ep* ep, const void* buf, size_t len, void*, fi_addr_t dest, void* context) {
+ssize_t ep_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest, void* context) {
   iovec iov{const_cast<void*>(buf), len};
-  return do_send(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false);
+  return do_send(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, &desc);
 }
-ssize_t ep_sendv(fid_ep* ep, const iovec* iov, void**, size_t count, fi_addr_t dest, void* context) {
-  return do_send(ep, iov, count, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false);
+ssize_t ep_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest, void* context) {
+  return do_send(ep, iov, count, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, desc);
 }
 ssize_t ep_sendmsg(fid_ep* ep, const fi_msg* msg, uint64_t flags) {
   if (!msg) return -FI_EINVAL;
   const uint64_t data = msg->data;
   return do_send(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->context, flags,
-                 (flags & FI_REMOTE_CQ_DATA) ? &data : nullptr, false);
+                 (flags & FI_REMOTE_CQ_DATA) ? &data : nullptr, false, msg->desc);
 }
 ssize_t ep_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
   iovec iov{const_cast<void*>(buf), len};
   return do_send(ep, &iov, 1, dest, nullptr, 0, nullptr, true);
 }
-ssize_t ep_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data, fi_addr_t dest, void* context) {
+ssize_t ep_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data, fi_addr_t dest, void* context) {
   iovec iov{const_cast<void*>(buf), len};
-  return do_send(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, &data, false);
+  return do_send(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, &data, false, &desc);
 }
 ssize_t ep_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest) {
   iovec iov{const_cast<void*>(buf), len};

@@ -11,7 +11,7 @@ namespace wire = uet::wire;
 
 namespace {
 
-bool is_tagged(const InRequest& m) { return m.opcode == wire::ses_request_opcode::UET_TAGGED_SEND; }
+bool is_tagged(const InRequest& m) { return tagged_opcode(m.opcode); }
 
 }  // namespace
 
@@ -33,10 +33,15 @@ bool recv_matches(Ep* ep, const PostedRecv& r, const InRequest& m, bool tagged) 
 
 void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m) {
   const size_t copied = scatter(r.iov, 0, m.payload.data(), m.payload.size());
+  finish_recv(ep, r, m, copied, m.payload.size());
+}
+
+void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied, size_t total, int err,
+                 uint64_t prov_errno) {
   const uint64_t flags =
       FI_RECV | (is_tagged(m) ? FI_TAGGED : FI_MSG) | (m.header_data ? FI_REMOTE_CQ_DATA : 0);
   void* buf = r.iov.empty() ? nullptr : r.iov[0].iov_base;
-  if (copied < m.payload.size()) {
+  if (err || copied < total) {
     cntr_failure(ep->cntr_recv);
     if (!ep->rx_cq) return;
     fi_cq_err_entry e{};
@@ -46,9 +51,9 @@ void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m) {
     e.buf = buf;
     e.data = m.header_data.value_or(0);
     e.tag = is_tagged(m) ? m.match_bits : 0;
-    e.olen = m.payload.size() - copied;
-    e.err = FI_ETRUNC;
-    e.prov_errno = -FI_ETRUNC;
+    e.olen = total > copied ? total - copied : 0;
+    e.err = err ? err : FI_ETRUNC;
+    e.prov_errno = err ? static_cast<int>(prov_errno) : -FI_ETRUNC;
     cq_push_error(ep->rx_cq, e);
     return;
   }
@@ -74,6 +79,7 @@ Response deliver(Ep* ep, InRequest&& m) {
     if (!recv_matches(ep, *it, m, tagged)) continue;
     PostedRecv r = std::move(*it);
     posted.erase(it);
+    if (m.rendezvous) return take_rendezvous(ep, std::move(r), std::move(m), tagged, true);
     rsp.modified_length = static_cast<uint32_t>(std::min(m.payload.size(), iov_len(r.iov.data(), r.iov.size())));
     complete_recv(ep, r, m);
     return rsp;
@@ -81,13 +87,24 @@ Response deliver(Ep* ep, InRequest&& m) {
   // No posted receive: keep the message for the next one (the overflow list). Bounded, like a NIC's;
   // beyond it the message is refused.
   auto& unexpected = tagged ? ep->unexpected_tagged : ep->unexpected;
+  rsp.expected = false;
+  if (m.defer) {
+    // A deferrable send (choice deferrable-send-protocol): only its tokens are kept, and the initiator
+    // learns from RC_NO_MATCH that an RTR will ask for the message when a receive takes it.
+    m.payload.clear();
+    m.deferred = true;
+    rsp.rc = wire::ses_return_code::RC_NO_MATCH;
+    unexpected.push_back(std::move(m));
+    return rsp;
+  }
   if (unexpected.size() >= kQueueDepth) {
     rsp.rc = wire::ses_return_code::RC_NO_MATCH;
     return rsp;
   }
-  rsp.expected = false;
   rsp.modified_length = static_cast<uint32_t>(m.payload.size());
   if (fault(ep->domain, Fault::unexpected_dropped)) return rsp;
+  // A rendezvous waits with its eager bytes; its response comes once a receive took it and the rest is read.
+  rsp.later = m.rendezvous.has_value();
   unexpected.push_back(std::move(m));
   return rsp;
 }
@@ -98,7 +115,13 @@ ssize_t post_recv(Ep* ep, PostedRecv&& r, bool tagged) {
     if (!recv_matches(ep, r, *it, tagged)) continue;
     InRequest m = std::move(*it);
     unexpected.erase(it);
-    complete_recv(ep, r, m);
+    if (m.deferred) {
+      take_deferred(ep, std::move(r), std::move(m), tagged);
+    } else if (m.rendezvous) {
+      take_rendezvous(ep, std::move(r), std::move(m), tagged, false);
+    } else {
+      complete_recv(ep, r, m);
+    }
     return 0;
   }
   (tagged ? ep->posted_tagged : ep->posted).push_back(std::move(r));

@@ -18,6 +18,14 @@ Response execute(Ep* ep, InRequest&& req) {
     case wire::ses_request_opcode::UET_SEND:
     case wire::ses_request_opcode::UET_TAGGED_SEND:
       return deliver(ep, std::move(req));
+    case wire::ses_request_opcode::UET_RENDEZVOUS_SEND:
+    case wire::ses_request_opcode::UET_RENDEZVOUS_TSEND:
+      return rendezvous_arrived(ep, std::move(req));
+    case wire::ses_request_opcode::UET_DEFERRABLE_SEND:
+    case wire::ses_request_opcode::UET_DEFERRABLE_TSEND:
+      return deferrable_arrived(ep, std::move(req));
+    case wire::ses_request_opcode::UET_DEFERRABLE_RTR:
+      return rtr_arrived(ep, std::move(req));
     case wire::ses_request_opcode::UET_WRITE:
     case wire::ses_request_opcode::UET_READ:
       return rma_target(ep, std::move(req));
@@ -33,6 +41,12 @@ Response execute(Ep* ep, InRequest&& req) {
 }
 
 void complete_op(Ep* ep, const OpCompletion& done, int err, uint64_t prov_errno) {
+  if (done.internal) {
+    // The provider's own request (a rendezvous pull, an RTR): no CQ entry, no counter.
+    const auto internal = done.internal;  // it may submit requests, which may move the operation
+    internal(err, prov_errno);
+    return;
+  }
   if (err) {
     cntr_failure(done.cntr);
     if (!ep->tx_cq || (done.inject && fault(ep->domain, Fault::inject_error_silent))) return;

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,6 +96,12 @@ struct Config {
   std::optional<uint32_t> initiator_id;  // UET_PROVIDER_INITIATOR_ID
   uint64_t faults = 0;                   // SOFTUET_FAULTS: fault_bit() of each knob turned on
   std::string addr;                      // SOFTUET_ADDR, empty = discover
+  // Large messages (digest A.5; choices rendezvous-size-default, max-eager-size-default): sends of at least
+  // these sizes use rendezvous (HPC) or deferrable send (AI Full); a rendezvous carries at most
+  // max_eager_size bytes of the message itself.
+  uint64_t msg_rendezvous_size = 0;      // UET_PROVIDER_MSG_RENDEZVOUS_SIZE
+  uint64_t tag_rendezvous_size = 0;      // UET_PROVIDER_TAG_RENDEZVOUS_SIZE
+  uint64_t max_eager_size = 0;           // UET_PROVIDER_MAX_EAGER_SIZE
 };
 // Reads the environment. On a bad value returns nullopt and sets *error to a sentence naming it.
 std::optional<Config> load_config(std::string* error);
@@ -219,6 +226,23 @@ struct PostedRecv {
   std::optional<uint32_t> job_id;  // authorization (spec 2.2.4.3): only this JobID; nullopt = any
 };
 
+// The rendezvous extension header (choice rendezvous-ext-layout): the eager bytes the request carries and
+// where the target reads the rest (the initiator's endpoint and an MR of it registered for remote read).
+struct RendezvousExt {
+  uint32_t eager_length = 0;
+  uint16_t pid_on_fep = 0;
+  uint16_t resource_index = 0;
+  uint64_t read_offset = 0;  // the offset in that MR of the message's first byte (choice rendezvous-protocol)
+  uint64_t read_key = 0;
+};
+
+// The restart tokens of a deferrable send or an RTR (digest I.7): the initiator's, and the target's (0 on a
+// first send).
+struct RestartTokens {
+  uint32_t initiator = 0;
+  uint32_t target = 0;
+};
+
 // Atomic extension of a request (digest I.7): UET opcode and datatype, CAS operands.
 struct AtomicExt {
   uint8_t opcode = 0;
@@ -242,6 +266,10 @@ struct InRequest {
   std::optional<AtomicExt> atomic;
   std::vector<uint8_t> payload;
   uint64_t refuse_rc = 0;  // not RC_NULL: the request is answered with this code, not carried out
+  std::optional<RendezvousExt> rendezvous;  // UET_RENDEZVOUS_SEND/TSEND: payload = the eager bytes
+  std::optional<RestartTokens> restart;     // UET_DEFERRABLE_SEND/TSEND and UET_DEFERRABLE_RTR
+  bool defer = false;     // a deferrable send the target may defer when no receive matches it
+  bool deferred = false;  // kept in the unexpected queue without its payload: an RTR will ask for it
 };
 
 // The SES response to a request (digest I.7): in the ACK of the packet that completed the message.
@@ -251,6 +279,7 @@ struct Response {
   uint32_t modified_length = 0;
   bool with_data = false;     // UET_RESPONSE_W_DATA (reads, fetching atomics)
   std::vector<uint8_t> data;
+  bool later = false;         // a rendezvous: answered once the target has pulled the data (rendezvous.cpp)
 };
 
 // One request message as an fi_* transmit call describes it to the RDM transport (initiator side).
@@ -263,6 +292,8 @@ struct OutRequest {
   uint32_t request_length = 0;  // payload.size(), except reads: the bytes asked for
   std::optional<AtomicExt> atomic;
   size_t result_offset = 0;     // READ/fetching atomic: where in the operation's result this data goes
+  std::optional<RendezvousExt> rendezvous;  // UET_RENDEZVOUS_SEND/TSEND (SOM packet only)
+  std::optional<RestartTokens> restart;     // UET_DEFERRABLE_SEND/TSEND, UET_DEFERRABLE_RTR
 };
 
 // How an operation completes at the initiator (one or more OutRequests share it).
@@ -275,6 +306,17 @@ struct OpCompletion {
   Cntr* cntr = nullptr;          // the endpoint's counter for this kind of operation
   uint64_t tag = 0;
   bool inject = false;           // fi_inject*: no completion, but an error entry when it fails
+  // A request the provider makes for itself (a rendezvous pull, an RTR): this runs instead of any CQ entry
+  // or counter, with the error (0 on success) and prov_errno.
+  std::function<void(int err, uint64_t prov_errno)> internal;
+};
+
+// A deferrable send at its initiator (rendezvous.cpp): its token, and the message kept for a restart.
+struct Deferral {
+  uint32_t token = 0;  // initiator_restart_token, unique among the FEP's active tokens (2.2.10.4-h)
+  Dest dest;
+  OutRequest request;
+  bool delivered = false;  // a response RC_OK said the target took it
 };
 
 struct Ep {
@@ -324,6 +366,7 @@ struct SendOp {
   size_t packets_left = 0;    // neither ACKed nor failed yet
   size_t responses_left = 0;  // messages whose SES response has not arrived
   bool failed = false;
+  std::optional<Deferral> deferral;  // a deferrable send: not done before the target took the message
 };
 
 // A request packet kept until ACKed: the whole frame; its 12 PDS bytes are rewritten on each (re)send.
@@ -359,6 +402,9 @@ struct AwaitedResponse {
   std::optional<uint32_t> unnumbered_psn;  // the PSN that names a request without message_id
   std::optional<pds::TimePoint> deadline;
   unsigned tries = 0;
+  bool patient = false;     // a rendezvous: the target answers once it has pulled the data, which may be
+                            // long after the ACK (when the receive is posted): asked again without a limit
+  bool deferrable = false;  // a deferrable send: RC_NO_MATCH means deferred, not failed
 };
 
 // The PDCs between one local RDM endpoint and one peer FEP (IP address, UDP port): an InitiatorPdc for what we
@@ -385,6 +431,26 @@ struct PeerPdc {
   std::map<uint64_t, Response> given;
   std::deque<uint64_t> given_order;
   std::optional<uint32_t> reused_psn;  // fault knob psn_reuse
+};
+
+// Target side of a deferred message (rendezvous.cpp): the receive that matched it, kept for the restarted
+// message while the RTR asks the initiator for it.
+struct RestartWait {
+  Ep* ep = nullptr;
+  PostedRecv recv;
+  bool tagged = false;
+  UdpPeer peer;
+  uint32_t initiator_token = 0;
+};
+
+// Target side of a rendezvous (rendezvous.cpp): the receive it matched, and the message (eager bytes
+// already placed) while the target reads the rest from the initiator.
+struct Pull {
+  Ep* ep = nullptr;
+  PostedRecv recv;
+  InRequest head;  // the request without its payload
+  bool tagged = false;
+  bool expected = false;  // a posted receive matched it on arrival (the response's list)
 };
 
 // A multi-packet RDM message being reassembled.
@@ -438,6 +504,13 @@ struct Domain {
   std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}
   std::map<uint32_t, RudiPacket> rudi_sent;  // our RUDI packets without their response, by pkt_id
   uint32_t next_pkt_id = 1;
+  // Rendezvous and deferrable send (rendezvous.cpp).
+  std::map<uint32_t, uint64_t> restart_ops;  // initiator_restart_token -> op id of the deferrable send
+  uint32_t next_restart_token = 1;
+  std::map<uint32_t, RestartWait> restart_waits;  // by target_restart_token
+  uint32_t next_target_token = 1;
+  std::map<uint64_t, Pull> pulls;
+  uint64_t next_pull = 1;
 };
 
 // Is this fault knob on (fep/src/faults.def)?
@@ -478,8 +551,9 @@ void auth_key_of_job(uint32_t job_id, void* key);
 int ep_open(fid_domain* domain, fi_info* info, fid_ep** ep, void* context);
 extern fi_ops_msg g_msg_ops;  // msg.cpp
 // The sends and receives of fi_msg and fi_tagged (`tag` null: untagged). msg.cpp.
+// `desc`: the caller's descriptors of the iovec entries (fi_mr_desc), or nullptr.
 ssize_t send_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t dest, void* context, uint64_t flags,
-                 const uint64_t* data, bool inject, const uint64_t* tag);
+                 const uint64_t* data, bool inject, const uint64_t* tag, void* const* desc = nullptr);
 ssize_t recv_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t src, void* context, uint64_t flags,
                  const uint64_t* tag, uint64_t ignore);
 
@@ -516,7 +590,14 @@ void flush_outbox(Domain* d);
 int transport_wait_ms(Domain* d, int cap_ms);
 // RDM: send the request messages of one operation reliably. Its completion (or error) is written when
 // every packet is ACKed and every message has its SES response (or one fails). Caller holds d->mu.
-ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done);
+// A deferrable send's request carries its Deferral, which the operation keeps (and its token names it).
+ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done,
+                         std::optional<Deferral>&& deferral = std::nullopt);
+// Send one more request message as part of operation `op_id` (a restarted deferrable send).
+ssize_t transport_add_message(Ep* ep, uint64_t op_id, const Dest& dest, OutRequest&& msg);
+// The SES response to a rendezvous, given once the data is pulled: in an ACK of the target PDC the request
+// came on (kept for duplicates like any response). Caller holds d->mu.
+void send_later_response(Ep* ep, const UdpPeer& peer, uint16_t message_id, uint32_t job_id, const Response& rsp);
 // Closing an RDM endpoint: keep answering the peers for a while (their last ACK may have been lost), then
 // forget its PDCs and sends. Takes d->mu itself.
 void transport_close_ep(Ep* ep);
@@ -550,6 +631,30 @@ std::optional<pds::TimePoint> rudi_next_deadline(const Domain* d);
 // Closing an endpoint: forget its RUDI packets.
 void rudi_close_ep(Ep* ep);
 
+// ---- rendezvous.cpp ----
+// Large RDM sends (choices rendezvous-protocol and deferrable-send-protocol): makes `r`, a UET_SEND or
+// UET_TAGGED_SEND with the whole message, a rendezvous (HPC: `desc` names an MR of the endpoint registered
+// for remote read that holds iov[0]) or a deferrable send (AI Full) when its size and the two FEPs'
+// profiles call for one. A deferrable send's Deferral is returned for transport_submit.
+std::optional<Deferral> large_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, void* const* desc,
+                                   OutRequest& r);
+// At the target: a rendezvous request, a deferrable send, and at the initiator an RTR.
+Response rendezvous_arrived(Ep* ep, InRequest&& m);
+Response deferrable_arrived(Ep* ep, InRequest&& m);
+Response rtr_arrived(Ep* ep, InRequest&& m);
+// A posted receive takes a rendezvous (the pull starts; the response comes later) or a deferred message
+// (an RTR asks for it again).
+Response take_rendezvous(Ep* ep, PostedRecv&& r, InRequest&& m, bool tagged, bool expected);
+void take_deferred(Ep* ep, PostedRecv&& r, InRequest&& m, bool tagged);
+// The endpoint of the deferrable send an RTR names by its initiator_restart_token, or nullptr.
+Ep* rtr_endpoint(Domain* d, uint32_t initiator_token);
+// An operation ends: its restart token is free again.
+void forget_deferral(Domain* d, const SendOp& op);
+// Closing an endpoint: forget its tokens, kept receives and pulls.
+void rendezvous_close_ep(Ep* ep);
+// The opcodes of tagged sends (their match_bits are a tag): UET_TAGGED_SEND, RENDEZVOUS_TSEND, DEFERRABLE_TSEND.
+bool tagged_opcode(uint64_t opcode);
+
 // ---- ses_target.cpp ----
 // Carry out one whole request at the target endpoint and say what to answer (dispatch by opcode).
 Response execute(Ep* ep, InRequest&& req);
@@ -563,6 +668,11 @@ ssize_t post_recv(Ep* ep, PostedRecv&& r, bool tagged);
 Response deliver(Ep* ep, InRequest&& m);
 // Copy a message into a posted receive and complete it.
 void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m);
+// Complete a posted receive whose `copied` bytes of a `total`-byte message are in place: its CQ entry (an
+// FI_ETRUNC error entry when the message was longer), or the error entry of `err` (an FI_* code) and
+// `prov_errno`; its counter.
+void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied, size_t total, int err = 0,
+                 uint64_t prov_errno = 0);
 // Does a posted receive accept this message (tag under ignore, directed source, JobID)?
 bool recv_matches(Ep* ep, const PostedRecv& r, const InRequest& m, bool tagged);
 extern fi_ops_tagged g_tagged_ops;

@@ -41,32 +41,32 @@ uint64_t wire_tag(fid_ep* ep, uint64_t tag) {
   return fault(obj<Ep>(ep)->domain, Fault::wrong_match_bits) ? tag ^ 1 : tag;
 }
 
-ssize_t t_send(fid_ep* ep, const void* buf, size_t len, void*, fi_addr_t dest, uint64_t tag, void* context) {
+ssize_t t_send(fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest, uint64_t tag, void* context) {
   iovec iov{const_cast<void*>(buf), len};
   const uint64_t t = wire_tag(ep, tag);
-  return send_any(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, &t);
+  return send_any(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, &t, &desc);
 }
-ssize_t t_sendv(fid_ep* ep, const iovec* iov, void**, size_t count, fi_addr_t dest, uint64_t tag, void* context) {
+ssize_t t_sendv(fid_ep* ep, const iovec* iov, void** desc, size_t count, fi_addr_t dest, uint64_t tag, void* context) {
   const uint64_t t = wire_tag(ep, tag);
-  return send_any(ep, iov, count, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, &t);
+  return send_any(ep, iov, count, dest, context, obj<Ep>(ep)->tx_op_flags, nullptr, false, &t, desc);
 }
 ssize_t t_sendmsg(fid_ep* ep, const fi_msg_tagged* msg, uint64_t flags) {
   if (!msg) return -FI_EINVAL;
   const uint64_t data = msg->data;
   const uint64_t t = wire_tag(ep, msg->tag);
   return send_any(ep, msg->msg_iov, msg->iov_count, msg->addr, msg->context, flags,
-                  (flags & FI_REMOTE_CQ_DATA) ? &data : nullptr, false, &t);
+                  (flags & FI_REMOTE_CQ_DATA) ? &data : nullptr, false, &t, msg->desc);
 }
 ssize_t t_inject(fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
   iovec iov{const_cast<void*>(buf), len};
   const uint64_t t = wire_tag(ep, tag);
   return send_any(ep, &iov, 1, dest, nullptr, 0, nullptr, true, &t);
 }
-ssize_t t_senddata(fid_ep* ep, const void* buf, size_t len, void*, uint64_t data, fi_addr_t dest, uint64_t tag,
+ssize_t t_senddata(fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data, fi_addr_t dest, uint64_t tag,
                    void* context) {
   iovec iov{const_cast<void*>(buf), len};
   const uint64_t t = wire_tag(ep, tag);
-  return send_any(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, &data, false, &t);
+  return send_any(ep, &iov, 1, dest, context, obj<Ep>(ep)->tx_op_flags, &data, false, &t, &desc);
 }
 ssize_t t_injectdata(fid_ep* ep, const void* buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag) {
   iovec iov{const_cast<void*>(buf), len};

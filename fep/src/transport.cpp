@@ -57,6 +57,9 @@ constexpr Node kNackPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_nack, Node
 // sends that packet again, and how often.
 constexpr auto kResponseWait = std::chrono::milliseconds(20);
 constexpr unsigned kResponseTries = 8;
+// A rendezvous's response waits for the receive and the pull: the initiator asks again at most this often,
+// without a limit (the message is not lost while its packets are ACKed).
+constexpr auto kPatientPoll = std::chrono::milliseconds(200);
 // How long after the application's last progress the FEP thread takes over the socket.
 // How often the FEP thread looks whether the application still runs progress. Each look costs a
 // context switch on a busy core; frames a CQ read left may wait this long if the application stops
@@ -86,7 +89,16 @@ constexpr Node kReqSomAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Nod
 constexpr Node kReqContAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic);
 constexpr Node kReqSomCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic, Node::uet_ses_cas);
 constexpr Node kReqContCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic, Node::uet_ses_cas);
+// A rendezvous send: the extension header after the SOM standard header (choice rendezvous-ext-som-only).
+constexpr Node kReqSomRendezvous[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_rendezvous);
 #undef SOFTUET_REQUEST_PATH
+// A deferrable send: the restart tokens in place of buffer_offset (2.2.10.4-g); an RTR (its own layout).
+#define SOFTUET_TOKEN_PATH(...) \
+  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_std, __VA_ARGS__}
+constexpr Node kReqSomDeferrable[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_restart_tokens, Node::uet_ses_std_som);
+constexpr Node kReqContDeferrable[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_restart_tokens, Node::uet_ses_std_cont);
+constexpr Node kReqRtr[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_rtr);
+#undef SOFTUET_TOKEN_PATH
 // One-packet requests in the small message / small RMA header (uet.ses.medium, next_hdr 2).
 #define SOFTUET_MEDIUM_PATH(...) \
   {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_medium __VA_OPT__(,) __VA_ARGS__}
@@ -122,6 +134,9 @@ const uet::codec::PathEncoder& request_encoder(bool som, const OutRequest& r, Se
     if (!r.atomic) return encoder<kReqSmall>();
     return is_cas(r.atomic->opcode) ? encoder<kReqSmallCas>() : encoder<kReqSmallAtomic>();
   }
+  if (r.opcode == wire::ses_request_opcode::UET_DEFERRABLE_RTR) return encoder<kReqRtr>();
+  if (r.restart) return som ? encoder<kReqSomDeferrable>() : encoder<kReqContDeferrable>();
+  if (r.rendezvous) return som ? encoder<kReqSomRendezvous>() : encoder<kReqCont>();
   if (!r.atomic) return som ? encoder<kReqSom>() : encoder<kReqCont>();
   if (!is_cas(r.atomic->opcode)) return som ? encoder<kReqSomAtomic>() : encoder<kReqContAtomic>();
   return som ? encoder<kReqSomCas>() : encoder<kReqContCas>();
@@ -298,7 +313,10 @@ void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vecto
 void finish_op_if_done(Domain* d, std::map<uint64_t, SendOp>::iterator it) {
   SendOp& op = it->second;
   if (op.packets_left || (op.responses_left && !op.failed)) return;
+  // A deferrable send the target deferred is done when its restart is delivered (rendezvous.cpp).
+  if (op.deferral && !op.deferral->delivered && !op.failed) return;
   if (!op.failed) complete_op(op.ep, op.done, 0, 0);
+  forget_deferral(d, op);
   d->ops.erase(it);
 }
 
@@ -331,11 +349,16 @@ void response_arrived(Domain* d, PeerPdc& p, uint16_t message_id, uint64_t rc, c
   if (aw == p.awaited.end()) return;  // a duplicate response
   const uint64_t op_id = aw->second.op;
   const size_t result_offset = aw->second.result_offset;
+  const bool deferrable = aw->second.deferrable;
   forget_awaited(p, aw);
   auto it = d->ops.find(op_id);
   if (it == d->ops.end()) return;
   SendOp& op = it->second;
-  if (rc != wire::ses_return_code::RC_OK) {
+  if (deferrable && op.deferral && rc == wire::ses_return_code::RC_NO_MATCH) {
+    // The target deferred the message (choice deferrable-send-protocol): its RTR restarts it.
+  } else if (deferrable && op.deferral && rc == wire::ses_return_code::RC_OK) {
+    op.deferral->delivered = true;
+  } else if (rc != wire::ses_return_code::RC_OK) {
     // err: the libfabric code of the SES return code (FI_EIO where none corresponds); prov_errno: the
     // SES return code itself (spec 2.2.5.6).
     const int err = fault(d, Fault::err_not_mapped) ? FI_EIO : uet::wire::libfabric::fi_errno_of_ses_rc(rc);
@@ -383,7 +406,7 @@ void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
       ++it;
       continue;
     }
-    if (++a.tries > kResponseTries) {
+    if (++a.tries > kResponseTries && !a.patient) {
       // The peer forgot the response. Every packet was delivered (ACKed), but data a read or a fetching
       // atomic returns never came back.
       const uint64_t op_id = a.op;
@@ -397,7 +420,7 @@ void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
     }
     a.eom_fields.retransmit = true;
     send_request(d, p, a.eom_fields, a.eom_frame, a.eom_next_hdr);
-    a.deadline = now + kResponseWait * a.tries;
+    a.deadline = now + (a.patient ? std::min<Clock::duration>(kResponseWait * a.tries, kPatientPoll) : kResponseWait * a.tries);
     ++it;
   }
 }
@@ -508,6 +531,18 @@ InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const U
     }
     r.atomic = std::move(a);
   }
+  if (auto eager = pkt.get(Field::uet_ses_rdv_eager_length)) {
+    RendezvousExt x;
+    x.eager_length = static_cast<uint32_t>(*eager);
+    x.pid_on_fep = static_cast<uint16_t>(*pkt.get(Field::uet_ses_rdv_pid_on_fep));
+    x.resource_index = static_cast<uint16_t>(*pkt.get(Field::uet_ses_rdv_resource_index));
+    x.read_offset = *pkt.get(Field::uet_ses_rdv_read_offset);
+    x.read_key = *pkt.get(Field::uet_ses_rdv_read_key);
+    r.rendezvous = x;
+  }
+  if (auto itok = pkt.get(Field::uet_ses_initiator_restart_token))
+    r.restart = RestartTokens{static_cast<uint32_t>(*itok),
+                              static_cast<uint32_t>(pkt.get(Field::uet_ses_target_restart_token).value_or(0))};
   r.payload.assign(buf + pkt.payload_offset, buf + pkt.payload_offset + pkt.payload_len);
   return r;
 }
@@ -516,10 +551,12 @@ InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const U
 // the SES response when the packet completed its message.
 std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& part) {
   const bool som = *pkt.get(Field::uet_ses_som), eom = *pkt.get(Field::uet_ses_eom);
-  // A read and a compare-swap carry no payload (the CAS operands travel in their extension header): the
-  // length they name is not the length that travels.
-  const bool no_payload = part.opcode == wire::ses_request_opcode::UET_READ || (part.atomic && is_cas(part.atomic->opcode));
-  const uint64_t total = no_payload ? 0 : part.request_length;
+  // A read, a compare-swap and an RTR carry no payload (the CAS operands travel in their extension header;
+  // an RTR names the length of the message it asks for): the length they name is not the length that travels.
+  const bool no_payload = part.opcode == wire::ses_request_opcode::UET_READ || (part.atomic && is_cas(part.atomic->opcode)) ||
+                          part.opcode == wire::ses_request_opcode::UET_DEFERRABLE_RTR;
+  // A rendezvous carries only its eager bytes; the target reads the rest.
+  const uint64_t total = no_payload ? 0 : part.rendezvous ? part.rendezvous->eager_length : part.request_length;
   if (som && eom) {
     if (part.payload.size() != total) return std::nullopt;  // a single packet must carry the whole message
     return execute(ep, std::move(part));
@@ -605,6 +642,9 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
   const pds::Verdict v = p.tgt->on_request(f);
   std::optional<Response> rsp;
   if (v.deliver || (v.duplicate && fault(d, Fault::duplicate_delivery))) rsp = handle_rud(d, ep, pkt, std::move(m));
+  // A rendezvous is answered once its data is pulled (send_later_response); its packet is ACKed now.
+  const bool later = rsp && rsp->later;
+  if (later) rsp.reset();
   if (rsp) remember_response(p, response_key, *rsp);
   const Response* answer = rsp ? &*rsp : nullptr;
   if (!answer && v.duplicate) {
@@ -612,7 +652,7 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
     auto g = p.given.find(response_key);
     if (g != p.given.end()) answer = &g->second;
   }
-  if ((v.send_ack || answer) && !fault(d, Fault::no_ack))
+  if ((v.send_ack || answer || later) && !fault(d, Fault::no_ack))
     send_ack(d, p, f.retransmit, v.ack_psn_offset, message_id, job_id, answer);
   if (v.nack_psn) send_nack(d, p, *v.nack_psn);
 }
@@ -688,6 +728,11 @@ std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
   switch (opcode) {
     case wire::ses_request_opcode::UET_SEND:
     case wire::ses_request_opcode::UET_TAGGED_SEND:
+    case wire::ses_request_opcode::UET_RENDEZVOUS_SEND:
+    case wire::ses_request_opcode::UET_RENDEZVOUS_TSEND:
+    case wire::ses_request_opcode::UET_DEFERRABLE_SEND:
+    case wire::ses_request_opcode::UET_DEFERRABLE_TSEND:
+    case wire::ses_request_opcode::UET_DEFERRABLE_RTR:
     case wire::ses_request_opcode::UET_WRITE:
     case wire::ses_request_opcode::UET_READ:
     case wire::ses_request_opcode::UET_ATOMIC:
@@ -735,8 +780,12 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from)
     ep = ep_of_optimized(d, optimized_mr, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
                          pkt.get(Field::uet_pds_dpdcid).value_or(0), from);
   } else {
-    ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
-                 *pkt.get(Field::uet_ses_resource_index), *ep_type);
+    // An RTR names the deferrable send it restarts by its initiator token, unique at this FEP (2.2.10.4-h).
+    if (opcode == wire::ses_request_opcode::UET_DEFERRABLE_RTR)
+      ep = rtr_endpoint(d, static_cast<uint32_t>(pkt.get(Field::uet_ses_initiator_restart_token).value_or(0)));
+    if (!ep)
+      ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
+                   *pkt.get(Field::uet_ses_resource_index), *ep_type);
   }
   std::optional<uint64_t> refuse;
   if (!ep && !optimized && *ep_type == FI_EP_RDM) {
@@ -969,24 +1018,36 @@ size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data
   return copied;
 }
 
-ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done) {
+namespace {
+
+struct Built {
+  uint64_t token;
+  SentPacket packet;
+};
+// What the initiator waits for of each message it sends.
+struct BuiltMessage {
+  uint16_t message_id;
+  size_t result_offset;
+  bool patient;     // a rendezvous: its response comes once the target has pulled the data
+  bool deferrable;  // a deferrable send: RC_NO_MATCH means deferred
+};
+
+// The frames of request messages, each packet's PDS header a placeholder (send_request writes the real one
+// on every (re)send). False when encoding failed.
+bool build_messages(Ep* ep, const Dest& dest, const std::vector<OutRequest>& msgs, std::vector<Built>& built,
+                    std::vector<BuiltMessage>& ids) {
   Domain* d = ep->domain;
-  struct Built {
-    uint64_t token;
-    SentPacket packet;
-  };
-  std::vector<Built> built;
-  std::vector<std::pair<uint16_t, size_t>> message_ids;  // {message_id, result_offset}
   try {
     for (const OutRequest& r : msgs) {
       const uint16_t message_id = next_message_id(d);
-      message_ids.emplace_back(message_id, r.result_offset);
+      const bool deferrable = r.opcode == wire::ses_request_opcode::UET_DEFERRABLE_SEND ||
+                              r.opcode == wire::ses_request_opcode::UET_DEFERRABLE_TSEND;
+      ids.push_back({message_id, r.result_offset, r.rendezvous.has_value(), deferrable});
       const size_t len = r.payload.size();
       const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
       const SesHeader header = header_of(d, dest, r, packets);
       for (size_t k = 0; k < packets; ++k) {
         FieldValues v;
-        // The PDS header is a placeholder here: send_request writes the real one on every (re)send.
         v.set(Field::uet_pds_type, pds_req_type(ep->mode));
         v.set(Field::uet_pds_flags_syn, 1);
         ses_fields(v, ep, dest, r.opcode, message_id, r.request_length);
@@ -997,7 +1058,21 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
         else
           v.set(Field::uet_ses_match_bits, r.match_bits);
         if (r.atomic) atomic_fields(v, *r.atomic);
+        if (r.restart) {
+          // Deferrable send and RTR: the restart tokens (2.2.10.4-g), in every packet of the message.
+          v.set(Field::uet_ses_initiator_restart_token, r.restart->initiator);
+          v.set(Field::uet_ses_target_restart_token, r.restart->target);
+        }
         const bool som = k == 0, eom = k + 1 == packets;
+        if (r.rendezvous && som) {
+          // The rendezvous extension header (choice rendezvous-ext-layout), after the SOM header only.
+          v.set(Field::uet_ses_rdv_eager_length, r.rendezvous->eager_length);
+          v.set(Field::uet_ses_rdv_ri_generation, 0);
+          v.set(Field::uet_ses_rdv_pid_on_fep, r.rendezvous->pid_on_fep);
+          v.set(Field::uet_ses_rdv_resource_index, r.rendezvous->resource_index);
+          v.set(Field::uet_ses_rdv_read_offset, r.rendezvous->read_offset);
+          v.set(Field::uet_ses_rdv_read_key, r.rendezvous->read_key);
+        }
         v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
         const size_t off = k * kPayloadMtu;
         const std::span<const uint8_t> payload(r.payload.data() + off, std::min(kPayloadMtu, len - off));
@@ -1023,11 +1098,43 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding failed: %s\n", e.what());
-    return -FI_EIO;
+    return false;
   }
+  return true;
+}
+
+// Hand built messages of operation `op_id` to the PDC: awaited responses, then the packets.
+void queue_messages(Domain* d, PeerPdc& p, uint64_t op_id, std::vector<Built>& built, const std::vector<BuiltMessage>& ids) {
+  for (const BuiltMessage& m : ids) {
+    AwaitedResponse& a = p.awaited[m.message_id];
+    a = AwaitedResponse{};
+    a.op = op_id;
+    a.result_offset = m.result_offset;
+    a.patient = m.patient;
+    a.deferrable = m.deferrable;
+  }
+  for (Built& b : built) {
+    b.packet.op = op_id;
+    p.sent.emplace(b.token, std::move(b.packet));
+    p.backlog.push_back(b.token);
+  }
+  flush_backlog(d, p, Clock::now());
+  flush_outbox(d);  // our requests, with the ACKs an earlier CQ read left
+}
+
+}  // namespace
+
+ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msgs, OpCompletion&& done,
+                         std::optional<Deferral>&& deferral) {
+  Domain* d = ep->domain;
+  std::vector<Built> built;
+  std::vector<BuiltMessage> ids;
+  if (!build_messages(ep, dest, msgs, built, ids)) return -FI_EIO;
   if (rudi_applies(ep, dest, msgs)) {  // RUDI uses no PDC (rudi.cpp)
     std::vector<SentPacket> packets;
     for (Built& b : built) packets.push_back(std::move(b.packet));
+    std::vector<std::pair<uint16_t, size_t>> message_ids;
+    for (const BuiltMessage& m : ids) message_ids.emplace_back(m.message_id, m.result_offset);
     return rudi_submit(ep, dest, std::move(packets), message_ids, std::move(done));
   }
   PeerPdc& p = peer_pdc(d, ep, addr_peer(dest.addr));
@@ -1037,21 +1144,38 @@ ssize_t transport_submit(Ep* ep, const Dest& dest, std::vector<OutRequest>&& msg
   op.ep = ep;
   op.done = std::move(done);
   op.packets_left = built.size();
-  op.responses_left = message_ids.size();
-  for (const auto& [message_id, result_offset] : message_ids) {
-    AwaitedResponse& a = p.awaited[message_id];
-    a = AwaitedResponse{};
-    a.op = op_id;
-    a.result_offset = result_offset;
+  op.responses_left = ids.size();
+  if (deferral) {
+    d->restart_ops[deferral->token] = op_id;
+    op.deferral = std::move(deferral);
   }
-  for (Built& b : built) {
-    b.packet.op = op_id;
-    p.sent.emplace(b.token, std::move(b.packet));
-    p.backlog.push_back(b.token);
-  }
-  flush_backlog(d, p, Clock::now());
-  flush_outbox(d);  // our requests, with the ACKs an earlier CQ read left
+  queue_messages(d, p, op_id, built, ids);
   return 0;
+}
+
+ssize_t transport_add_message(Ep* ep, uint64_t op_id, const Dest& dest, OutRequest&& msg) {
+  Domain* d = ep->domain;
+  const auto it = d->ops.find(op_id);
+  if (it == d->ops.end()) return -FI_ENOENT;
+  std::vector<OutRequest> msgs;
+  msgs.push_back(std::move(msg));
+  std::vector<Built> built;
+  std::vector<BuiltMessage> ids;
+  if (!build_messages(ep, dest, msgs, built, ids)) return -FI_EIO;
+  it->second.packets_left += built.size();
+  it->second.responses_left += ids.size();
+  queue_messages(d, peer_pdc(d, ep, addr_peer(dest.addr)), op_id, built, ids);
+  return 0;
+}
+
+void send_later_response(Ep* ep, const UdpPeer& peer, uint16_t message_id, uint32_t job_id, const Response& rsp) {
+  Domain* d = ep->domain;
+  const auto it = d->pdcs.find({ep, peer});
+  if (it == d->pdcs.end() || !it->second->tgt) return;  // the peer restarted: nobody waits for it
+  PeerPdc& p = *it->second;
+  remember_response(p, message_id, rsp);
+  if (!fault(d, Fault::no_ack)) send_ack(d, p, false, 0, message_id, job_id, &rsp);
+  flush_outbox(d);
 }
 
 void transport_close_ep(Ep* ep) {
@@ -1095,6 +1219,7 @@ void transport_close_ep(Ep* ep) {
     }
   }
   rudi_close_ep(ep);
+  rendezvous_close_ep(ep);
   for (auto it = d->ops.begin(); it != d->ops.end();) it = it->second.ep == ep ? d->ops.erase(it) : std::next(it);
   for (auto it = d->reassembly.begin(); it != d->reassembly.end();)
     it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);

@@ -1,7 +1,15 @@
 #include "fixture.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
+
+#include "softuet/fi_addr_uet.h"
 
 namespace softuet_test {
 
@@ -67,6 +75,46 @@ void SoftuetApi::TearDown() {
   close(domain_ ? &domain_->fid : nullptr);
   close(fabric_ ? &fabric_->fid : nullptr);
   if (info_) fi_freeinfo(info_);
+  if (fake_sock_ >= 0) ::close(fake_sock_);
+  fake_sock_ = -1;
+}
+
+fi_addr_t SoftuetApi::FakePeer(uint8_t fep_caps) {
+  softuet_addr a{};
+  size_t len = sizeof a;
+  EXPECT_EQ(fi_getname(&ep_[kB]->fid, &a, &len), 0);
+  const bool v6 = a.uet.flags & softuet::kAddrFlagIpv6;
+  fake_sock_ = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
+  EXPECT_GE(fake_sock_, 0);
+  sockaddr_storage ss{};
+  socklen_t sl = 0;
+  if (v6) {
+    auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    s6->sin6_family = AF_INET6;
+    std::memcpy(&s6->sin6_addr, a.uet.fa, 16);
+    sl = sizeof *s6;
+  } else {
+    auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
+    s4->sin_family = AF_INET;
+    std::memcpy(&s4->sin_addr, a.uet.fa, 4);
+    sl = sizeof *s4;
+  }
+  EXPECT_EQ(bind(fake_sock_, reinterpret_cast<sockaddr*>(&ss), sl), 0);
+  EXPECT_EQ(getsockname(fake_sock_, reinterpret_cast<sockaddr*>(&ss), &sl), 0);
+  a.udp_port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  a.uet.fep_caps = fep_caps;
+  fi_addr_t fa = FI_ADDR_NOTAVAIL;
+  EXPECT_EQ(fi_av_insert(av_, &a, 1, &fa, 0, nullptr), 1);
+  return fa;
+}
+
+std::vector<uint8_t> SoftuetApi::Receive() {
+  std::vector<uint8_t> buf(16384);
+  pollfd p{fake_sock_, POLLIN, 0};
+  if (poll(&p, 1, 5000) != 1) return {};
+  const ssize_t n = recv(fake_sock_, buf.data(), buf.size(), 0);
+  buf.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return buf;
 }
 
 void SoftuetApi::Enable() {

@@ -42,6 +42,14 @@ class SoftuetApi : public ::testing::Test {
   // succeeded, -1 when none came.
   fi_cq_err_entry Outcome(void* ctx);
 
+  // A peer FEP played by a UDP socket of the test, on the domain's IP: B's address with that socket's port
+  // and the given FEP capabilities, inserted into the AV. It answers nothing.
+  fi_addr_t FakePeer(uint8_t fep_caps);
+  // The next frame the fake peer receives (empty after 5 s without one).
+  std::vector<uint8_t> Receive();
+  static unsigned PdsType(const std::vector<uint8_t>& f) { return f.empty() ? 0 : f[0] >> 3; }
+  int fake_sock_ = -1;
+
   fi_info* info_ = nullptr;
   fid_fabric* fabric_ = nullptr;
   fid_domain* domain_ = nullptr;

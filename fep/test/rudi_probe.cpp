@@ -6,11 +6,6 @@
 //   softuet-rudi-probe run HEX KEY SIZE.. for each SIZE: writes a pattern at offset 64, reads it back and
 //                                         compares; prints "ok SIZE"; exit status 0 when every size matched
 #include <poll.h>
-#include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <unistd.h>
 
@@ -20,51 +15,29 @@
 #include <string>
 #include <vector>
 
+#include "probe_fabric.hpp"
+
 namespace {
 
 constexpr size_t kMrSize = (size_t{1} << 20) + 64;
 constexpr uint64_t kOffset = 64;
 constexpr int kServeSeconds = 300;  // a server whose test died does not outlive it for long
 
-struct Fabric {
-  fi_info* info = nullptr;
-  fid_fabric* fabric = nullptr;
-  fid_domain* domain = nullptr;
-  fid_cq* cq = nullptr;
-  fid_av* av = nullptr;
-  fid_ep* ep = nullptr;
-};
-
 int fail(const char* what, long ret) {
   std::fprintf(stderr, "%s: %ld (%s)\n", what, ret, fi_strerror(static_cast<int>(-ret)));
   return 1;
 }
 
-int open_fabric(Fabric& f) {
-  fi_info* hints = fi_allocinfo();
-  hints->ep_attr->type = FI_EP_RDM;
-  hints->caps = FI_RMA;
-  hints->fabric_attr->prov_name = strdup("softuet");
-  int r = fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &f.info);
-  fi_freeinfo(hints);
-  if (r) return fail("fi_getinfo", r);
-  if ((r = fi_fabric(f.info->fabric_attr, &f.fabric, nullptr))) return fail("fi_fabric", r);
-  if ((r = fi_domain(f.fabric, f.info, &f.domain, nullptr))) return fail("fi_domain", r);
-  fi_cq_attr cq_attr{};
-  cq_attr.format = FI_CQ_FORMAT_CONTEXT;
-  cq_attr.wait_obj = FI_WAIT_UNSPEC;
-  if ((r = fi_cq_open(f.domain, &cq_attr, &f.cq, nullptr))) return fail("fi_cq_open", r);
-  fi_av_attr av_attr{};
-  av_attr.type = FI_AV_TABLE;
-  if ((r = fi_av_open(f.domain, &av_attr, &f.av, nullptr))) return fail("fi_av_open", r);
-  if ((r = fi_endpoint(f.domain, f.info, &f.ep, nullptr))) return fail("fi_endpoint", r);
-  if ((r = fi_ep_bind(f.ep, &f.cq->fid, FI_TRANSMIT | FI_RECV))) return fail("bind CQ", r);
-  if ((r = fi_ep_bind(f.ep, &f.av->fid, 0))) return fail("bind AV", r);
-  return 0;
+using softuet_probe::ProbeFabric;
+
+int open_fabric(ProbeFabric& f) {
+  if (f.open(FI_RMA) == 0) return 0;
+  std::fprintf(stderr, "%s\n", f.failed.c_str());
+  return 1;
 }
 
 int serve(uint64_t key) {
-  Fabric f;
+  ProbeFabric f;
   if (open_fabric(f)) return 1;
   std::vector<uint8_t> mem(kMrSize, 0);
   fid_mr* mr = nullptr;
@@ -73,12 +46,7 @@ int serve(uint64_t key) {
   if ((r = fi_mr_bind(mr, &f.ep->fid, 0))) return fail("fi_mr_bind", r);
   if ((r = fi_mr_enable(mr))) return fail("fi_mr_enable", r);
   if ((r = fi_enable(f.ep))) return fail("fi_enable", r);
-  std::vector<uint8_t> name(256);
-  size_t len = name.size();
-  if ((r = fi_getname(&f.ep->fid, name.data(), &len))) return fail("fi_getname", r);
-  std::printf("addr ");
-  for (size_t i = 0; i < len; ++i) std::printf("%02x", name[i]);
-  std::printf("\n");
+  std::printf("addr %s\n", f.name_hex().c_str());
   std::fflush(stdout);
   pollfd p{STDIN_FILENO, POLLIN, 0};
   poll(&p, 1, kServeSeconds * 1000);  // EOF (the test is done) or the time limit
@@ -87,9 +55,9 @@ int serve(uint64_t key) {
   return 0;
 }
 
-int wait_one(Fabric& f, void* ctx) {
+int wait_one(ProbeFabric& f, void* ctx) {
   for (int i = 0; i < 30000; ++i) {
-    fi_cq_entry c{};
+    fi_cq_data_entry c{};
     const ssize_t n = fi_cq_sread(f.cq, &c, 1, nullptr, 10);
     if (n == 1) return c.op_context == ctx ? 0 : fail("a completion for another context", 0);
     if (n == -FI_EAVAIL) {
@@ -103,14 +71,12 @@ int wait_one(Fabric& f, void* ctx) {
 }
 
 int run(const char* hex, uint64_t key, const std::vector<size_t>& sizes) {
-  Fabric f;
+  ProbeFabric f;
   if (open_fabric(f)) return 1;
   int r = fi_enable(f.ep);
   if (r) return fail("fi_enable", r);
-  std::vector<uint8_t> name;
-  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) name.push_back(static_cast<uint8_t>(std::stoul(std::string(hex + i, 2), nullptr, 16)));
-  fi_addr_t peer = FI_ADDR_NOTAVAIL;
-  if ((r = fi_av_insert(f.av, name.data(), 1, &peer, 0, nullptr)) != 1) return fail("fi_av_insert", r);
+  const fi_addr_t peer = f.insert_hex(hex);
+  if (peer == FI_ADDR_NOTAVAIL) return fail("fi_av_insert", -FI_EINVAL);
   int status = 0;
   uint8_t seed = 3;
   for (size_t size : sizes) {

@@ -2,14 +2,8 @@
 // correctly over RUDI, fail with the same CQ error entry as over RUD, and every other case keeps RUD. Which
 // delivery mode a call uses is seen on the wire: a UDP socket of the test stands in for the peer FEP, and
 // the first byte of the frame it receives holds the PDS type.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <rdma/fi_rma.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -31,7 +25,6 @@ class SoftuetRudi : public SoftuetApi {
  protected:
   void TearDown() override {
     for (fid_mr* mr : mrs_) EXPECT_EQ(fi_close(&mr->fid), 0);
-    if (sock_ >= 0) close(sock_);
     SoftuetApi::TearDown();
   }
   void Register(void* buf, size_t len, uint64_t key) {
@@ -42,53 +35,12 @@ class SoftuetRudi : public SoftuetApi {
     ASSERT_EQ(fi_mr_bind(mr, &ep_[kB]->fid, 0), 0);
     ASSERT_EQ(fi_mr_enable(mr), 0);
   }
-  // A peer FEP played by a UDP socket of the test, on the domain's IP: B's address with that socket's
-  // port and the given capabilities, inserted into the AV.
-  fi_addr_t FakePeer(uint8_t fep_caps) {
-    softuet_addr a{};
-    size_t len = sizeof a;
-    EXPECT_EQ(fi_getname(&ep_[kB]->fid, &a, &len), 0);
-    const bool v6 = a.uet.flags & softuet::kAddrFlagIpv6;
-    sock_ = socket(v6 ? AF_INET6 : AF_INET, SOCK_DGRAM, 0);
-    EXPECT_GE(sock_, 0);
-    sockaddr_storage ss{};
-    socklen_t sl = 0;
-    if (v6) {
-      auto* s6 = reinterpret_cast<sockaddr_in6*>(&ss);
-      s6->sin6_family = AF_INET6;
-      std::memcpy(&s6->sin6_addr, a.uet.fa, 16);
-      sl = sizeof *s6;
-    } else {
-      auto* s4 = reinterpret_cast<sockaddr_in*>(&ss);
-      s4->sin_family = AF_INET;
-      std::memcpy(&s4->sin_addr, a.uet.fa, 4);
-      sl = sizeof *s4;
-    }
-    EXPECT_EQ(bind(sock_, reinterpret_cast<sockaddr*>(&ss), sl), 0);
-    EXPECT_EQ(getsockname(sock_, reinterpret_cast<sockaddr*>(&ss), &sl), 0);
-    a.udp_port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    a.uet.fep_caps = fep_caps;
-    fi_addr_t fa = FI_ADDR_NOTAVAIL;
-    EXPECT_EQ(fi_av_insert(av_, &a, 1, &fa, 0, nullptr), 1);
-    return fa;
-  }
-  // The next frame the fake peer receives (empty after 5 s without one).
-  std::vector<uint8_t> Receive() {
-    std::vector<uint8_t> buf(16384);
-    pollfd p{sock_, POLLIN, 0};
-    if (poll(&p, 1, 5000) != 1) return {};
-    const ssize_t n = recv(sock_, buf.data(), buf.size(), 0);
-    buf.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    return buf;
-  }
-  static unsigned PdsType(const std::vector<uint8_t>& f) { return f.empty() ? 0 : f[0] >> 3; }
   static uint32_t PktId(const std::vector<uint8_t>& f) {
     return uint32_t{f[4]} << 24 | uint32_t{f[5]} << 16 | uint32_t{f[6]} << 8 | f[7];
   }
   static constexpr uint8_t kAllCaps = softuet::kCapAiBase | softuet::kCapAiFull | softuet::kCapHpc;
 
   std::vector<fid_mr*> mrs_;
-  int sock_ = -1;
 };
 
 TEST_F(SoftuetRudi, WritesAndReadsOfOneByteToOneMiBLand) {

@@ -22,6 +22,14 @@ def fabtest(name):
     return found
 
 
+def built_probe(build_dir, name):
+    """Path of a probe program of the build (build/bin/NAME); the test fails when it is not built."""
+    path = build_dir / "bin" / name
+    if not path.exists():
+        pytest.fail(f"{path} is not built: run ./uet build")
+    return str(path)
+
+
 def wait_listening(pair, side, port, proc, timeout=20.0):
     """Wait until `port` is a listening TCP socket in `side` (fi_pingpong's client does not retry)."""
     deadline = time.monotonic() + timeout

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from softuet_helpers import decode_strict
+from softuet_helpers import built_probe, decode_strict
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -27,10 +27,7 @@ NO_HPC = "ai_base,ai_full"
 
 @pytest.fixture
 def probe(build_dir):
-    path = build_dir / "bin" / "softuet-rudi-probe"
-    if not path.exists():
-        pytest.fail(f"{path} is not built: run ./uet build")
-    return str(path)
+    return built_probe(build_dir, "softuet-rudi-probe")
 
 
 def server_address(server, timeout=20.0):
