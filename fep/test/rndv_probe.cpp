@@ -4,8 +4,10 @@
 //
 //   softuet-rndv-probe recv early|late [--tagged] SIZE...
 //       prints "addr HEX"; early: the receives are posted before that line; late: they are posted when a
-//       line "post [HEX]" comes on stdin (HEX: the sender's address, inserted into the AV first). Message i
-//       goes to receive i (tag i + 1 with --tagged). Prints "ok SIZE" per message whose bytes match, then
+//       line "post [HEX]" comes on stdin (HEX: the sender's address, inserted into the AV first). With
+//       --tagged message i goes to the receive of tag i + 1; untagged messages may arrive in any order (RUD),
+//       so each receive holds the largest and a message is known by its length (the SIZEs differ). Prints
+//       "ok SIZE" per message whose bytes match, then
 //       "extra N": messages that arrived for one more receive within 300 ms (0 when each came once). Then
 //       serves until stdin closes. Exit status 0 when every message matched and none came twice.
 //   softuet-rndv-probe send HEX [--mr] [--tagged] SIZE...
@@ -21,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,8 +56,9 @@ std::vector<size_t> offsets(const std::vector<size_t>& sizes, size_t* total) {
   return at;
 }
 
-// Waits for one completion per context of `want` (in any order); false on an error entry or a timeout.
-bool wait_all(ProbeFabric& f, std::vector<void*> want, int seconds) {
+// Waits for one completion per context of `want` (in any order), noting each one's length in `len` when
+// given; false on an error entry or a timeout.
+bool wait_all(ProbeFabric& f, std::vector<void*> want, int seconds, std::map<void*, size_t>* len = nullptr) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (!want.empty()) {
     if (std::chrono::steady_clock::now() > deadline) return !fail("timed out waiting for completions");
@@ -69,6 +73,7 @@ bool wait_all(ProbeFabric& f, std::vector<void*> want, int seconds) {
     if (n != 1) continue;
     for (auto it = want.begin(); it != want.end(); ++it)
       if (*it == c.op_context) {
+        if (len) (*len)[c.op_context] = c.len;
         want.erase(it);
         break;
       }
@@ -106,7 +111,9 @@ int receive(bool late, const Args& a) {
   const size_t n = a.sizes.size();
   std::vector<std::vector<uint8_t>> bufs;
   std::vector<int> ctx(n);
-  for (size_t s : a.sizes) bufs.emplace_back(s + 64, 0);
+  size_t largest = 0;
+  for (size_t s : a.sizes) largest = std::max(largest, s);
+  for (size_t s : a.sizes) bufs.emplace_back((a.tagged ? s : largest) + 64, 0);
   auto post_all = [&] {
     for (size_t i = 0; i < n; ++i)
       if (post_recv(f, a.tagged, bufs[i], i + 1, &ctx[i])) return false;
@@ -123,11 +130,17 @@ int receive(bool late, const Args& a) {
   }
   std::vector<void*> want;
   for (size_t i = 0; i < n; ++i) want.push_back(&ctx[i]);
-  if (!wait_all(f, want, kWaitSeconds)) return 1;
+  std::map<void*, size_t> lens;
+  if (!wait_all(f, want, kWaitSeconds, &lens)) return 1;
   int status = 0;
   for (size_t i = 0; i < n; ++i) {
-    bool same = bufs[i][a.sizes[i]] == 0;  // nothing past the message
-    for (size_t j = 0; j < a.sizes[i] && same; ++j) same = bufs[i][j] == pattern(i, j);
+    // The buffer that holds message i: its own (tagged), or the one whose completion had its length.
+    size_t b = i;
+    if (!a.tagged)
+      for (size_t k = 0; k < n; ++k)
+        if (lens[&ctx[k]] == a.sizes[i]) b = k;
+    bool same = lens[&ctx[b]] == a.sizes[i] && bufs[b][a.sizes[i]] == 0;  // nothing past the message
+    for (size_t j = 0; j < a.sizes[i] && same; ++j) same = bufs[b][j] == pattern(i, j);
     std::printf("%s %zu\n", same ? "ok" : "MISMATCH", a.sizes[i]);
     status |= same ? 0 : 1;
   }
