@@ -132,7 +132,7 @@ uint64_t DomainObjects::remote_addr(const void* base, uint64_t off) const {
 int DomainObjects::register_mr_on(fid_ep* ep, void* buf, size_t len, uint64_t requested_key, fid_mr** mr,
                                   const void* key, size_t key_size) {
   *mr = nullptr;
-  const uint64_t access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
+  const uint64_t access = FI_SEND | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
   int rc;
   if (!key && key_size == 0) {
     rc = fi_mr_reg(domain, buf, len, access, 0, requested_key, 0, mr, nullptr);

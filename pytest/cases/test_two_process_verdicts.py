@@ -11,7 +11,7 @@ from harness import run_cases
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
-AREAS = ("msg", "tagged", "rma", "atomic", "authz")
+AREAS = ("msg", "tagged", "rma", "atomic", "authz", "rendezvous")
 
 # knob -> (manifest, binary, the cases that must fail: "Suite.Name" prefixes, kind suffix dropped)
 KNOBS = {
@@ -30,6 +30,10 @@ KNOBS = {
     "wrong_amo_opcode": ("softuet", "atomic", {"Atomic.BulkSumAddsEveryElement"}),
     "wrong_amo_datatype": ("softuet", "atomic", {"Atomic.BulkSumAddsEveryElement"}),
     "wrong_initiator": ("softuet", "msg", {"Msg.DirectedReceiveTakesOnlyItsInitiator"}),
+    "eager_over_limit": ("softuet", "rendezvous", {"Rendezvous.LargeSendFromAReadableRegionGoesAsRendezvous",
+                                                   "Rendezvous.LargeTaggedSendFromAReadableRegionGoesAsRendezvous"}),
+    "restart_token_reuse": ("softuet-ai-full", "rendezvous", {"Rendezvous.LargeSendIsDeferrableAndRestartsWithItsTokens",
+                                                              "Rendezvous.LargeTaggedSendIsDeferrableAndRestartsWithItsTokens"}),
 }
 
 
@@ -60,6 +64,9 @@ def test_every_case_passes_against_softuet(build_dir, tmp_path, name):
     assert not bad, bad
     assert all(v.requirements for v in verdicts if v.verdict == "pass"), "every case names the statements it checks"
     passed = {short(v.case) for v in verdicts if v.verdict == "pass"}
+    rendezvous = {c for c in passed if c.startswith("Rendezvous.")}
+    assert ("Rendezvous.LargeSendFromAReadableRegionGoesAsRendezvous" in rendezvous) == (name == "softuet")  # HPC
+    assert ("Rendezvous.LargeSendIsDeferrableAndRestartsWithItsTokens" in rendezvous) == (name != "softuet-ai-base")
     assert {"Authz.MrForOneJobIdRefusesAnother", "Rma.WriteThenReadBack", "Atomic.BulkSumAddsEveryElement",
             "Msg.SendArrivesWholeInThePostedBuffer", "Fallback.EndpointNeedsUetProviderInitiatorId"} <= passed
     tagged = {c for c in passed if c.startswith("Tagged.")}
@@ -76,7 +83,7 @@ def test_every_case_passes_against_softuet(build_dir, tmp_path, name):
 def test_uet_cases_are_not_applicable_to_other_providers(build_dir, tmp_path, name):
     verdicts = run_areas(MANIFESTS / f"{name}.yaml", build_dir, tmp_path)
     assert not [v for v in verdicts if v.verdict in ("fail", "error")]
-    uet_only = {"Authz", "Fallback", "TaggedDgram", "RmaDgram"}
+    uet_only = {"Authz", "Fallback", "TaggedDgram", "RmaDgram", "Rendezvous"}
     for v in verdicts:
         if short(v.case).split(".")[0] in uet_only:
             assert v.verdict == "not_applicable" and "does not claim UET" in v.detail, v

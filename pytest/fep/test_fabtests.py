@@ -15,8 +15,14 @@ PROGRAMS = [
     ["fi_rma_bw", "-e", "rdm", "-o", "writedata", "-S", "1024", "-I", "200"],
     ["fi_rdm_atomic", "-I", "2", "-v"],
     ["fi_unexpected_msg", "-e", "rdm", "-I", "10"],
+    # at and above UET_PROVIDER_MSG/TAG_RENDEZVOUS_SIZE: deferrable send (AI Full) or rendezvous (HPC)
+    ["fi_rdm_pingpong", "-S", "65536", "-I", "50"],
+    ["fi_rdm_tagged_pingpong", "-S", "65536", "-I", "50"],
+    ["fi_unexpected_msg", "-e", "rdm", "-S", "20000", "-I", "10"],
 ]
-IDS = ["-".join([p[0]] + [a for a in p[1:] if not a.startswith("-") and not a.isdigit()]) for p in PROGRAMS]
+IDS = ["-".join([p[0]] + [a for a in p[1:] if not a.startswith("-") and not a.isdigit()]
+                + ([f"{p[p.index('-S') + 1]}B"] if "-S" in p and int(p[p.index("-S") + 1]) >= 8192 else []))
+       for p in PROGRAMS]
 
 
 @pytest.mark.parametrize("argv", PROGRAMS, ids=IDS)

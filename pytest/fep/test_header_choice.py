@@ -27,6 +27,7 @@ def requests_with(records, opcode):
 
 
 class TestSendHeaders:
+    @pytest.mark.requirements("2.2.10.4-d")
     def test_small_and_large_sends_take_their_headers(self, pair, softuet_env, tmp_path, cmd_uet_decode):
         for size in (1, 4096, 4097):
             pcap = tmp_path / f"send-{size}.pcap"
@@ -51,6 +52,7 @@ class TestRmaHeaders:
         ("writedata", UET_WRITE, 1024, "uet.ses.std"),  # remote CQ data: the standard header
         ("write", UET_WRITE, 10000, "uet.ses.std"),     # three packets
     ])
+    @pytest.mark.requirements("2.2.10.4-f")
     def test_rma_takes_its_header(self, pair, softuet_env, tmp_path, cmd_uet_decode, op, opcode, size, layer):
         records = captured_fabtest(pair, softuet_env, ["fi_rma_bw", "-e", "rdm", "-o", op, "-S", str(size), "-I", "20"],
                                    tmp_path / f"rma-{op}-{size}.pcap", cmd_uet_decode)
@@ -58,6 +60,7 @@ class TestRmaHeaders:
         rma = requests_with(records, opcode)
         assert rma and all(layer in r["layers"] for r in rma)
 
+    @pytest.mark.requirements("2.2.10.4-e")
     def test_atomics_take_the_small_rma_header(self, pair, softuet_env, tmp_path, cmd_uet_decode):
         records = captured_fabtest(pair, softuet_env, ["fi_rdm_atomic", "-I", "2", "-o", "sum"],
                                    tmp_path / "atomic.pcap", cmd_uet_decode)
@@ -92,6 +95,7 @@ class TestOptimizedHeader:
         assert run.returncode == 0, run.stdout[-3000:]
         return decode_strict(cmd_uet_decode, pcap, "--port", str(self.PORT))
 
+    @pytest.mark.requirements("2.2.10.4-b", "2.2.10.4-c")
     def test_rma_to_an_optimized_key_uses_the_optimized_header(self, pair, build_dir, tmp_path, cmd_uet_decode, softuet_env):
         records = self.run_case(pair, build_dir, tmp_path, cmd_uet_decode, softuet_env)
         rma = [r for r in records if r["fields"].get("uet.ses.opcode") in (UET_WRITE, UET_READ, UET_FETCHING_ATOMIC)

@@ -63,10 +63,12 @@ def check_reliability(records, iterations, packets_per_message):
 
 
 class TestRdmUnderLoss:
+    @pytest.mark.requirements("2.2.6-b")
     def test_single_packet_messages_survive_loss(self, pair, env, tmp_path, cmd_uet_decode):
         records = lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, 1024, 500)
         check_reliability(records, 500, 1)
 
+    @pytest.mark.requirements("2.2.6-b")
     def test_multi_packet_messages_survive_loss(self, pair, env, tmp_path, cmd_uet_decode):
         # 10000 bytes = 3 packets per message: reassembly with lost and retransmitted segments.
         records = lossy_pingpong(pair, env, tmp_path, cmd_uet_decode, 10000, 200)
@@ -86,11 +88,13 @@ class TestRodSelection:
         assert run.ok, run.describe()
         return [r["fields"] for r in decode_strict(cmd_uet_decode, pcap)]
 
+    @pytest.mark.requirements("2.2.6-c", "2.2.6-d")
     def test_msg_order_selects_rod(self, pair, env, tmp_path, cmd_uet_decode):
         fields = self.flood(pair, env, tmp_path, cmd_uet_decode)
         types = {f["uet.pds.type"] for f in fields}
         assert types == {PDS_ROD_REQ, PDS_ACK}, types
 
+    @pytest.mark.requirements("2.2.6-c")
     def test_rod_delivers_under_loss(self, pair, env, tmp_path, cmd_uet_decode):
         fields = self.flood(pair, env, tmp_path, cmd_uet_decode, loss=LOSS_PERCENT)
         requests = [f for f in fields if f["uet.pds.type"] == PDS_ROD_REQ]

@@ -339,12 +339,14 @@ def deferrable_problems(run, deferred):
 
 class TestRendezvous:
     @pytest.mark.parametrize("tagged", [False, True], ids=["send", "tsend"])
+    @pytest.mark.requirements("2.2.5.4.1.2-d", "2.2.5.4.1.2-e", "2.2.5.4.2.2-b", "2.2.5.4.2.2-c", "2.2.10.4-i")
     def test_large_sends_from_a_remote_read_mr_are_rendezvous(self, transfer, tagged):
         run = transfer(SIZES, profiles=(HPC, HPC), mr=True, tagged=tagged)
         assert delivery_problems(run) == []
         assert opcode_problems(run, "rendezvous") == []
         assert rendezvous_problems(run) == []
 
+    @pytest.mark.requirements("2.2.5.4.1.2-b")
     def test_receive_posted_after_the_rendezvous(self, transfer):
         run = transfer([8192, 65536, 1 << 20], profiles=(HPC, HPC), mr=True, late=True)
         assert delivery_problems(run) == []
@@ -358,6 +360,7 @@ class TestRendezvous:
 
 class TestDeferrable:
     @pytest.mark.parametrize("tagged", [False, True], ids=["send", "tsend"])
+    @pytest.mark.requirements("2.2.5.4.1.2-a", "2.2.5.4.1.2-c", "2.2.5.4.2.2-a")
     def test_receive_posted_first_takes_the_deferrable_send(self, transfer, tagged):
         run = transfer(SIZES, profiles=(AI_FULL, AI_FULL), tagged=tagged)
         assert delivery_problems(run) == []
@@ -365,12 +368,14 @@ class TestDeferrable:
         assert deferrable_problems(run, deferred=False) == []
 
     @pytest.mark.parametrize("tagged", [False, True], ids=["send", "tsend"])
+    @pytest.mark.requirements("2.2.10.4-g", "2.2.10.4-h")
     def test_receive_posted_later_restarts_each_message_once(self, transfer, tagged):
         run = transfer(SIZES, profiles=(AI_FULL, AI_FULL), tagged=tagged, late=True)
         assert delivery_problems(run) == []
         assert opcode_problems(run, "deferrable") == []
         assert deferrable_problems(run, deferred=True) == []
 
+    @pytest.mark.requirements("2.2.2.1-c", "2.2.2.1-d")
     def test_hpc_target_takes_deferrable_sends_as_sends(self, transfer):
         # 2.2.2.1-b: an AI Full FEP without HPC uses AI Full operations towards an HPC FEP, which takes a
         # deferrable send as a send (2.2.2.1-c/d): no RC_NO_MATCH, no RTR.
@@ -380,6 +385,7 @@ class TestDeferrable:
             assert opcode_problems(run, "deferrable") == []
             assert deferrable_problems(run, deferred=False) == []
 
+    @pytest.mark.requirements("2.2.2.1-a")
     def test_fep_with_hpc_sends_no_deferrable_send_to_an_hpc_only_peer(self, transfer):
         run = transfer([20000], profiles=(BOTH, HPC))
         assert delivery_problems(run) == []

@@ -119,6 +119,7 @@ def assert_all_ok(client, sizes=SIZES):
 
 
 class TestRudiSelection:
+    @pytest.mark.requirements("2.2.5.3.4.1-m", "2.2.6-b", "2.2.10.3-a")
     def test_idempotent_safe_key_travels_as_rudi(self, run_probe):
         client, records, whole = run_probe(SAFE_KEY)
         assert_all_ok(client)
@@ -127,11 +128,13 @@ class TestRudiSelection:
         reads = [f for f in rma_requests(records) if f["uet.ses.opcode"] == UET_READ]
         assert len(writes) >= sum((s + 4095) // 4096 for s in SIZES) and reads
 
+    @pytest.mark.requirements("2.2.5.3.4.1-b")
     def test_key_without_idempotent_safe_keeps_rud(self, run_probe):
         client, records, _ = run_probe(PLAIN_KEY, sizes=[1, 4097])
         assert_all_ok(client, [1, 4097])
         assert rud_problems(records) == []
 
+    @pytest.mark.requirements("2.2.6-b")
     def test_peer_without_hpc_keeps_rud(self, run_probe):
         client, records, _ = run_probe(SAFE_KEY, sizes=[1, 4097], server_env={"SOFTUET_PROFILES": NO_HPC})
         assert_all_ok(client, [1, 4097])
@@ -139,6 +142,7 @@ class TestRudiSelection:
 
 
 class TestRudiUnderLoss:
+    @pytest.mark.requirements("2.2.6-b")
     def test_every_write_and_read_completes_with_its_data(self, run_probe):
         sizes = SIZES * 3
         client, records, whole = run_probe(SAFE_KEY, sizes=sizes, loss=10, name="rudi-loss")

@@ -37,6 +37,7 @@ def pingpong_dscps(pair, softuet_env, tmp_path, cmd_uet_decode, family, faults=N
 
 @pytest.mark.parametrize("family", ["ipv4", "ipv6"])
 class TestDataTrafficClass:
+    @pytest.mark.requirements("2.2.7-a", "2.2.7-d")
     def test_every_packet_carries_the_data_dscp(self, pair, softuet_env, tmp_path, cmd_uet_decode, family):
         records = pingpong_dscps(pair, softuet_env, tmp_path, cmd_uet_decode, family)
         assert dscp_problems(records, EXPEDITED) == []
