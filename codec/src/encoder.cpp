@@ -260,18 +260,32 @@ std::vector<uint8_t> PathEncoder::encode(FieldValues& v, std::span<const uint8_t
   return out;
 }
 
-void PathEncoder::rewrite(std::span<uint8_t> frame, Field field, uint64_t value) const {
-  bool found = false;
+PathEncoder::Place PathEncoder::place_of(Field field) const {
+  Place place;
   for (const Slot& s : slots_) {
     if (s.layout->field != field) continue;
     if (s.layout->when >= 0 || s.layout->nbytes)
       throw EncodeError(std::string("cannot rewrite ") + wire::field_name(field) + ": conditional or a byte string");
-    if (s.at + (s.layout->bit + s.layout->bits + 7) / 8 > frame.size())
-      throw EncodeError(std::string("frame too short to rewrite ") + wire::field_name(field));
-    write_value(*s.layout, value, frame.data() + s.at - s.layout->at);
-    found = true;
+    if (place.count == place.slots.size())
+      throw EncodeError(std::string("the path lays out ") + wire::field_name(field) + " more than twice");
+    place.slots[place.count++] = s;
+    place.end = std::max<uint32_t>(place.end, s.at + (s.layout->bit + s.layout->bits + 7) / 8);
   }
-  if (!found) throw EncodeError(std::string("the path does not lay out ") + wire::field_name(field));
+  if (!place.count) throw EncodeError(std::string("the path does not lay out ") + wire::field_name(field));
+  return place;
+}
+
+void PathEncoder::rewrite(std::span<uint8_t> frame, const Place& place, uint64_t value) {
+  if (place.end > frame.size())
+    throw EncodeError(std::string("frame too short to rewrite ") + wire::field_name(place.slots[0].layout->field));
+  for (uint8_t i = 0; i < place.count; ++i) {
+    const Slot& s = place.slots[i];
+    write_value(*s.layout, value, frame.data() + s.at - s.layout->at);
+  }
+}
+
+void PathEncoder::rewrite(std::span<uint8_t> frame, Field field, uint64_t value) const {
+  rewrite(frame, place_of(field), value);
 }
 
 }  // namespace uet::codec

@@ -120,6 +120,7 @@ int ep_control(fid* f, int command, void* arg) {
       if (!ep->tx_cq && (ep->caps & FI_SEND)) return -FI_ENOCQ;
       if (!ep->rx_cq && (ep->caps & FI_RECV)) return -FI_ENOCQ;
       ep->enabled = true;
+      if (ep->type == FI_EP_RDM) transport_start_fep_thread(ep->domain);
       return 0;
     case FI_GETOPSFLAG: {
       if (!arg) return -FI_EINVAL;

@@ -26,7 +26,9 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   Dest to;
   if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
   if (fault(d, Fault::no_header_data)) data = nullptr;
-  progress_deferring_output(d);  // the ACKs go with the next call
+  // A datagram owes nobody an ACK: its send leaves progress to the CQ reads (and the FEP thread), as a
+  // receive does, so a pingpong's turn costs no system call beyond its sendmsg.
+  if (ep->type == FI_EP_RDM) progress_deferring_output(d);  // the ACKs go with the next call
   // DGRAM endpoints refuse tags (above), so the flags name FI_TAGGED only for a tagged RDM send.
   OpCompletion done;
   done.context = context;
@@ -84,7 +86,7 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
     r.ignore = ignore;
   }
   post_recv(ep, std::move(r), tag != nullptr);
-  progress_deferring_output(d);  // the ACKs go with the next call
+  if (ep->type == FI_EP_RDM) progress_deferring_output(d);  // the ACKs go with the next call
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -64,6 +65,28 @@ inline constexpr size_t kMinMaxRmaSize = size_t{1} << 30;
 inline constexpr size_t kMaxMaxRmaSize = (size_t{1} << 32) - 1;
 inline constexpr size_t kQueueDepth = 1024;
 inline constexpr size_t kIovLimit = 4;
+// The iovec list of a posted receive or of an operation's result, held in place: a receive posted per
+// message costs no heap allocation.
+class IovList {
+ public:
+  void assign(const iovec* first, const iovec* last) {
+    n_ = 0;
+    for (; first != last && n_ < kIovLimit; ++first) v_[n_++] = *first;
+  }
+  void push_back(const iovec& v) {
+    if (n_ < kIovLimit) v_[n_++] = v;
+  }
+  const iovec* data() const { return v_.data(); }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const iovec& operator[](size_t i) const { return v_[i]; }
+  const iovec* begin() const { return v_.data(); }
+  const iovec* end() const { return v_.data() + n_; }
+
+ private:
+  std::array<iovec, kIovLimit> v_{};
+  size_t n_ = 0;
+};
 // Auth keys (JobIDs) an endpoint's AV may hold: domain_attr->max_ep_auth_key.
 inline constexpr size_t kMaxEpAuthKeys = 64;
 
@@ -217,7 +240,7 @@ struct Cntr;
 // A posted receive. Tagged receives match `tag` under `ignore` (digest F.2); untagged ones take the next
 // message of their queue. `src` restricts the sender when the endpoint has FI_DIRECTED_RECV.
 struct PostedRecv {
-  std::vector<iovec> iov;
+  IovList iov;
   void* context = nullptr;
   fi_addr_t src = FI_ADDR_UNSPEC;
   uint64_t flags = 0;
@@ -302,7 +325,7 @@ struct OpCompletion {
   uint64_t cq_flags = 0;         // FI_SEND | FI_MSG, FI_SEND | FI_TAGGED, FI_WRITE | FI_RMA, ...
   bool want_completion = true;   // a CQ entry on success (not for inject, nor selective without FI_COMPLETION)
   size_t len = 0;                // the CQ entry's len
-  std::vector<iovec> result;     // READ and fetching atomics: where the returned data goes
+  IovList result;                // READ and fetching atomics: where the returned data goes
   Cntr* cntr = nullptr;          // the endpoint's counter for this kind of operation
   uint64_t tag = 0;
   bool inject = false;           // fi_inject*: no completion, but an error entry when it fails
@@ -328,6 +351,7 @@ struct Ep {
     softuet_addr dest{};
     uint32_t job_id = 0;
     std::vector<uint8_t> bytes;
+    SockAddr to;  // the destination's socket address
   } dgram_header;
   fi_ep_type type = FI_EP_RDM;
   uint64_t caps = 0;
@@ -461,6 +485,13 @@ struct Reassembly {
   std::vector<bool> have;  // per packet index, so a duplicate is not counted twice
 };
 
+// The receive side of a domain's socket (transport.cpp): the recvmmsg batch and the decoded packet, set
+// up once so that a poll that finds nothing costs one system call and nothing else.
+struct RecvBatch;
+struct RecvBatchDeleter {
+  void operator()(RecvBatch* b) const;
+};
+
 struct Domain {
   fid_domain fid{};
   Fabric* fabric = nullptr;
@@ -471,6 +502,7 @@ struct Domain {
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
   bool av_auth_keys = false;  // opened with auth_key_size FI_AV_AUTH_KEY (the AV JobID method)
   int sock = -1;
+  std::unique_ptr<RecvBatch, RecvBatchDeleter> rx;  // used under mu
   std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
   Eq* eq = nullptr;
   std::vector<Ep*> eps;
@@ -579,6 +611,8 @@ void cntr_failure(Cntr* c);
 // ---- transport.cpp ----
 int transport_open(Domain* d);
 void transport_close(Domain* d);
+// Start the domain's FEP thread (once; when its first RDM endpoint is enabled).
+void transport_start_fep_thread(Domain* d);
 // Drain the socket and deliver what arrived, then fire retransmission timers (manual progress). Caller
 // holds d->mu. Returns the number of frames read.
 size_t progress(Domain* d);
@@ -610,7 +644,7 @@ bool iov_ok(const iovec* iov, size_t count);
 std::vector<uint8_t> gather(const iovec* iov, size_t count, size_t len);
 size_t iov_len(const iovec* iov, size_t count);
 // Copy `data` into `iov` starting at byte `offset` of the iovec; returns the bytes copied.
-size_t scatter(const std::vector<iovec>& iov, size_t offset, const uint8_t* data, size_t len);
+size_t scatter(const IovList& iov, size_t offset, const uint8_t* data, size_t len);
 
 // ---- rudi.cpp ----
 // Does this operation travel over RUDI (choice rudi-criteria): RMA writes without remote CQ data and reads

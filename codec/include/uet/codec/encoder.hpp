@@ -59,15 +59,27 @@ class PathEncoder {
   // out, or lays out only under a `when` condition (its place depends on other values).
   void rewrite(std::span<uint8_t> frame, wire::Field field, uint64_t value) const;
 
+  struct Slot {
+    uint32_t at;  // byte offset in the frame
+    const wire::FieldLayout* layout;
+  };
+  // Where a field lies in this encoder's frames (a dispatch node may lay it out twice), found once so that
+  // a sender rewriting it per message does not search the path each time.
+  struct Place {
+    std::array<Slot, 2> slots{};
+    uint8_t count = 0;
+    uint32_t end = 0;  // bytes a frame needs for every slot
+  };
+  // Throws EncodeError where rewrite(frame, field, value) would.
+  Place place_of(wire::Field field) const;
+  // rewrite() at a place found by place_of; throws EncodeError for a frame too short for it.
+  static void rewrite(std::span<uint8_t> frame, const Place& place, uint64_t value);
+
  private:
   struct Select {
     wire::Field field;
     std::optional<uint64_t> value;  // nullopt: a default edge, which the caller's value must take
     wire::Node from, to;
-  };
-  struct Slot {
-    uint32_t at;  // byte offset in the frame
-    const wire::FieldLayout* layout;
   };
   std::vector<Select> selects_;
   std::vector<wire::Field> payload_lengths_;  // set to the payload's size unless the caller set them
