@@ -47,6 +47,7 @@ class Capture {
   std::string error_;
   std::vector<WireFrame> seen_;
   size_t searched_ = 0;
+  unsigned dropped_ = 0;  // frames the kernel dropped for want of room (pcap_stats), reported as they grow
 };
 
 // True for a frame carrying an SES request (it has an opcode).

@@ -32,22 +32,11 @@ const char* status_name(Status status) {
   return "?";
 }
 
-std::optional<uint64_t> Decoded::get(wire::Field field) const {
-  if (!present[static_cast<size_t>(field)]) return std::nullopt;
-  return values[static_cast<size_t>(field)];
-}
-
 const char* Decoded::uncertain_of(wire::Field field) const {
   for (unsigned i = 0; i < n_emitted; ++i)
     if (emitted[i].field == field && emitted[i].uncertain != wire::Choice::none)
       return wire::choice_info(emitted[i].uncertain).id;
   return "";
-}
-
-bool Decoded::has_layer(wire::Header header) const {
-  for (unsigned i = 0; i < n_layers; ++i)
-    if (layers[i] == header) return true;
-  return false;
 }
 
 void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root, const DecodeOptions& options,

@@ -41,9 +41,11 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
     }
     av->entry_jobs.push_back(with_key ? av_auth_key_job(av, fi_addr[i]) : std::nullopt);
     if (fi_addr) fi_addr[i] = av->entries.size();
+    av->by_initiator.emplace(a.uet.initiator_id, av->entries.size());
     av->entries.push_back(a);
     ++inserted;
   }
+  ++av->generation;
   return inserted;
 }
 
@@ -54,7 +56,19 @@ int av_remove(fid_av* f, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
   std::lock_guard lock(av->domain->mu);
   for (size_t i = 0; i < count; ++i)
     if (fi_addr[i] >= av->entries.size() || !av->entries[fi_addr[i]]) return -FI_EINVAL;
-  for (size_t i = 0; i < count; ++i) av->entries[fi_addr[i]].reset();
+  for (size_t i = 0; i < count; ++i) {
+    auto& e = av->entries[fi_addr[i]];
+    if (!e) continue;  // named twice in this call
+    auto [first, last] = av->by_initiator.equal_range(e->uet.initiator_id);
+    for (auto it = first; it != last; ++it) {
+      if (it->second == fi_addr[i]) {
+        av->by_initiator.erase(it);
+        break;
+      }
+    }
+    e.reset();
+  }
+  ++av->generation;
   return 0;
 }
 
@@ -142,13 +156,16 @@ bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
 
 // Which AV entry sent a packet: same IP, same port, same initiator ID (the SES header carries no more of
 // the sender's address).
-fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator) {
+fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator, bool any_port) {
   if (!av) return FI_ADDR_NOTAVAIL;
-  for (size_t i = 0; i < av->entries.size(); ++i) {
-    const auto& e = av->entries[i];
-    if (e && e->uet.initiator_id == initiator && addr_peer(*e) == peer) return i;
+  fi_addr_t found = FI_ADDR_NOTAVAIL;
+  auto [first, last] = av->by_initiator.equal_range(initiator);
+  for (auto it = first; it != last; ++it) {
+    if (it->second >= found) continue;
+    const softuet_addr& e = *av->entries[it->second];
+    if (any_port ? addr_ip(e) == peer.ip : addr_peer(e) == peer) found = it->second;
   }
-  return FI_ADDR_NOTAVAIL;
+  return found;
 }
 
 int av_open(fid_domain* domain, fi_av_attr* attr, fid_av** out, void* context) {

@@ -23,8 +23,6 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (tag && ep->type != FI_EP_RDM) return -FI_EOPNOTSUPP;
   if (len > (ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg)) return -FI_EMSGSIZE;
   if (inject && len > kInjectSize) return -FI_EMSGSIZE;
-  Dest to;
-  if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
   if (fault(d, Fault::no_header_data)) data = nullptr;
   // A datagram owes nobody an ACK: its send leaves progress to the CQ reads (and the FEP thread), as a
   // receive does, so a pingpong's turn costs no system call beyond its sendmsg.
@@ -40,6 +38,8 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (ep->type == FI_EP_RDM) {
     // FI_TRANSMIT_COMPLETE: the completion (or the error, for inject too) is written when every packet
     // of the message is ACKed and the target's response has arrived.
+    Dest to;
+    if (!resolve_dest(ep, dest, &to)) return -FI_EINVAL;
     OutRequest r;
     const bool tagged_op = tag && !fault(d, Fault::tagged_as_send);
     r.opcode = tagged_op ? wire::ses_request_opcode::UET_TAGGED_SEND : wire::ses_request_opcode::UET_SEND;
@@ -53,7 +53,7 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
     msgs.push_back(std::move(r));
     return transport_submit(ep, to, std::move(msgs), std::move(done), std::move(deferral));
   }
-  const ssize_t ret = transport_send(ep, to, iov, count, len, data);
+  const ssize_t ret = transport_send(ep, dest, iov, count, len, data);
   if (ret) return ret;
   // DGRAM (UUD) is unreliable: the completion follows the hand-off to the kernel.
   complete_op(ep, done, 0, 0);

@@ -66,7 +66,7 @@ void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied,
   c.buf = buf;
   c.data = m.header_data.value_or(0);
   c.tag = is_tagged(m) ? m.match_bits : 0;
-  c.src = av_reverse(ep->av, m.src, m.initiator);
+  c.src = av_reverse(ep->av, m.src, m.initiator, ep->type == FI_EP_DGRAM);  // datagrams: entropy port
   cq_push(ep->rx_cq, c);
 }
 
@@ -78,7 +78,8 @@ Response deliver(Ep* ep, InRequest&& m) {
   for (auto it = posted.begin(); it != posted.end(); ++it) {
     if (!recv_matches(ep, *it, m, tagged)) continue;
     PostedRecv r = std::move(*it);
-    posted.erase(it);
+    if (it == posted.begin()) posted.pop_front();  // the common case, and far cheaper than erase
+    else posted.erase(it);
     if (m.rendezvous) return take_rendezvous(ep, std::move(r), std::move(m), tagged, true);
     rsp.modified_length = static_cast<uint32_t>(std::min(m.payload.size(), iov_len(r.iov.data(), r.iov.size())));
     complete_recv(ep, r, m);

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "faults.hpp"
@@ -212,6 +213,11 @@ struct Av {
   // handle is kAuthKeyHandle + index), and per entry the JobID it was inserted with (FI_AUTH_KEY).
   std::vector<uint32_t> auth_keys;
   std::vector<std::optional<uint32_t>> entry_jobs;
+  // The entries by the initiator ID of their address, so that naming the sender of every received message
+  // (av_reverse) does not walk the table.
+  std::unordered_multimap<uint32_t, fi_addr_t> by_initiator;
+  // Moves on every insert and remove: a sender that resolved an fi_addr_t may keep the result while it holds.
+  uint64_t generation = 0;
 };
 // Auth key handles are fi_addr_t values apart from the table indices of addresses.
 inline constexpr fi_addr_t kAuthKeyHandle = fi_addr_t{1} << 48;
@@ -348,10 +354,11 @@ struct Ep {
   // The last datagram header sent without remote CQ data, and where it went: the next datagram to the
   // same destination rewrites only its message id and length (transport_send).
   struct DgramHeader {
-    softuet_addr dest{};
-    uint32_t job_id = 0;
+    fi_addr_t dest = FI_ADDR_NOTAVAIL;  // as the application names it, in the AV at...
+    uint64_t av_generation = 0;         // ...this generation
     std::vector<uint8_t> bytes;
     SockAddr to;  // the destination's socket address
+    int fd = -1;  // its entropy socket (entropy.cpp), or -1: the FEP's socket
   } dgram_header;
   fi_ep_type type = FI_EP_RDM;
   uint64_t caps = 0;
@@ -503,6 +510,7 @@ struct Domain {
   bool av_auth_keys = false;  // opened with auth_key_size FI_AV_AUTH_KEY (the AV JobID method)
   int sock = -1;
   std::unique_ptr<RecvBatch, RecvBatchDeleter> rx;  // used under mu
+  std::map<UdpPeer, int> entropy_socks;  // the datagram sockets of each destination FEP (entropy.cpp)
   std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
   Eq* eq = nullptr;
   std::vector<Ep*> eps;
@@ -599,7 +607,9 @@ bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out);
 std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle);
 // Does the endpoint take requests carrying this JobID: its own, or (AV method) one of its AV's keys.
 bool ep_accepts_job(Ep* ep, uint32_t job_id);
-fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator);
+// The AV entry of a sender: its initiator ID and IP address, and its UDP port unless `any_port` (a datagram
+// comes from an entropy source port, not the FEP's). The lowest such index, or FI_ADDR_NOTAVAIL.
+fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator, bool any_port = false);
 
 // ---- cntr.cpp ----
 int cntr_open(fid_domain* domain, fi_cntr_attr* attr, fid_cntr** cntr, void* context);
@@ -635,9 +645,18 @@ void send_later_response(Ep* ep, const UdpPeer& peer, uint16_t message_id, uint3
 // Closing an RDM endpoint: keep answering the peers for a while (their last ACK may have been lost), then
 // forget its PDCs and sends. Takes d->mu itself.
 void transport_close_ep(Ep* ep);
-// DGRAM: send one UUD datagram of `len` bytes gathered from `iov` to `dest`. Caller holds d->mu.
-ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
+// DGRAM: send one UUD datagram of `len` bytes gathered from `iov` to the AV entry `dest` (-FI_EINVAL when it
+// names none). Caller holds d->mu.
+ssize_t transport_send(Ep* ep, fi_addr_t dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
+
+// ---- entropy.cpp ----
+// Set the domain's data DSCP on a socket (0 or -1 with errno, as setsockopt).
+int set_dscp(const Domain* d, int fd);
+// The socket datagrams to `peer` leave from (their UDP source port is the entropy of the flow), or -1 when
+// they leave from the FEP's socket. Caller holds d->mu.
+int entropy_socket(Domain* d, const UdpPeer& peer);
+void entropy_close(Domain* d);
 // An iovec list a data call may take: at most kIovLimit entries, no NULL base with a length.
 bool iov_ok(const iovec* iov, size_t count);
 // The message of an iovec, in one buffer.

@@ -514,9 +514,11 @@ void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   }
 }
 
-// The request fields of one packet (every packet of a message carries them; header_data only the SOM).
-InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpPeer& src) {
-  InRequest r;
+// The request fields of one packet (every packet of a message carries them; header_data only the SOM),
+// written over `r`. r's payload buffer is reused, so a packet delivered at once costs no allocation.
+void read_request(const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpPeer& src, InRequest& r) {
+  std::vector<uint8_t> payload = std::move(r.payload);
+  r = InRequest{};
   r.opcode = *pkt.get(Field::uet_ses_opcode);
   r.job_id = static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id));
   r.initiator = static_cast<uint32_t>(pkt.get(Field::uet_ses_initiator).value_or(0));
@@ -550,8 +552,8 @@ InRequest request_of(const uet::codec::Decoded& pkt, const uint8_t* buf, const U
   if (auto itok = pkt.get(Field::uet_ses_initiator_restart_token))
     r.restart = RestartTokens{static_cast<uint32_t>(*itok),
                               static_cast<uint32_t>(pkt.get(Field::uet_ses_target_restart_token).value_or(0))};
+  r.payload = std::move(payload);
   r.payload.assign(buf + pkt.payload_offset, buf + pkt.payload_offset + pkt.payload_len);
-  return r;
 }
 
 // Reassemble one delivered RDM packet into its message; when the message is whole, carry it out. Returns
@@ -750,7 +752,9 @@ std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
   }
 }
 
-void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from, uet::codec::Decoded& pkt) {
+// `pkt` and `m` are the domain's: the decoded frame and the request read from it.
+void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from, uet::codec::Decoded& pkt,
+                   InRequest& m) {
   uet::codec::DecodeOptions opts;
   opts.udp_port = d->cfg.udp_port;
   uet::codec::decode(buf, static_cast<uint32_t>(n), static_cast<uint32_t>(n), Node::uet, opts, pkt);
@@ -801,7 +805,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
     refuse = wire::ses_return_code::RC_BAD_JOB_ID;
   }
   if (!ep) return;
-  InRequest m = request_of(pkt, buf, from);
+  read_request(pkt, buf, from, m);
   if (ep && refuse) m.refuse_rc = *refuse;
   if (optimized) m.match_bits = optimized_mr ? optimized_mr->key : kKeyOptimized | rkey;
   if (*ep_type == FI_EP_DGRAM) {
@@ -829,6 +833,7 @@ struct RecvBatch {
   iovec iov[kRecvBatch];
   mmsghdr msgs[kRecvBatch] = {};
   uet::codec::Decoded pkt;
+  InRequest req;  // the request of the frame being handled
   bool burst = false;  // the last look found frames: read the next ones in batches
   RecvBatch() {
     for (size_t i = 0; i < kRecvBatch; ++i) {
@@ -851,12 +856,8 @@ int transport_open(Domain* d) {
   // kernel from dropping them (each drop costs a retransmission).
   int rcvbuf = 4 << 20;
   setsockopt(d->sock, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-  // The data traffic class: DSCP in the upper six bits of the IPv4 TOS byte or the IPv6 traffic class
-  // (RFC 2474).
-  int tos = d->dscp << 2;
-  const int set = d->ip.ip.v6 ? setsockopt(d->sock, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-                              : setsockopt(d->sock, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
-  if (set != 0)
+  // The data traffic class.
+  if (set_dscp(d, d->sock) != 0)
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot set DSCP %u: %s\n", d->dscp, strerror(errno));
   const SockAddr a = sockaddr_of(UdpPeer{d->ip.ip, d->cfg.udp_port});
   if (bind(d->sock, &a.u.sa, a.len) != 0) {
@@ -912,6 +913,7 @@ void transport_close(Domain* d) {
   d->stopping.store(true);
   if (d->fep_thread.joinable()) d->fep_thread.join();
   flush_outbox(d);
+  entropy_close(d);
   if (d->sock >= 0) close(d->sock);
   d->sock = -1;
 }
@@ -968,7 +970,7 @@ void handle_batch(Domain* d, RecvBatch& b, size_t n) {
     if (!(h.msg_flags & MSG_TRUNC)) {
       b.from[i].len = h.msg_namelen;
       if (const std::optional<UdpPeer> peer = peer_of(b.from[i]))
-        handle_packet(d, static_cast<uint8_t*>(b.iov[i].iov_base), b.msgs[i].msg_len, *peer, b.pkt);
+        handle_packet(d, static_cast<uint8_t*>(b.iov[i].iov_base), b.msgs[i].msg_len, *peer, b.pkt, b.req);
     }
     h.msg_namelen = sizeof b.from[i].u;  // the kernel wrote the sender's length there
   }
@@ -1269,39 +1271,54 @@ void transport_close_ep(Ep* ep) {
     it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
 }
 
-ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count, size_t len,
+ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
   const bool rud = fault(d, Fault::dgram_over_rud);  // DGRAM MUST use UUD (spec 2.2.6-a)
   const uet::codec::PathEncoder& enc = rud ? encoder<kUudAsRudPath>() : encoder<kUudPath>();
+  // The header of the endpoint's last datagram without remote CQ data is kept with its destination: while
+  // the application names the same AV entry (and the AV has not changed), the next one rewrites only the
+  // message id and the length.
   Ep::DgramHeader& kept = ep->dgram_header;
+  const bool reuse = !header_data && !kept.bytes.empty() && kept.dest == dest_addr &&
+                     kept.av_generation == ep->av->generation;
   std::vector<uint8_t> own;  // a header with remote CQ data is not kept
-  std::vector<uint8_t>& header = header_data ? own : kept.bytes;
   SockAddr own_to;
-  const SockAddr& to = header_data ? own_to : kept.to;
+  const std::vector<uint8_t>* header = &kept.bytes;
+  const SockAddr* to = &kept.to;
+  int fd = kept.fd;
   try {
-    const uint16_t message_id = next_message_id(d);
-    if (!header_data && !kept.bytes.empty() && kept.job_id == dest.job_id &&
-        std::memcmp(&kept.dest, &dest.addr, sizeof kept.dest) == 0) {
+    if (reuse) {
       using Place = uet::codec::PathEncoder::Place;
       const Place& id = rud ? place<kUudAsRudPath, Field::uet_ses_message_id>() : place<kUudPath, Field::uet_ses_message_id>();
       const Place& length = rud ? place<kUudAsRudPath, Field::uet_ses_request_length>()
                                 : place<kUudPath, Field::uet_ses_request_length>();
-      uet::codec::PathEncoder::rewrite(header, id, message_id);
-      uet::codec::PathEncoder::rewrite(header, length, len);
+      uet::codec::PathEncoder::rewrite(kept.bytes, id, next_message_id(d));
+      uet::codec::PathEncoder::rewrite(kept.bytes, length, len);
     } else {
-      (header_data ? own_to : kept.to) = sockaddr_of(addr_peer(dest.addr));
+      Dest dest;
+      if (!resolve_dest(ep, dest_addr, &dest)) return -FI_EINVAL;
       FieldValues v;
       v.set(Field::uet_pds_type, rud ? wire::pds_type::RUD_REQ : wire::pds_type::UUD_REQ);
       if (rud) v.set(Field::uet_pds_flags_syn, 1);
-      ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, message_id, len);
+      ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
       v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
       v.set(Field::uet_ses_hd, header_data ? 1 : 0);
       if (header_data) v.set(Field::uet_ses_header_data, *header_data);
-      header = enc.encode(v);
-      if (!header_data) {
-        kept.dest = dest.addr;
-        kept.job_id = dest.job_id;
+      const UdpPeer peer = addr_peer(dest.addr);
+      fd = entropy_socket(d, peer);
+      if (header_data) {
+        own = enc.encode(v);
+        own_to = sockaddr_of(peer);
+        header = &own;
+        to = &own_to;
+      } else {
+        kept.bytes.clear();  // until the new header is whole
+        kept.bytes = enc.encode(v);
+        kept.to = sockaddr_of(peer);
+        kept.fd = fd;
+        kept.dest = dest_addr;
+        kept.av_generation = ep->av->generation;
       }
     }
   } catch (const uet::codec::EncodeError& e) {
@@ -1311,17 +1328,26 @@ ssize_t transport_send(Ep* ep, const Dest& dest, const iovec* iov, size_t count,
   }
   // The payload goes from the caller's buffers straight to the socket.
   iovec parts[kIovLimit + 1];
-  parts[0] = {header.data(), header.size()};
+  parts[0] = {const_cast<uint8_t*>(header->data()), header->size()};
   for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
   msghdr m{};
-  m.msg_name = const_cast<sockaddr*>(&to.u.sa);
-  m.msg_namelen = to.len;
+  if (fd < 0) {
+    m.msg_name = const_cast<sockaddr*>(&to->u.sa);
+    m.msg_namelen = to->len;
+  }
   m.msg_iov = parts;
   m.msg_iovlen = count + 1;
   ssize_t ret = 0;
-  while (sendmsg(d->sock, &m, 0) < 0) {
+  bool refused = false;
+  while (sendmsg(fd < 0 ? d->sock : fd, &m, 0) < 0) {
     if (errno == EINTR) continue;
-    ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN : -FI_EIO;
+    // A connected socket reports an earlier datagram's ICMP port-unreachable on the next send, which did
+    // not go: that datagram was lost, as datagrams may be; this one is sent again, once.
+    if (errno == ECONNREFUSED && !refused) {
+      refused = true;
+      continue;
+    }
+    ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN : errno == ECONNREFUSED ? 0 : -FI_EIO;
     if (ret == -FI_EIO) FI_WARN(&g_prov, FI_LOG_EP_DATA, "sendmsg: %s\n", strerror(errno));
     break;
   }

@@ -69,8 +69,15 @@ class Decoded {
     return reached_uet ? Status::uet : Status::non_uet;
   }
   // The value of an emitted field, or nullopt when the frame does not carry it.
-  std::optional<uint64_t> get(wire::Field field) const;
-  bool has_layer(wire::Header header) const;
+  std::optional<uint64_t> get(wire::Field field) const {
+    if (!present[static_cast<size_t>(field)]) return std::nullopt;
+    return values[static_cast<size_t>(field)];
+  }
+  bool has_layer(wire::Header header) const {
+    for (unsigned i = 0; i < n_layers; ++i)
+      if (layers[i] == header) return true;
+    return false;
+  }
   // The choices id under which an emitted field was decoded, or "" when its layout is certain.
   const char* uncertain_of(wire::Field field) const;
   // A byte-string field (bytes/mac/ipv4/ipv6) as a pointer into the frame; length from wire::field_info.
