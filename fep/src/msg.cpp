@@ -24,9 +24,8 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (len > (ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg)) return -FI_EMSGSIZE;
   if (inject && len > kInjectSize) return -FI_EMSGSIZE;
   if (fault(d, Fault::no_header_data)) data = nullptr;
-  // A datagram owes nobody an ACK: its send leaves progress to the CQ reads (and the FEP thread), as a
-  // receive does, so a pingpong's turn costs no system call beyond its sendmsg.
-  if (ep->type == FI_EP_RDM) progress_deferring_output(d);  // the ACKs go with the next call
+  // A send runs no progress: the CQ reads (and the FEP thread) do, and a pingpong's turn then costs no
+  // system call beyond the one that sends. An RDM send takes the ACKs a CQ read left along (transport_submit).
   // DGRAM endpoints refuse tags (above), so the flags name FI_TAGGED only for a tagged RDM send.
   OpCompletion done;
   done.context = context;
@@ -85,8 +84,9 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
     r.tag = *tag;
     r.ignore = ignore;
   }
+  // No progress here either: the ACKs a CQ read left wait for the application's next send (or CQ read, or
+  // the FEP thread within kAppActive), so that they leave together with its next request.
   post_recv(ep, std::move(r), tag != nullptr);
-  if (ep->type == FI_EP_RDM) progress_deferring_output(d);  // the ACKs go with the next call
   return 0;
 }
 

@@ -1164,8 +1164,12 @@ void queue_messages(Domain* d, PeerPdc& p, uint64_t op_id, std::vector<Built>& b
     p.sent.emplace(b.token, std::move(b.packet));
     p.backlog.push_back(b.token);
   }
+  // Our requests, with the ACKs an earlier CQ read left, in one sendmmsg; the requests first, so a peer that
+  // reads one frame when its socket has been quiet finds the message it waits for, not the ACK.
+  const size_t owed = d->outbox.size();
   flush_backlog(d, p, Clock::now());
-  flush_outbox(d);  // our requests, with the ACKs an earlier CQ read left
+  std::rotate(d->outbox.begin(), d->outbox.begin() + static_cast<std::ptrdiff_t>(owed), d->outbox.end());
+  flush_outbox(d);
 }
 
 }  // namespace
