@@ -22,13 +22,6 @@ constexpr size_t kMaxEntropySockets = 64;
 
 }  // namespace
 
-int set_dscp(const Domain* d, int fd) {
-  // DSCP in the upper six bits of the IPv4 TOS byte or the IPv6 traffic class (RFC 2474).
-  const int tos = d->dscp << 2;
-  return d->ip.ip.v6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof tos)
-                     : setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
-}
-
 int entropy_socket(Domain* d, const UdpPeer& peer) {
   if (const auto it = d->entropy_socks.find(peer); it != d->entropy_socks.end()) return it->second;
   if (d->entropy_socks.size() >= kMaxEntropySockets) return -1;

@@ -133,6 +133,9 @@ std::optional<Config> load_config(std::string* error);
 // ---- tclass.cpp ----
 // The DSCP of data packets for a domain opened with this fi_domain_attr.tclass.
 uint8_t data_dscp(const Config& cfg, uint32_t tclass);
+struct Domain;
+// Set the domain's data DSCP on a socket (0 or -1 with errno, as setsockopt).
+int set_dscp(const Domain* d, int fd);
 
 // ---- address.cpp ----
 struct LocalIp {
@@ -492,8 +495,8 @@ struct Reassembly {
   std::vector<bool> have;  // per packet index, so a duplicate is not counted twice
 };
 
-// The receive side of a domain's socket (transport.cpp): the recvmmsg batch and the decoded packet, set
-// up once so that a poll that finds nothing costs one system call and nothing else.
+// The receive side of a domain's socket (transport.cpp): the recvmmsg batch, the decoded frame and the
+// request read from it, set up once so that a poll that finds nothing costs one system call and nothing else.
 struct RecvBatch;
 struct RecvBatchDeleter {
   void operator()(RecvBatch* b) const;
@@ -651,8 +654,6 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest, const iovec* iov, size_t count, s
                        const uint64_t* header_data);
 
 // ---- entropy.cpp ----
-// Set the domain's data DSCP on a socket (0 or -1 with errno, as setsockopt).
-int set_dscp(const Domain* d, int fd);
 // The socket datagrams to `peer` leave from (their UDP source port is the entropy of the flow), or -1 when
 // they leave from the FEP's socket. Caller holds d->mu.
 int entropy_socket(Domain* d, const UdpPeer& peer);

@@ -1286,11 +1286,13 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
   Ep::DgramHeader& kept = ep->dgram_header;
   const bool reuse = !header_data && !kept.bytes.empty() && kept.dest == dest_addr &&
                      kept.av_generation == ep->av->generation;
-  std::vector<uint8_t> own;  // a header with remote CQ data is not kept
+  // A header with remote CQ data is not kept: it is built in these.
+  std::vector<uint8_t> own;
   SockAddr own_to;
-  const std::vector<uint8_t>* header = &kept.bytes;
-  const SockAddr* to = &kept.to;
-  int fd = kept.fd;
+  int own_fd = -1;
+  std::vector<uint8_t>& header = header_data ? own : kept.bytes;
+  SockAddr& to = header_data ? own_to : kept.to;
+  int& fd = header_data ? own_fd : kept.fd;
   try {
     if (reuse) {
       using Place = uet::codec::PathEncoder::Place;
@@ -1309,18 +1311,11 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
       v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
       v.set(Field::uet_ses_hd, header_data ? 1 : 0);
       if (header_data) v.set(Field::uet_ses_header_data, *header_data);
+      header = enc.encode(v);
       const UdpPeer peer = addr_peer(dest.addr);
+      to = sockaddr_of(peer);
       fd = entropy_socket(d, peer);
-      if (header_data) {
-        own = enc.encode(v);
-        own_to = sockaddr_of(peer);
-        header = &own;
-        to = &own_to;
-      } else {
-        kept.bytes.clear();  // until the new header is whole
-        kept.bytes = enc.encode(v);
-        kept.to = sockaddr_of(peer);
-        kept.fd = fd;
+      if (!header_data) {
         kept.dest = dest_addr;
         kept.av_generation = ep->av->generation;
       }
@@ -1332,12 +1327,12 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
   }
   // The payload goes from the caller's buffers straight to the socket.
   iovec parts[kIovLimit + 1];
-  parts[0] = {const_cast<uint8_t*>(header->data()), header->size()};
+  parts[0] = {header.data(), header.size()};
   for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
   msghdr m{};
   if (fd < 0) {
-    m.msg_name = const_cast<sockaddr*>(&to->u.sa);
-    m.msg_namelen = to->len;
+    m.msg_name = &to.u;
+    m.msg_namelen = to.len;
   }
   m.msg_iov = parts;
   m.msg_iovlen = count + 1;
