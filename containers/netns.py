@@ -587,8 +587,8 @@ class NamespacePair:
         and waits, so the pcap is complete.  The object's ``stats`` has tcpdump's closing counts
         (captured, received_by_filter, dropped_by_kernel); ``buffer_kib`` is tcpdump's -B (the kernel
         ring; a burst larger than the ring can hold while tcpdump is descheduled is dropped and
-        counted in dropped_by_kernel).  ``snaplen`` 0: whole packets (with ``interface="any"``:
-        MTU + 128, so the ring slots stay small).
+        counted in dropped_by_kernel).  ``snaplen`` 0: MTU + 128, which holds a whole veth frame and
+        keeps the ring's slots small.
         """
         return Capture(self, side, path, filter, interface, ready_timeout, snaplen, buffer_kib)
 
@@ -611,11 +611,14 @@ class Capture:
         # --immediate-mode: each packet is handed to tcpdump at once (no 1 s ring-block delay);
         # -U: and written to the file at once; -Z root: no privilege drop that could not write path.
         snaplen = self.snaplen
-        if not snaplen and self.interface == "any":
-            # libpcap sizes every ring slot by the snap length, and "any" has no MTU to cap it: at
-            # 256 KiB a slot, a burst of a few hundred packets overflows the ring.  Whole veth frames
-            # fit in MTU + 128 (cooked header); only larger loopback packets get truncated.
-            snaplen = int(self.pair.mtu or 1500) + 128
+        if not snaplen:
+            # libpcap sizes every ring slot by the snap length, and neither "any" (no MTU) nor a veth
+            # (segmentation offloads on, so libpcap does not trust its MTU) caps it: at 256 KiB a slot,
+            # the 32 MiB ring holds 128 frames, and a burst of a 1 MiB transfer's reads overflowed it
+            # (126-280 frames dropped by the kernel).  Whole veth frames fit in MTU + 128 (Ethernet or
+            # cooked header); only larger loopback packets on "any" get truncated.  Another interface
+            # (e.g. "lo") gets its own MTU.
+            snaplen = self._interface_mtu() + 128
         argv = [tool("tcpdump"), "-i", self.interface, "-w", self.path, "-U", "--immediate-mode", "-n",
                 "-s", str(snaplen), "-B", str(int(self.buffer_kib)), "-Z", "root"]
         if self.filter:
@@ -645,6 +648,15 @@ class Capture:
             sel.close()
         self.stderr = "".join(lines)
         return self
+
+    def _interface_mtu(self):
+        if self.interface in ("any", self.side.ifname):
+            return int(self.pair.mtu or 1500)
+        path = f"/sys/class/net/{self.interface}/mtu"  # ip netns exec mounts the namespace's /sys
+        got = self.pair.run(self.side.side, ["cat", path], capture_output=True, text=True, timeout=10)
+        if got.returncode != 0 or not got.stdout.strip().isdigit():
+            raise NamespaceError(f"no interface {self.interface!r} in {self.side.netns}: {got.stderr.strip()}")
+        return int(got.stdout)
 
     STATS_RE = re.compile(r"(\d+) packets? captured, (\d+) packets? received by filter, "
                           r"(\d+) packets? dropped by kernel")
