@@ -58,7 +58,7 @@ SIDES = ("a", "b")
 NAME_RE = re.compile(rf"^{PREFIX}-(?P<owner>[a-z0-9]+)-(?P<index>\d+)-(?P<side>[ab])$")
 PID_NAME_RE = re.compile(rf"^{PREFIX}-(?P<pid>\d+)-(?P<index>\d+)-(?P<side>[ab])$")
 
-TOOL_PACKAGES = {"ip": "iproute2", "nft": "nftables", "tcpdump": "tcpdump"}
+TOOL_PACKAGES = {"ip": "iproute2", "nft": "nftables", "tcpdump": "tcpdump", "ethtool": "ethtool"}
 
 
 class NamespaceError(RuntimeError):
@@ -409,6 +409,10 @@ class NamespacePair:
             _ip("-6", "addr", "add", f"{s.ipv6}/{s.ipv6_prefixlen}", "dev", s.ifname, "nodad",
                 netns=s.netns)
             _ip("link", "set", "dev", s.ifname, "up", netns=s.netns)
+            # A veth takes a UDP GSO packet whole (a softuet run of equal frames, outbox.cpp) and cuts it
+            # at the receiving socket, so a capture would show one packet of many frames. Segmented before
+            # the device, captures show the datagrams the wire carries.
+            _ip("netns", "exec", s.netns, tool("ethtool"), "-K", s.ifname, "tx-udp-segmentation", "off")
 
     def wait_ready(self, timeout=10.0):
         """Bounded wait for UDP round trips a->b and b->a over IPv4 and IPv6 (probe.py in each side)."""

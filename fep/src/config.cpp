@@ -116,6 +116,15 @@ std::optional<Config> load_config(std::string* error) {
     cfg.fallback_job_id = v == "1";
   }
 
+  if (const char* gso = std::getenv("SOFTUET_UDP_GSO")) {
+    const std::string v = gso;
+    if (v != "0" && v != "1") {
+      *error = "SOFTUET_UDP_GSO='" + v + "': expected 0 or 1";
+      return std::nullopt;
+    }
+    cfg.udp_gso = v == "1";
+  }
+
   if (const char* init = std::getenv("UET_PROVIDER_INITIATOR_ID")) {
     auto v = parse_uint(init, 0xFFFFFFFFu);
     if (!v) {

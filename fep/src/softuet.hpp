@@ -65,6 +65,8 @@ inline constexpr size_t kInjectSize = 128;
 inline constexpr size_t kMinMaxRmaSize = size_t{1} << 30;
 inline constexpr size_t kMaxMaxRmaSize = (size_t{1} << 32) - 1;
 inline constexpr size_t kQueueDepth = 1024;
+// Frames of sends that wait for the next progress call before they go out in one sendmmsg (queue_messages).
+inline constexpr size_t kSendBatch = 16;
 inline constexpr size_t kIovLimit = 4;
 // The iovec list of a posted receive or of an operation's result, held in place: a receive posted per
 // message costs no heap allocation.
@@ -120,6 +122,7 @@ struct Config {
   std::optional<uint32_t> initiator_id;  // UET_PROVIDER_INITIATOR_ID
   uint64_t faults = 0;                   // SOFTUET_FAULTS: fault_bit() of each knob turned on
   std::string addr;                      // SOFTUET_ADDR, empty = discover
+  bool udp_gso = true;                   // SOFTUET_UDP_GSO (outbox.cpp)
   // Large messages (digest A.5; choices rendezvous-size-default, max-eager-size-default): sends of at least
   // these sizes use rendezvous (HPC) or deferrable send (AI Full); a rendezvous carries at most
   // max_eager_size bytes of the message itself.
@@ -501,6 +504,11 @@ struct RecvBatch;
 struct RecvBatchDeleter {
   void operator()(RecvBatch* b) const;
 };
+// The send side (outbox.cpp): the sendmmsg arguments of one call.
+struct OutboxCall;
+struct OutboxCallDeleter {
+  void operator()(OutboxCall* c) const;
+};
 
 struct Domain {
   fid_domain fid{};
@@ -513,6 +521,8 @@ struct Domain {
   bool av_auth_keys = false;  // opened with auth_key_size FI_AV_AUTH_KEY (the AV JobID method)
   int sock = -1;
   std::unique_ptr<RecvBatch, RecvBatchDeleter> rx;  // used under mu
+  std::unique_ptr<OutboxCall, OutboxCallDeleter> tx;  // used under mu
+  size_t gso_max_segment = SIZE_MAX;  // larger frames leave one by one: the kernel refused a run of them
   std::map<UdpPeer, int> entropy_socks;  // the datagram sockets of each destination FEP (entropy.cpp)
   std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
   Eq* eq = nullptr;
@@ -536,12 +546,16 @@ struct Domain {
   std::atomic<uint64_t> app_progress_calls{0};
   // Frames waiting to go out together in one sendmmsg: requests, ACKs and NACKs. A CQ read that hands
   // completions to the application leaves them for its next call, so the application's answer (a
-  // pingpong's reply, say) leaves in the same batch as the ACK.
+  // pingpong's reply, say) leaves in the same batch as the ACK; a send among others in flight leaves
+  // its requests for the next progress call (queue_messages). flush_outbox sends the requests first:
+  // a peer that reads one frame from a quiet socket then finds the message it waits for, not the ACK.
   struct Outgoing {
     SockAddr to;
     std::vector<uint8_t> frame;
+    bool answer = false;  // an ACK or NACK
   };
   std::vector<Outgoing> outbox;
+  bool outbox_answer_first = false;  // a request waits behind an answer
   std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}

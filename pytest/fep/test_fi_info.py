@@ -62,6 +62,11 @@ class TestFiInfo:
         assert res.returncode != 0
         assert "SOFTUET_JOB_ID='16777216'" in res.stderr
 
+    def test_bad_udp_gso_gives_no_info(self, fi_info):
+        res = fi_info("-p", "softuet", env_extra={"SOFTUET_UDP_GSO": "yes", "FI_LOG_LEVEL": "warn"})
+        assert res.returncode != 0
+        assert "SOFTUET_UDP_GSO='yes': expected 0 or 1" in res.stderr
+
 
 class TestService:
     """fi_getinfo's service (spec 2.2.5.2.2): an RI number or a name of the UET_PROVIDER_SERVICE_PATH file."""
