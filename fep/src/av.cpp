@@ -76,7 +76,10 @@ int av_lookup_op(fid_av* f, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
   Av* av = obj<Av>(f);
   if (!addrlen) return -FI_EINVAL;
   softuet_addr a;
-  if (!av_lookup(av, fi_addr, &a)) return -FI_EINVAL;
+  {
+    std::lock_guard lock(av->domain->mu);
+    if (!av_lookup(av, fi_addr, &a)) return -FI_EINVAL;
+  }
   const size_t given = *addrlen;
   *addrlen = sizeof a;
   if (addr) std::memcpy(addr, &a, std::min(given, sizeof a));
@@ -133,7 +136,6 @@ std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle) {
 
 bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out) {
   if (!ep->av || !av_lookup(ep->av, a, &out->addr)) return false;
-  std::lock_guard lock(ep->domain->mu);
   const auto& jobs = ep->av->entry_jobs;
   out->job_id = a < jobs.size() && jobs[a] ? *jobs[a] : ep->job_id;
   return true;
@@ -148,7 +150,6 @@ bool ep_accepts_job(Ep* ep, uint32_t job_id) {
 }
 
 bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
-  std::lock_guard lock(av->domain->mu);
   if (a >= av->entries.size() || !av->entries[a]) return false;
   *out = *av->entries[a];
   return true;
@@ -158,13 +159,18 @@ bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out) {
 // the sender's address).
 fi_addr_t av_reverse(Av* av, const UdpPeer& peer, uint32_t initiator, bool any_port) {
   if (!av) return FI_ADDR_NOTAVAIL;
+  Av::Reverse& last = av->last_reverse;
+  if (last.generation == av->generation && last.initiator == initiator && last.any_port == any_port &&
+      last.peer == peer)
+    return last.found;
   fi_addr_t found = FI_ADDR_NOTAVAIL;
-  auto [first, last] = av->by_initiator.equal_range(initiator);
-  for (auto it = first; it != last; ++it) {
+  auto [first, end] = av->by_initiator.equal_range(initiator);
+  for (auto it = first; it != end; ++it) {
     if (it->second >= found) continue;
     const softuet_addr& e = *av->entries[it->second];
     if (any_port ? addr_ip(e) == peer.ip : addr_peer(e) == peer) found = it->second;
   }
+  last = {av->generation, peer, initiator, any_port, found};
   return found;
 }
 

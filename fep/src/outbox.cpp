@@ -41,6 +41,14 @@ struct OutboxCall {
 
 void OutboxCallDeleter::operator()(OutboxCall* c) const { delete c; }
 
+void outbox_open(Domain* d) { d->tx.reset(new OutboxCall); }
+
+void queue_frame(Domain* d, const SockAddr& to, std::vector<uint8_t>&& frame, bool answer) {
+  if (!answer && !d->outbox.empty() && d->outbox.back().answer) d->outbox_answer_first = true;
+  d->outbox.push_back({to, std::move(frame), answer});
+  d->outbox_waiting.store(true, std::memory_order_relaxed);
+}
+
 namespace {
 
 // How many frames from `first` go in one message: a run of frames to one destination, all of the first one's
@@ -100,7 +108,6 @@ void flush_outbox(Domain* d) {
     std::stable_partition(d->outbox.begin(), d->outbox.end(), [](const Domain::Outgoing& o) { return !o.answer; });
     d->outbox_answer_first = false;
   }
-  if (!d->tx) d->tx.reset(new OutboxCall);
   OutboxCall& c = *d->tx;
   size_t done = 0;
   while (done < d->outbox.size()) {

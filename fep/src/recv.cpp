@@ -38,8 +38,8 @@ void complete_recv(Ep* ep, const PostedRecv& r, const InRequest& m) {
 
 void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied, size_t total, int err,
                  uint64_t prov_errno) {
-  const uint64_t flags =
-      FI_RECV | (is_tagged(m) ? FI_TAGGED : FI_MSG) | (m.header_data ? FI_REMOTE_CQ_DATA : 0);
+  const bool tagged = is_tagged(m);
+  const uint64_t flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (m.header_data ? FI_REMOTE_CQ_DATA : 0);
   void* buf = r.iov.empty() ? nullptr : r.iov[0].iov_base;
   if (err || copied < total) {
     cntr_failure(ep->cntr_recv);
@@ -50,7 +50,7 @@ void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied,
     e.len = copied;
     e.buf = buf;
     e.data = m.header_data.value_or(0);
-    e.tag = is_tagged(m) ? m.match_bits : 0;
+    e.tag = tagged ? m.match_bits : 0;
     e.olen = total > copied ? total - copied : 0;
     e.err = err ? err : FI_ETRUNC;
     e.prov_errno = err ? static_cast<int>(prov_errno) : -FI_ETRUNC;
@@ -65,7 +65,7 @@ void finish_recv(Ep* ep, const PostedRecv& r, const InRequest& m, size_t copied,
   c.len = copied;
   c.buf = buf;
   c.data = m.header_data.value_or(0);
-  c.tag = is_tagged(m) ? m.match_bits : 0;
+  c.tag = tagged ? m.match_bits : 0;
   c.src = av_reverse(ep->av, m.src, m.initiator, ep->type == FI_EP_DGRAM);  // datagrams: entropy port
   cq_push(ep->rx_cq, c);
 }

@@ -68,11 +68,6 @@ pds::TimePoint::duration rto(unsigned tries) {
   return std::min<pds::TimePoint::duration>(t, kRudiMaxRto);
 }
 
-void queue(Domain* d, const UdpPeer& to, const std::vector<uint8_t>& frame) {
-  d->outbox.push_back({sockaddr_of(to), frame});
-  d->outbox_waiting.store(true, std::memory_order_relaxed);
-}
-
 // One packet of operation `op_id` is answered (or gave up): the operation completes with its last packet.
 void packet_answered(Domain* d, uint64_t op_id, int err, uint64_t prov_errno) {
   auto it = d->ops.find(op_id);
@@ -107,13 +102,13 @@ void send_response(Domain* d, const UdpPeer& to, uint32_t pkt_id, uint16_t messa
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_read_request_message_id, message_id);
       v.set(Field::uet_ses_rsp_message_offset, 0);
-      queue(d, to, encoder<kRudiRspDataPath>().encode(v, rsp.data));
+      queue_frame(d, sockaddr_of(to), encoder<kRudiRspDataPath>().encode(v, rsp.data), true);
     } else {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE);
       v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_ri_generation, 0);
-      queue(d, to, encoder<kRudiRspPath>().encode(v));
+      queue_frame(d, sockaddr_of(to), encoder<kRudiRspPath>().encode(v), true);
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a RUDI response failed: %s\n", e.what());
@@ -190,7 +185,7 @@ ssize_t rudi_submit(Ep* ep, const Dest& dest, std::vector<SentPacket>&& packets,
     for (const auto& [message_id, offset] : result_offsets)
       if (message_id == sp.message_id) rp.result_offset = offset;
     rp.deadline = now + rto(0);
-    queue(d, peer, rp.frame);
+    queue_frame(d, sockaddr_of(peer), std::vector<uint8_t>(rp.frame));  // the original stays for retransmission
   }
   flush_outbox(d);
   return 0;
@@ -245,7 +240,7 @@ void rudi_timers(Domain* d, pds::TimePoint now) {
     }
     encoder<kRudiPdsPath>().rewrite(rp.frame, Field::uet_pds_flags_retx, 1);
     rp.deadline = now + rto(rp.tries);
-    queue(d, rp.peer, rp.frame);
+    queue_frame(d, sockaddr_of(rp.peer), std::vector<uint8_t>(rp.frame));
     ++it;
   }
 }

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "domain_mutex.hpp"
 #include "faults.hpp"
 #include "pdc.hpp"
 #include "softuet/fi_addr_uet.h"
@@ -224,6 +225,14 @@ struct Av {
   std::unordered_multimap<uint32_t, fi_addr_t> by_initiator;
   // Moves on every insert and remove: a sender that resolved an fi_addr_t may keep the result while it holds.
   uint64_t generation = 0;
+  // The last sender av_reverse named: a stream of messages from one peer costs a compare, not a lookup.
+  struct Reverse {
+    uint64_t generation = UINT64_MAX;
+    UdpPeer peer;
+    uint32_t initiator = 0;
+    bool any_port = false;
+    fi_addr_t found = FI_ADDR_NOTAVAIL;
+  } last_reverse;
 };
 // Auth key handles are fi_addr_t values apart from the table indices of addresses.
 inline constexpr fi_addr_t kAuthKeyHandle = fi_addr_t{1} << 48;
@@ -524,7 +533,7 @@ struct Domain {
   std::unique_ptr<OutboxCall, OutboxCallDeleter> tx;  // used under mu
   size_t gso_max_segment = SIZE_MAX;  // larger frames leave one by one: the kernel refused a run of them
   std::map<UdpPeer, int> entropy_socks;  // the datagram sockets of each destination FEP (entropy.cpp)
-  std::recursive_mutex mu;  // the one lock that makes the provider FI_THREAD_SAFE (DESIGN.md)
+  DomainMutex mu;  // the one lock that makes the provider FI_THREAD_SAFE; never taken twice (domain_mutex.hpp)
   Eq* eq = nullptr;
   std::vector<Ep*> eps;
   uint16_t next_ri = 1;  // RI 0 is reserved for a provider-to-provider channel (digest C.2)
@@ -616,9 +625,10 @@ ssize_t recv_any(fid_ep* ep, const iovec* iov, size_t count, fi_addr_t src, void
 
 void cq_push(Cq* cq, const Completion& c);
 void cq_push_error(Cq* cq, const fi_cq_err_entry& e);
+// The address of AV entry `a`; false when there is none. Caller holds the domain lock.
 bool av_lookup(Av* av, fi_addr_t a, softuet_addr* out);
 // The destination of a transmit to `a`, with the JobID to send with: the auth key the address was
-// inserted with (AV method), else the endpoint's. False when `a` names no address.
+// inserted with (AV method), else the endpoint's. False when `a` names no address. Caller holds the lock.
 bool resolve_dest(Ep* ep, fi_addr_t a, Dest* out);
 // The JobID of an auth key handle of `av`.
 std::optional<uint32_t> av_auth_key_job(Av* av, fi_addr_t handle);
@@ -645,6 +655,11 @@ void transport_start_fep_thread(Domain* d);
 size_t progress(Domain* d);
 // progress, but leaves the frames it made for the next call (for CQ reads that return completions).
 size_t progress_deferring_output(Domain* d);
+// The outbox (outbox.cpp). Its call buffers are made once, when the domain's socket opens.
+void outbox_open(Domain* d);
+// A frame waits in the outbox for flush_outbox. An answer (ACK, NACK, response) leaves after the requests
+// queued with it.
+void queue_frame(Domain* d, const SockAddr& to, std::vector<uint8_t>&& frame, bool answer = false);
 // Send the frames waiting in the outbox.
 void flush_outbox(Domain* d);
 // How long a blocking wait may sleep before a retransmission is due: `cap_ms`, or less. Caller holds d->mu.

@@ -230,13 +230,6 @@ void atomic_fields(FieldValues& v, const AtomicExt& a) {
   }
 }
 
-// Frames wait in d->outbox for flush_outbox.
-void queue_frame(Domain* d, const SockAddr& to, std::vector<uint8_t>&& frame, bool answer = false) {
-  if (!answer && !d->outbox.empty() && d->outbox.back().answer) d->outbox_answer_first = true;
-  d->outbox.push_back({to, std::move(frame), answer});
-  d->outbox_waiting.store(true, std::memory_order_relaxed);
-}
-
 Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
@@ -852,6 +845,7 @@ void RecvBatchDeleter::operator()(RecvBatch* b) const { delete b; }
 
 int transport_open(Domain* d) {
   d->rx.reset(new RecvBatch);
+  outbox_open(d);
   d->sock = socket(d->ip.ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (d->sock < 0) return -FI_ENOMEM;
   // Bursts of RDM segments arrive faster than manual progress drains them; a larger buffer keeps the
