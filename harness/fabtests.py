@@ -58,9 +58,10 @@ def wait_listening(pair, side: str, port: int, server: subprocess.Popen, timeout
 
 
 def run_pair(pair, argv: list[str], *, env: dict | None = None, server_side: str = "b", timeout: float = 120.0,
-             ipv6: bool = False, ready_timeout: float = 20.0) -> FabtestRun:
+             ipv6: bool = False, ready_timeout: float = 20.0, server_wrapper: list[str] | None = None) -> FabtestRun:
     """Run `argv` (program and options, e.g. ["fi_rdm", "-p", "tcp;ofi_rxm"]) as server on `server_side`
-    and as client, with the server's address, on the other side."""
+    and as client, with the server's address, on the other side. `server_wrapper` goes before the server's
+    command line (a tracer, say: ["perf", "record", ..., "--"])."""
     program = os.path.basename(argv[0])
     pingpong = program == "fi_pingpong"
     port = PINGPONG_CONTROL_PORT if pingpong else OOB_PORT
@@ -72,8 +73,8 @@ def run_pair(pair, argv: list[str], *, env: dict | None = None, server_side: str
     client_argv = common + [server_ip]
     full_env = {**os.environ, **(env or {})}
     start = time.monotonic()
-    server = pair.popen(server_side, server_argv, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                        text=True)
+    server = pair.popen(server_side, list(server_wrapper or []) + server_argv, env=full_env, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True)
     try:
         wait_listening(pair, server_side, port, server, ready_timeout)
         try:
