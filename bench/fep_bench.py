@@ -51,8 +51,8 @@ def measure(pair, argvs: dict[str, list[str]], env: dict, repeat: int, label: st
             if prov in errors:
                 continue
             print(f"fep_bench: {label} {prov} (run {i + 1} of {repeat})", flush=True)
-            run = run_pair(pair, argv, env=env, timeout=120)
             try:
+                run = run_pair(pair, argv, env=env, timeout=120)
                 if not run.ok:
                     raise FabtestError(run.describe())
                 runs[prov].append(parse_perf(run.client_output))
@@ -91,12 +91,12 @@ def main() -> int:
     with NamespacePair(mtu=args.mtu) as pair:
         for ep in eps:
             row = results["endpoints"][ep] = {"baseline": BASELINE[ep], "figures": {}, "ratios": {}}
+            measured: dict[tuple[str, ...], dict] = {}  # by program line: DGRAM's pingpong serves two measures
             for what, argv in programs(ep, args.iterations).items():
-                argvs = {prov: argv[:1] + ["-p", prov] + argv[1:] for prov in (BASELINE[ep], args.provider)}
-                # The same program for two measures (DGRAM's pingpong) runs once: both read its figures.
-                same = next((w for w, a in programs(ep, args.iterations).items() if a == argv and w in row["figures"]), None)
-                figures = row["figures"][same] if same else measure(pair, argvs, env, args.repeat, f"{ep} {what}")
-                row["figures"][what] = figures
+                if tuple(argv) not in measured:
+                    argvs = {prov: argv[:1] + ["-p", prov] + argv[1:] for prov in (BASELINE[ep], args.provider)}
+                    measured[tuple(argv)] = measure(pair, argvs, env, args.repeat, f"{ep} {what}")
+                figures = row["figures"][what] = measured[tuple(argv)]
                 base, ours = figures[BASELINE[ep]], figures[args.provider]
                 if "error" in base or "error" in ours:
                     continue
