@@ -949,11 +949,13 @@ size_t drain(Domain* d) {
     // Quiet socket (the last look found nothing): one recvmsg. When a frame is there, it goes to the
     // application without the failing second read recvmmsg would make (about 0.2 us of each one-way trip
     // of a pingpong); the next look reads in batches, in case a burst has begun.
+    msghdr& h = b.msgs[0].msg_hdr;
     ssize_t got;
     do {
-      got = recvmsg(d->sock, &b.msgs[0].msg_hdr, MSG_DONTWAIT);
+      got = recvfrom(d->sock, b.iov[0].iov_base, kRecvSlot, MSG_DONTWAIT | MSG_TRUNC, &b.from[0].u.sa, &h.msg_namelen);
     } while (got < 0 && errno == EINTR);
     if (got >= 0) {
+      h.msg_flags = static_cast<size_t>(got) > kRecvSlot ? MSG_TRUNC : 0;
       b.msgs[0].msg_len = static_cast<unsigned>(got);
       handle_batch(d, b, 1);
       frames = 1;
@@ -1244,6 +1246,10 @@ void transport_close_ep(Ep* ep) {
     it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
 }
 
+// The largest datagram (header and payload) transport_send copies into one buffer: copying 2 KiB costs
+// less than the sendmsg arguments it saves.
+constexpr size_t kFlatSendLimit = 2048;
+
 ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
@@ -1294,20 +1300,32 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
     kept.bytes.clear();
     return -FI_EIO;
   }
-  // The payload goes from the caller's buffers straight to the socket.
+  // A small datagram is copied behind its header and leaves by sendto, which skips the import of a message
+  // header and an iovec list that sendmsg makes (about 0.12 us of each send here); a larger payload goes
+  // from the caller's buffers straight to the socket.
+  const int sock = fd < 0 ? d->sock : fd;
+  sockaddr* const name = fd < 0 ? &to.u.sa : nullptr;
+  const socklen_t namelen = fd < 0 ? to.len : 0;
+  alignas(8) uint8_t flat[kFlatSendLimit];
+  const size_t flat_len = header.size() + len;
+  const bool copy = flat_len <= sizeof flat;
   iovec parts[kIovLimit + 1];
-  parts[0] = {header.data(), header.size()};
-  for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
   msghdr m{};
-  if (fd < 0) {
-    m.msg_name = &to.u;
-    m.msg_namelen = to.len;
+  if (copy) {
+    memcpy(flat, header.data(), header.size());
+    uint8_t* at = flat + header.size();
+    for (size_t i = 0; i < count; ++i) at = static_cast<uint8_t*>(mempcpy(at, iov[i].iov_base, iov[i].iov_len));
+  } else {
+    parts[0] = {header.data(), header.size()};
+    for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
+    m.msg_name = name;
+    m.msg_namelen = namelen;
+    m.msg_iov = parts;
+    m.msg_iovlen = count + 1;
   }
-  m.msg_iov = parts;
-  m.msg_iovlen = count + 1;
   ssize_t ret = 0;
   bool refused = false;
-  while (sendmsg(fd < 0 ? d->sock : fd, &m, 0) < 0) {
+  while ((copy ? sendto(sock, flat, flat_len, 0, name, namelen) : sendmsg(sock, &m, 0)) < 0) {
     if (errno == EINTR) continue;
     // A connected socket reports an earlier datagram's ICMP port-unreachable on the next send, which did
     // not go: that datagram was lost, as datagrams may be; this one is sent again, once.
