@@ -1,6 +1,6 @@
 // fi_msg on RDM and DGRAM endpoints (§2.2.5.4.1), and the send/receive checks fi_tagged shares. RDM sends
-// become UET_SEND / UET_TAGGED_SEND requests (digest F.3); DGRAM sends UUD datagrams. Every call runs the
-// domain's progress (manual progress).
+// become UET_SEND / UET_TAGGED_SEND requests (digest F.3); DGRAM sends UUD datagrams. Progress is manual:
+// the CQ reads and the FEP thread run it, not the data calls (see send_any).
 #include <cstring>
 
 #include "softuet.hpp"
