@@ -1316,7 +1316,8 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
   if (copy) {
     memcpy(flat, header.data(), header.size());
     uint8_t* at = flat + header.size();
-    for (size_t i = 0; i < count; ++i) at = static_cast<uint8_t*>(mempcpy(at, iov[i].iov_base, iov[i].iov_len));
+    for (size_t i = 0; i < count; ++i)
+      if (iov[i].iov_len) at = static_cast<uint8_t*>(mempcpy(at, iov[i].iov_base, iov[i].iov_len));  // base may be NULL
   } else {
     parts[0] = {header.data(), header.size()};
     for (size_t i = 0; i < count; ++i) parts[i + 1] = iov[i];
@@ -1336,7 +1337,7 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
       continue;
     }
     ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN : errno == ECONNREFUSED ? 0 : -FI_EIO;
-    if (ret == -FI_EIO) FI_WARN(&g_prov, FI_LOG_EP_DATA, "sendmsg: %s\n", strerror(errno));
+    if (ret == -FI_EIO) FI_WARN(&g_prov, FI_LOG_EP_DATA, "%s: %s\n", copy ? "sendto" : "sendmsg", strerror(errno));
     break;
   }
   flush_outbox(d);  // after our datagram, the ACKs an earlier call left
