@@ -16,10 +16,10 @@ softuet). Results go to out/bench/fep.json.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pathlib
-import statistics
 import sys
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO))
 
 from containers import NamespacePair  # noqa: E402
 from harness.fabtests import FabtestError, run_pair  # noqa: E402
+from turns import take_turns  # noqa: E402  (bench/, this script's folder)
 
 BASELINE = {"dgram": "udp", "rdm": "tcp;ofi_rxm"}
 def parse_perf(output: str) -> dict:
@@ -41,25 +42,19 @@ def parse_perf(output: str) -> dict:
     raise ValueError("no performance line in fabtests output:\n" + output[-1500:])
 
 
+def run_once(pair, argv: list[str], env: dict) -> dict:
+    """The figures of one run of a fabtests program."""
+    run = run_pair(pair, argv, env=env, timeout=120)
+    if not run.ok:
+        raise FabtestError(run.describe())
+    return parse_perf(run.client_output)
+
+
 def measure(pair, argvs: dict[str, list[str]], env: dict, repeat: int, label: str) -> dict:
-    """Median figures of each provider's program. The providers take turns, run by run (A B A B ...), so a
-    slow spell of the machine falls on both rather than on whichever happened to run then."""
-    runs: dict[str, list[dict]] = {prov: [] for prov in argvs}
-    errors: dict[str, str] = {}
-    for i in range(repeat):
-        for prov, argv in argvs.items():
-            if prov in errors:
-                continue
-            print(f"fep_bench: {label} {prov} (run {i + 1} of {repeat})", flush=True)
-            try:
-                run = run_pair(pair, argv, env=env, timeout=120)
-                if not run.ok:
-                    raise FabtestError(run.describe())
-                runs[prov].append(parse_perf(run.client_output))
-            except (FabtestError, ValueError) as err:
-                errors[prov] = str(err).splitlines()[0]
-    return {prov: {"error": errors[prov]} if prov in errors else
-            {key: statistics.median(r[key] for r in runs[prov]) for key in runs[prov][0]} for prov in argvs}
+    """Median figures of each provider's program, the providers taking turns (bench/turns.py); a provider
+    whose program fails gets {"error": ...} and the other goes on."""
+    runners = {prov: functools.partial(run_once, pair, argv, env) for prov, argv in argvs.items()}
+    return take_turns(runners, repeat, f"fep_bench: {label}", (FabtestError, ValueError), stop_on_error=False)
 
 
 def programs(ep: str, iterations: int) -> dict[str, list[str]]:

@@ -16,6 +16,7 @@ not the figures with fep_bench's. Medians over --iterations cycles (the first 1,
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -31,6 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from containers import NamespacePair  # noqa: E402
 from harness.fabtests import FabtestError, run_pair  # noqa: E402
+from turns import take_turns  # noqa: E402  (bench/, this script's folder)
 
 BASELINE = "udp"
 # x86-64 system call numbers: the receives and sends a datagram provider makes.
@@ -101,18 +103,16 @@ def main() -> int:
         print("fep_critical_path: 'perf' was not found: install the Debian package linux-perf", file=sys.stderr)
         return 3
     env = {"FI_PROVIDER_PATH": args.provider_path}
-    providers = (BASELINE, args.provider)
-    runs: dict[str, list[dict]] = {p: [] for p in providers}
     with NamespacePair(mtu=9000) as pair, tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.repeat):
-            for prov in providers:
-                print(f"fep_critical_path: {prov} (run {i + 1} of {args.repeat})", flush=True)
-                try:
-                    runs[prov].append(measure_once(pair, prov, env, args.iterations, pathlib.Path(tmp)))
-                except (FabtestError, subprocess.TimeoutExpired) as err:
-                    print(f"fep_critical_path: {str(err).splitlines()[0]}", file=sys.stderr)
-                    return 1
-    figures = {p: {k: statistics.median(r[k] for r in runs[p]) for k in runs[p][0]} for p in providers}
+        runners = {prov: functools.partial(measure_once, pair, prov, env, args.iterations, pathlib.Path(tmp))
+                   for prov in (BASELINE, args.provider)}
+        try:
+            # The figures are differences between the providers: one that fails stops the benchmark.
+            figures = take_turns(runners, args.repeat, "fep_critical_path:", (FabtestError, subprocess.TimeoutExpired),
+                                 stop_on_error=True)
+        except (FabtestError, subprocess.TimeoutExpired) as err:
+            print(f"fep_critical_path: {str(err).splitlines()[0]}", file=sys.stderr)
+            return 1
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "fep_critical_path.json").write_text(json.dumps(
         {"iterations": args.iterations, "repeat": args.repeat, "usec": figures}, indent=2) + "\n")
