@@ -1,148 +1,228 @@
-"""Run the conformance-case binaries against one provider, described by its manifest, and turn their
-JUnit XML into verdicts: pass, fail, not applicable (with the reason), warning (a SHOULD not met), error
-(the binary broke).
+"""Run the conformance-case binaries for one cell: an initiator manifest and a target manifest, each
+resolved for its own side (harness/manifest.py), in a namespace pair (both manifests say peer_netns and
+we are root) or on the host. A cell of one manifest against itself is a provider's certification run.
 
-    /usr/bin/python3 -m harness.run_cases cases/manifests/softuet.yaml [--build build] [--out out/cases]
-                                          [--peer same-host|netns]
+    /usr/bin/python3 -m harness.run_cases --initiator FILE[#VARIANT] [--target FILE[#VARIANT]] [--out DIR]
 
-Two-process cases start their target side as a second process. With a manifest that says
-`peer_netns: true`, run as root and `--peer` not `same-host`, the binaries run in side a of a namespace
-pair (containers.NamespacePair) and their peers in side b (UET_CASES_PEER_NETNS); otherwise both
-sides share the host. Manifest values may use {build}, {repo}, {port} and {peer_port}: the ports are
-UET_CASES_PORT (default 4793) and UET_CASES_PEER_PORT (default port + 1).
+Single-process binaries (discovery, av, ep, completion, mr) exercise one provider: they run in a cell
+of a manifest against itself only. A binary that crashes or passes a case's deadline makes the case it
+was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dataclasses
-import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
+import threading
+import time
 
-import yaml
+from harness import manifest as manifest_mod
+from harness.results import Result, counts, read_case_lines, result_of_line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr")
+CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
+INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
 
 @dataclasses.dataclass
-class Verdict:
-    case: str
-    verdict: str            # pass, fail, not_applicable, warning, error
-    requirements: list[str]
-    detail: str
+class Cell:
+    initiator: manifest_mod.Manifest
+    target: manifest_mod.Manifest
+    areas: list[str]
+
+    @property
+    def id(self) -> str:
+        return self.initiator.name if self.solo else f"{self.initiator.name}__{self.target.name}"
+
+    @property
+    def solo(self) -> bool:
+        return self.initiator.ref == self.target.ref
 
 
-def verdicts_from_junit(path: pathlib.Path) -> list[Verdict]:
-    out = []
-    for tc in ET.parse(path).getroot().iter("testcase"):
-        name = f"{tc.get('classname')}.{tc.get('name')}"
-        props = {p.get("name"): p.get("value") for p in tc.iter("property")}
-        reqs = [r for r in props.get("requirements", "").split(",") if r]
-        failure = tc.find("failure")
-        skipped = tc.find("skipped")
-        if failure is not None:
-            out.append(Verdict(name, "fail", reqs, (failure.get("message") or "").strip()[:500]))
-        elif skipped is not None:
-            reason = (skipped.get("message") or skipped.text or "").strip()
-            # gtest prefixes the file:line; our skips all start with "not applicable:".
-            reason = reason[reason.find("not applicable:"):] if "not applicable:" in reason else reason
-            out.append(Verdict(name, "not_applicable", reqs, reason))
-        elif "warning" in props:
-            out.append(Verdict(name, "warning", reqs, props["warning"]))
-        else:
-            out.append(Verdict(name, "pass", reqs, ""))
+def case_binaries(build: pathlib.Path) -> dict[str, pathlib.Path]:
+    """{area: binary} of the built case binaries."""
+    out = {}
+    for p in sorted((build / "cases").glob("uet-cases-*")):
+        if os.access(p, os.X_OK) and p.is_file():
+            out[p.name.removeprefix("uet-cases-")] = p
     return out
 
 
-def case_binaries(build: pathlib.Path) -> list[pathlib.Path]:
-    return sorted(p for p in (build / "cases").glob("uet-cases-*") if os.access(p, os.X_OK))
-
-
-def ports() -> dict[str, str]:
-    port = int(os.environ.get("UET_CASES_PORT", "4793"))
-    return {"port": str(port), "peer_port": os.environ.get("UET_CASES_PEER_PORT", str(port + 1))}
-
-
-def case_environment(manifest: dict, manifest_path: pathlib.Path, build: pathlib.Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for key, value in (manifest.get("environment") or {}).items():
-        env[key] = str(value).format(build=build, repo=REPO, **ports())
-    env["UET_CASES_MANIFEST"] = str(manifest_path.resolve())
-    env["UET_BUILD"] = str(build.resolve())
-    env.update({"UET_CASES_PORT": ports()["port"], "UET_CASES_PEER_PORT": ports()["peer_port"]})
-    env["FI_PROVIDER"] = manifest["provider"]
-    return env
+def areas_for(cell_solo: bool, build: pathlib.Path) -> list[str]:
+    return [a for a in case_binaries(build) if cell_solo or a not in SINGLE_PROCESS_AREAS]
 
 
 @contextlib.contextmanager
-def placement(manifest: dict, peer: str | None):
-    """Yields subprocess.run for the case binaries' side, and the environment that places their peers."""
-    want_netns = peer == "netns" or (peer is None and manifest.get("peer_netns") and os.geteuid() == 0)
-    if not want_netns:
-        yield subprocess.run, {}
+def placement(cell: Cell, use_namespaces: bool | None):
+    """Yields (popen for the initiator's side, environment that places the target)."""
+    want = use_namespaces if use_namespaces is not None else (
+        os.geteuid() == 0 and cell.initiator.namespaces and cell.target.namespaces)
+    if not want:
+        yield (lambda argv, **kw: subprocess.Popen(argv, **kw)), {}, "same-host"
         return
     from containers.netns import NamespacePair
     with NamespacePair() as pair:
-        yield (lambda argv, **kwargs: pair.run("a", argv, **kwargs)), {"UET_CASES_PEER_NETNS": pair.b.netns}
+        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns}, "namespaces"
 
 
-def run(manifest_path: pathlib.Path, build: pathlib.Path, out: pathlib.Path, timeout: int = 600,
-        peer: str | None = None, extra_env: dict[str, str] | None = None) -> list[Verdict]:
-    """Runs every case binary against the manifest's provider; `extra_env` goes over the manifest's
-    environment, for both sides (the mutation run turns a fault knob on with it)."""
-    manifest = yaml.safe_load(manifest_path.read_text())
-    env = case_environment(manifest, manifest_path, build)
-    env.update(extra_env or {})
-    out.mkdir(parents=True, exist_ok=True)
-    verdicts = []
-    with placement(manifest, peer) as (run_side, placement_env):
-        env.update(placement_env)
-        for binary in case_binaries(build):
-            verdicts += run_binary(binary, run_side, env, out / f"{binary.name}.{manifest_path.stem}.xml", timeout)
-    return verdicts
+def side_environment(base: dict, resolved_initiator: dict) -> dict:
+    env = dict(base)
+    for key, value in resolved_initiator["environment"].items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env["FI_PROVIDER"] = resolved_initiator["provider"]
+    return env
 
 
-def run_binary(binary: pathlib.Path, run_side, env: dict, xml: pathlib.Path, timeout: int) -> list[Verdict]:
-    xml.unlink(missing_ok=True)
+class CellRun:
+    """Runs the binaries of one cell; `on_result` is called for every case as it ends."""
+
+    def __init__(self, cell: Cell, build: pathlib.Path, out: pathlib.Path, *, seed: int = 0,
+                 case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
+                 stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
+                 extra_env: dict | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)):
+        self.cell, self.build, self.out, self.seed = cell, build, out, seed
+        self.case_filter, self.use_namespaces = case_filter, use_namespaces
+        self.on_result = on_result or (lambda r: None)
+        self.stop = stop or threading.Event()
+        self.case_deadline, self.extra_env, self.ports = case_deadline, extra_env or {}, ports
+        self.results: list[Result] = []
+        self.placement = None
+
+    def run(self) -> list[Result]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        init_json = self.out / "initiator.manifest.json"
+        target_json = self.out / "target.manifest.json"
+        resolved = self.cell.initiator.resolve(build=self.build, port=self.ports[0])
+        manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0])
+        manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1])
+        env = side_environment(os.environ, resolved)
+        env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
+                    "UET_BUILD": str(self.build.resolve())})
+        env.update(self.extra_env)
+        binaries = case_binaries(self.build)
+        with placement(self.cell, self.use_namespaces) as (popen, placement_env, where):
+            self.placement = where
+            env.update(placement_env)
+            for area in self.cell.areas:
+                if self.stop.is_set():
+                    break
+                self._run_binary(area, binaries[area], popen, env)
+        return self.results
+
+    def _emit(self, result: Result) -> None:
+        self.results.append(result)
+        self.on_result(result)
+
+    def _run_binary(self, area: str, binary: pathlib.Path, popen, env: dict) -> None:
+        lines = self.out / f"{area}.jsonl"
+        log = self.out / f"{area}.log"
+        lines.unlink(missing_ok=True)
+        log.unlink(missing_ok=True)
+        excluded: list[str] = []
+        seen = 0
+        while not self.stop.is_set():
+            negative = ":".join(excluded + [r.case for r in self.results if r.area == area])
+            gfilter = self.case_filter
+            if negative:
+                gfilter += (":" if "-" in gfilter else "-") + negative
+            argv = [str(binary), f"--gtest_filter={gfilter}", f"--gtest_random_seed={self.seed or 1}"]
+            with open(log, "a") as logf:
+                logf.write(f"$ {' '.join(argv)}\n")
+                logf.flush()
+                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines)), stdout=logf,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+                why = self._watch(proc, lines)
+            run = read_case_lines(lines)
+            for event in run.ended[seen:]:
+                self._emit(result_of_line(event, cell=self.cell.id, area=area, binary=binary.name))
+            seen = len(run.ended)
+            if run.running is None:
+                if proc.returncode not in (0, 1) and why != "stopped":
+                    self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
+                                      reason=f"{binary.name} exited {describe_status(proc.returncode)} outside any case",
+                                      message=tail(log)))
+                return
+            verdict, reason = ("timeout", f"no end within the case deadline of {self.case_deadline:.0f} s") \
+                if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
+            if why == "stopped":
+                verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
+            self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
+            excluded.append(run.running)
+            if why == "stopped":
+                return
+
+    def _watch(self, proc, lines: pathlib.Path) -> str:
+        """Waits for the binary; kills its process group at a case's deadline or a stop. Why it ended."""
+        started_case, last_size = time.monotonic(), -1
+        while True:
+            try:
+                proc.wait(timeout=0.2)
+                return "exited"
+            except subprocess.TimeoutExpired:
+                pass
+            size = lines.stat().st_size if lines.exists() else 0
+            if size != last_size:  # a case started or ended: its deadline starts again
+                started_case, last_size = time.monotonic(), size
+            reason = "stopped" if self.stop.is_set() else (
+                "deadline" if time.monotonic() - started_case > self.case_deadline else None)
+            if reason:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return reason
+
+
+def describe_status(rc: int | None) -> str:
+    if rc is None:
+        return "(still running)"
+    if rc < 0:
+        return f"of signal {signal.Signals(-rc).name}"
+    return f"with status {rc}"
+
+
+def tail(path: pathlib.Path, n: int = 1500) -> str:
     try:
-        proc = run_side([str(binary), f"--gtest_output=xml:{xml}"], env=env, capture_output=True, text=True,
-                        timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return [Verdict(binary.name, "error", [], f"timed out after {timeout}s")]
-    if not xml.exists():
-        return [Verdict(binary.name, "error", [], f"exit {proc.returncode}: {proc.stderr.strip()[-500:]}")]
-    return verdicts_from_junit(xml)
+        return path.read_text(errors="replace")[-n:]
+    except OSError:
+        return ""
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m harness.run_cases", description=__doc__.splitlines()[0])
-    parser.add_argument("manifest", type=pathlib.Path)
+    parser.add_argument("--initiator", required=True, metavar="FILE[#VARIANT]")
+    parser.add_argument("--target", metavar="FILE[#VARIANT]", help="default: the initiator's manifest")
     parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "cases")
-    parser.add_argument("--peer", choices=["same-host", "netns"], default=None,
-                        help="where two-process cases put their peer (default: the manifest's peer_netns, when root)")
+    parser.add_argument("--filter", default="*", help="a gtest filter of cases")
     args = parser.parse_args(argv)
-    if not args.manifest.exists():
-        parser.error(f"no manifest {args.manifest}")
+    try:
+        init = manifest_mod.load(args.initiator)
+        target = manifest_mod.load(args.target) if args.target else init
+    except manifest_mod.ManifestError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     if not case_binaries(args.build):
         print(f"run_cases: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
-    verdicts = run(args.manifest, args.build, args.out, peer=args.peer)
-    counts: dict[str, int] = {}
-    for v in verdicts:
-        counts[v.verdict] = counts.get(v.verdict, 0) + 1
-        line = f"{v.verdict:<15}{v.case}"
-        if v.detail:
-            line += f"  — {v.detail.splitlines()[0]}"
-        print(line)
-    (args.out / f"verdicts.{args.manifest.stem}.json").write_text(
-        json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2) + "\n")
-    print(f"{args.manifest.stem}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    return 1 if counts.get("fail") or counts.get("error") else 0
+    solo = init.ref == target.ref
+    cell = Cell(init, target, areas_for(solo, args.build))
+
+    def show(r: Result):
+        print(f"{r.verdict:<15}{r.case}" + (f"  -- {(r.reason or r.message or '').splitlines()[0]}" if r.verdict != "pass" and (r.reason or r.message) else ""))
+
+    results = CellRun(cell, args.build, args.out / cell.id, case_filter=args.filter, on_result=show).run()
+    c = counts(results)
+    print(f"{cell.id}: " + ", ".join(f"{n} {k}" for k, n in c.items() if n and k != "total"))
+    return 1 if c["fail"] or c["error"] or c["timeout"] else 0
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "peer.hpp"
+#include "conformance.hpp"
 #include "uet/codec/decoded.hpp"
 
 namespace uet::cases {
@@ -18,6 +18,18 @@ std::optional<uint64_t> WireFrame::get(wire::Field f) const {
   return std::nullopt;
 }
 
+std::string summary(const WireFrame& f) {
+  std::string out;
+  for (const auto& [field, value] : f.fields) {
+    const std::string name = wire::field_name(field);
+    if (name.rfind("uet.", 0) != 0) continue;  // the UET headers; addresses and ports say little here
+    char hex[24];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(value));
+    out += (out.empty() ? "" : " ") + name + "=" + hex;
+  }
+  return out;
+}
+
 bool is_request(const WireFrame& f) { return f.get(wire::Field::uet_ses_opcode).has_value(); }
 
 Capture::~Capture() {
@@ -25,13 +37,17 @@ Capture::~Capture() {
 }
 
 bool Capture::start(Toward toward) {
-  const auto cfg = manifest_map("wire");
-  const char* port_key = toward == Toward::target ? "udp_port" : "initiator_udp_port";
-  if (!cfg.count("interface") || !cfg.count(port_key))
-    return error_ = std::string("the manifest names no wire capture (wire: interface, ") + port_key + ")", false;
-  udp_port_ = static_cast<uint16_t>(std::stoul(cfg.at(port_key)));
+  // Requests toward the target go to the target manifest's UET port; those the target sends, to this
+  // side's. The capture is on this side (the initiator's) in either case.
+  const Manifest& receiver = toward == Toward::target ? target_manifest() : manifest();
+  if (manifest().wire_interface.empty() || !receiver.wire_udp_port)
+    return error_ = "the manifest names no wire capture (wire: interface, udp_port) for " +
+                    std::string(toward == Toward::target ? "the target (" : "the initiator (") + receiver.path + ")",
+           false;
+  udp_port_ = receiver.wire_udp_port;
+  sender_ = toward == Toward::target ? Side::initiator : Side::target;
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_ = pcap_create(cfg.at("interface").c_str(), err);
+  pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
   if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;
   pcap_set_snaplen(pcap_, 65535);
   pcap_set_immediate_mode(pcap_, 1);  // every packet at once, not when a ring block fills
@@ -83,10 +99,22 @@ std::optional<WireFrame> Capture::find(const std::function<bool(const WireFrame&
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     drain();
-    for (; searched_ < seen_.size(); ++searched_)
-      if (want(seen_[searched_])) return seen_[searched_++];
+    for (; searched_ < seen_.size(); ++searched_) {
+      if (want(seen_[searched_])) {
+        // What the case asserts next is about this frame, which its sender put on the wire.
+        observing(sender_, std::string("wire: a frame ") + (sender_ == Side::initiator ? "the initiator" : "the target") + " sent");
+        evidence_frame(sender_, summary(seen_[searched_]));
+        return seen_[searched_++];
+      }
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) return std::nullopt;
+    if (left <= 0) {
+      // No frame of the kind the case wanted: the sender did not send it. The frames it did send are
+      // the evidence.
+      observing(sender_, std::string("wire: no matching frame from ") + (sender_ == Side::initiator ? "the initiator" : "the target"));
+      for (size_t i = seen_.size() > 8 ? seen_.size() - 8 : 0; i < seen_.size(); ++i) evidence_frame(sender_, summary(seen_[i]));
+      return std::nullopt;
+    }
     pollfd pfd{pcap_get_selectable_fd(pcap_), POLLIN, 0};
     ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 50)));
   }

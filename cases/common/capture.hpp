@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "conformance.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 typedef struct pcap pcap_t;
@@ -44,12 +45,15 @@ class Capture {
   pcap_t* pcap_ = nullptr;
   int linktype_ = 0;
   uint16_t udp_port_ = 0;
+  Side sender_ = Side::initiator;  // who sends the frames decoded here
   std::string error_;
   std::vector<WireFrame> seen_;
   size_t searched_ = 0;
   unsigned dropped_ = 0;  // frames the kernel dropped for want of room (pcap_stats), reported as they grow
 };
 
+// One line of a frame's UET fields, values by name (evidence in reports).
+std::string summary(const WireFrame& f);
 // True for a frame carrying an SES request (it has an opcode).
 bool is_request(const WireFrame& f);
 

@@ -1,11 +1,12 @@
 #include "conformance.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 
 namespace uet::cases {
 
@@ -16,40 +17,52 @@ namespace {
   std::exit(3);
 }
 
-Manifest load_manifest() {
-  const char* path = std::getenv("UET_CASES_MANIFEST");
-  if (!path || !*path) bad_manifest("(none)", "set UET_CASES_MANIFEST to the provider's manifest (cases/manifests/*.yaml)");
+Env env_of(const nlohmann::json& j) {
+  Env out;
+  if (j.is_object())
+    for (const auto& [k, v] : j.items()) out[k] = v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>());
+  return out;
+}
+
+// The resolved record of harness/manifest.py; YAML is refused here so placeholders and `extends` have
+// one reader (the Python one).
+Manifest load_manifest(const char* variable) {
+  const char* path = std::getenv(variable);
+  if (!path || !*path)
+    bad_manifest("(none)", std::string("set ") + variable +
+                               " to a resolved manifest (python3 -m harness.manifest resolve FILE -o FILE.json)");
+  const std::string p = path;
+  if (p.size() > 5 && (p.ends_with(".yaml") || p.ends_with(".yml")))
+    bad_manifest(p, "is YAML; the cases read the resolved record: python3 -m harness.manifest resolve " + p +
+                        " -o side.json, then " + variable + "=side.json");
+  std::ifstream in(p);
+  if (!in) bad_manifest(p, std::string("cannot read: ") + std::strerror(errno));
   Manifest m;
-  m.path = path;
-  YAML::Node doc;
+  m.path = p;
   try {
-    doc = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    bad_manifest(path, e.what());
-  }
-  try {
-    m.provider = doc["provider"].as<std::string>();
-    m.uet = doc["uet"].as<bool>();
-    for (const auto& p : doc["profiles"]) {
-      const std::string name = p.as<std::string>();
-      if (name != "ai_base" && name != "ai_full" && name != "hpc")
-        bad_manifest(path, "profiles: '" + name + "' is not one of ai_base, ai_full, hpc");
-      m.profiles.push_back(name);
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    m.name = doc.at("name").get<std::string>();
+    m.provider = doc.at("provider").get<std::string>();
+    m.uet = doc.at("uet").get<bool>();
+    m.profiles = doc.at("profiles").get<std::vector<std::string>>();
+    for (const auto& e : doc.at("endpoint_types")) {
+      const std::string name = e.get<std::string>();
+      if (name != "rdm" && name != "dgram") bad_manifest(p, "endpoint_types: '" + name + "' is not rdm or dgram");
+      m.endpoint_types.push_back(name == "rdm" ? FI_EP_RDM : FI_EP_DGRAM);
     }
-    for (const auto& e : doc["endpoint_types"]) {
-      const std::string name = e.as<std::string>();
-      if (name == "rdm") {
-        m.endpoint_types.push_back(FI_EP_RDM);
-      } else if (name == "dgram") {
-        m.endpoint_types.push_back(FI_EP_DGRAM);
-      } else {
-        bad_manifest(path, "endpoint_types: '" + name + "' is not rdm or dgram");
-      }
+    m.environment = env_of(doc.value("environment", nlohmann::json::object()));
+    if (doc.contains("wire") && doc["wire"].is_object()) {
+      m.wire_interface = doc["wire"].at("interface").get<std::string>();
+      m.wire_udp_port = doc["wire"].at("udp_port").get<uint16_t>();
     }
-  } catch (const YAML::Exception& e) {
-    bad_manifest(path, std::string("needs provider, uet, profiles, endpoint_types: ") + e.what());
+    m.indirect_job_id_environment = env_of(doc.value("indirect_job_id_environment", nlohmann::json::object()));
+    if (doc.contains("indirect_job_id") && !doc["indirect_job_id"].is_null())
+      m.indirect_job_id = doc["indirect_job_id"].get<uint32_t>();
+    m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
+    m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
+  } catch (const nlohmann::json::exception& e) {
+    bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
   }
-  if (m.uet && m.profiles.empty()) bad_manifest(path, "a UET provider claims at least one profile");
   return m;
 }
 
@@ -60,25 +73,32 @@ bool Manifest::claims_profile(const std::string& p) const {
 }
 
 const Manifest& manifest() {
-  static const Manifest m = load_manifest();
+  static const Manifest m = load_manifest("UET_CASES_MANIFEST");
   return m;
+}
+
+const Manifest& target_manifest() {
+  static const Manifest m = [] {
+    const char* t = std::getenv("UET_CASES_TARGET_MANIFEST");
+    return t && *t ? load_manifest("UET_CASES_TARGET_MANIFEST") : manifest();
+  }();
+  return m;
+}
+
+void split_env(const Env& env, std::map<std::string, std::string>* set, std::vector<std::string>* unset) {
+  for (const auto& [k, v] : env) {
+    if (v) (*set)[k] = *v;
+    else if (unset) unset->push_back(k);
+  }
+}
+
+bool pair_claims(const std::string& profile) {
+  return manifest().claims_profile(profile) && target_manifest().claims_profile(profile);
 }
 
 std::vector<Kind> claimed_kinds() {
   std::vector<Kind> out;
   for (fi_ep_type t : manifest().endpoint_types) out.push_back({t, t == FI_EP_RDM ? "rdm" : "dgram"});
-  return out;
-}
-
-std::vector<std::string> manifest_list(const std::string& key) {
-  std::vector<std::string> out;
-  try {
-    const YAML::Node doc = YAML::LoadFile(manifest().path);
-    if (doc[key] && doc[key].IsSequence())
-      for (const auto& v : doc[key]) out.push_back(v.as<std::string>());
-  } catch (const YAML::Exception& e) {
-    bad_manifest(manifest().path, key + ": " + e.what());
-  }
   return out;
 }
 

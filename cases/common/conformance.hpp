@@ -10,23 +10,44 @@
 #include <rdma/fabric.h>
 
 #include <initializer_list>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace uet::cases {
 
+// What one side of a pair claims and runs with: the resolved record harness/manifest.py writes (JSON,
+// placeholders expanded), read once. Environment values that are unset are nullopt.
+using Env = std::map<std::string, std::optional<std::string>>;
 struct Manifest {
   std::string path;
+  std::string name;
   std::string provider;
   bool uet = false;
   std::vector<std::string> profiles;      // ai_base, ai_full, hpc
   std::vector<fi_ep_type> endpoint_types;
+  Env environment;                        // what this side's provider runs with
+  std::string wire_interface;             // empty: no wire observations
+  uint16_t wire_udp_port = 0;             // the UDP port this side's FEP receives UET on
+  Env indirect_job_id_environment;
+  std::optional<uint32_t> indirect_job_id;
+  Env fallback_job_id_environment;
+  std::vector<std::string> predefined_service_names;
   bool claims_profile(const std::string& p) const;
 };
 
-// The manifest named by UET_CASES_MANIFEST; a missing or malformed manifest ends the run with a message.
+// This side's manifest (UET_CASES_MANIFEST). In the initiator: the initiator's; in a target peer: the
+// target's. A missing or malformed manifest ends the run with a message (exit 3).
 const Manifest& manifest();
+// The target side's manifest (UET_CASES_TARGET_MANIFEST; the same as manifest() when unset: a
+// provider against itself).
+const Manifest& target_manifest();
+// An environment overlay as the variables to set and those to unset (null values).
+void split_env(const Env& env, std::map<std::string, std::string>* set, std::vector<std::string>* unset);
+// True when both sides claim the profile (what the two FEPs of a pair can use together).
+bool pair_claims(const std::string& profile);
 
 // One endpoint type the provider claims: the parameter of per-kind cases.
 struct Kind {
@@ -40,11 +61,22 @@ inline void PrintTo(const Kind& k, std::ostream* os) { *os << k.name; }
 // the `requirements` property, which harness/coverage.py reads.
 void covers(std::initializer_list<const char*> ids);
 
-// A top-level list of strings in the manifest (e.g. `predefined_service_names`); empty if absent.
-std::vector<std::string> manifest_list(const std::string& key);
-
 // A SHOULD-level check: not met is a warning on the case, not a failure.
 void should(bool met, const std::string& what);
+
+// The side whose behaviour the assertions that follow look at: the one blamed when they fail. The
+// toolkit sets it as a case reads a result (the initiator's completions, the target's observations,
+// a captured frame's sender); a case may set it itself.
+enum class Side { initiator, target };
+void observing(Side side, const std::string& basis);
+// Marks the running case's failure as "claimed but unsupported": the provider claims what needs it.
+void claimed_but_unsupported(const std::string& what);
+// A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
+void evidence_frame(Side sender, const std::string& summary);
+// A spec choice (spec/wire.yaml choices) the running case's verdict rests on.
+void rests_on_choice(const std::string& choice);
+// Writes each case's verdict (JUnit property, and UET_CASES_RESULTS lines); the binaries' main calls it.
+void install_verdict_recorder();
 
 using InfoPtr = std::unique_ptr<fi_info, void (*)(fi_info*)>;
 // Hints for the provider under test and this endpoint type (caps FI_MSG, API 2.0 semantics).
@@ -59,7 +91,9 @@ InfoPtr getinfo(const fi_info* hints, int* rc = nullptr, uint32_t version = FI_V
 #define UET_NOT_APPLICABLE_IF(condition, why) \
   if (condition) GTEST_SKIP() << "not applicable: " << why << " (" #condition ")"
 
-// UET-specific statements do not apply to a provider that does not claim UET.
-#define UET_REQUIRE_UET_PROVIDER()                                                                     \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet, "the provider does not claim UET (manifest " \
-                                                           << ::uet::cases::manifest().path << ")")
+// UET-specific statements do not apply to a provider that does not claim UET (either side of a pair).
+#define UET_REQUIRE_UET_PROVIDER()                                                                            \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet,                                                        \
+                        "the provider does not claim UET (manifest " << ::uet::cases::manifest().name << ")"); \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::target_manifest().uet, "the target's provider does not claim UET (manifest " \
+                                                                  << ::uet::cases::target_manifest().name << ")")

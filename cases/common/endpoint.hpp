@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "conformance.hpp"
+
 namespace uet::cases {
 
 // How the endpoint gets its JobID (spec 2.2.4.1): indirect (auth_key_size 0, the provider's), direct
@@ -87,7 +89,11 @@ class DomainObjects {
     return reader_.post(call, timeout_ms);
   }
   // Waits until the operation with `context` completes or fails, progressing the provider.
-  Outcome wait(void* context, int timeout_ms = 10000) { return reader_.wait(context, timeout_ms); }
+  // What the case asserts next is this side's completion (in the initiator: the initiator's API).
+  Outcome wait(void* context, int timeout_ms = 10000) {
+    observing(Side::initiator, "api: the initiator's completion");
+    return reader_.wait(context, timeout_ms);
+  }
   // A completion already written for `context` (after progressing once), without waiting.
   Outcome poll(void* context) { return reader_.poll(context); }
   // Progresses the provider, keeping what the CQ holds for a later wait() or poll().

@@ -1,5 +1,7 @@
 #include "peer.hpp"
 
+#include "conformance.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -9,7 +11,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <chrono>
@@ -42,20 +43,6 @@ std::map<std::string, PeerRole>& roles() {
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
-}
-
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-}
-
-YAML::Node manifest_doc() {
-  const char* path = std::getenv("UET_CASES_MANIFEST");
-  if (!path || !*path) return {};
-  try {
-    return YAML::LoadFile(path);
-  } catch (const YAML::Exception&) {
-    return {};  // conformance.cpp reports a broken manifest
-  }
 }
 
 }  // namespace
@@ -106,32 +93,19 @@ bool Channel::recv(std::string* message, int timeout_ms) {
   return read_exact(message->data(), len, timeout_ms);
 }
 
-std::string expand_placeholders(const std::string& value) {
-  const std::string port = env_or("UET_CASES_PORT", "4793");
-  const std::string peer_port = env_or("UET_CASES_PEER_PORT", std::to_string(std::stoi(port) + 1));
-  std::string out = value;
-  replace_all(out, "{port}", port);
-  replace_all(out, "{peer_port}", peer_port);
-  replace_all(out, "{build}", env_or("UET_BUILD", "build"));
-  return out;
+std::map<std::string, std::string> target_environment(const std::map<std::string, std::string>& inherited) {
+  std::map<std::string, std::string> env = inherited;
+  for (const auto& [k, v] : manifest().environment) env.erase(k);
+  for (const auto& [k, v] : target_manifest().environment) {
+    if (v) env[k] = *v;
+    else env.erase(k);
+  }
+  env["FI_PROVIDER"] = target_manifest().provider;
+  env["UET_CASES_MANIFEST"] = target_manifest().path;
+  env.erase("UET_CASES_TARGET_MANIFEST");
+  env.erase("UET_CASES_RESULTS");  // the initiator's file: the target writes no verdicts
+  return env;
 }
-
-std::map<std::string, std::string> manifest_map(const std::string& key) {
-  std::map<std::string, std::string> out;
-  const YAML::Node doc = manifest_doc();
-  if (!doc || !doc[key] || !doc[key].IsMap()) return out;
-  for (const auto& kv : doc[key])
-    out[kv.first.as<std::string>()] = kv.second.IsNull() ? "" : expand_placeholders(kv.second.as<std::string>());
-  return out;
-}
-
-std::string manifest_scalar(const std::string& key) {
-  const YAML::Node doc = manifest_doc();
-  if (!doc || !doc[key] || !doc[key].IsScalar()) return "";
-  return expand_placeholders(doc[key].as<std::string>());
-}
-
-std::map<std::string, std::string> peer_environment() { return manifest_map("peer_environment"); }
 
 bool register_peer_role(const std::string& name, PeerRole role) {
   roles()[name] = role;
@@ -141,12 +115,12 @@ bool register_peer_role(const std::string& name, PeerRole role) {
 bool Peer::start(const std::string& role, const std::map<std::string, std::string>& extra_env,
                  const std::vector<std::string>& unset_env) {
   // Everything the child needs is prepared here: between fork and exec only async-signal-safe calls.
-  std::map<std::string, std::string> env;
+  std::map<std::string, std::string> inherited;
   for (char** e = environ; *e; ++e) {
     const char* eq = std::strchr(*e, '=');
-    if (eq) env[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
+    if (eq) inherited[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
   }
-  for (const auto& [k, v] : peer_environment()) env[k] = v;
+  std::map<std::string, std::string> env = target_environment(inherited);
   for (const auto& [k, v] : extra_env) env[k] = v;
   for (const auto& k : unset_env) env.erase(k);
   std::vector<std::string> env_strings;
@@ -228,5 +202,6 @@ int main(int argc, char** argv) {
     return it->second(channel);
   }
   ::testing::InitGoogleTest(&argc, argv);
+  uet::cases::install_verdict_recorder();
   return RUN_ALL_TESTS();
 }

@@ -3,8 +3,9 @@
 // messages (addresses, MR keys, "ready", observations). Every read has a timeout; a peer that died or
 // closed the channel is an error, never a hang.
 //
-// Where the peer runs is configuration: by default the same host and namespace, with the manifest's
-// `peer_environment` over the case's environment (softuet: another SOFTUET_UDP_PORT); when
+// The peer runs with the target side's own manifest (UET_CASES_TARGET_MANIFEST: provider, environment,
+// claims): a pair of different providers, or of one provider configured two ways, is a pair like any
+// other. Where it runs is configuration: by default the same host and namespace; when
 // UET_CASES_PEER_NETNS names a network namespace (/run/netns/NAME), the peer joins it (needs root).
 #pragma once
 
@@ -42,15 +43,9 @@ class Channel {
   std::string error_;
 };
 
-// The manifest's `peer_environment` (placeholders {port} and {peer_port} expanded from UET_CASES_PORT,
-// default 4793, and UET_CASES_PEER_PORT, default port + 1), and other per-side settings.
-std::map<std::string, std::string> peer_environment();
-// Expands {port}, {peer_port} and {build} in a manifest value.
-std::string expand_placeholders(const std::string& value);
-// A top-level string-to-string map of the manifest (e.g. `wire`), placeholders expanded; empty if absent.
-std::map<std::string, std::string> manifest_map(const std::string& key);
-// A top-level scalar of the manifest, placeholders expanded; empty if absent.
-std::string manifest_scalar(const std::string& key);
+// The environment a target peer starts with: this process's, without what this side's manifest set,
+// with the target manifest's `environment` (a null value unsets), its provider and its manifest.
+std::map<std::string, std::string> target_environment(const std::map<std::string, std::string>& inherited);
 
 // The peer process, started by start() and reaped (with a bounded wait) by finish() or the destructor.
 class Peer {

@@ -229,6 +229,7 @@ const bool registered = register_peer_role("target", target_role);
 }  // namespace
 
 bool Target::call(const std::string& request, std::vector<std::string>* reply, int timeout_ms) {
+  observing(Side::target, "api: what the target observed or did");
   std::string answer;
   if (!peer_.channel().send(request) || !peer_.channel().recv(&answer, timeout_ms)) {
     error_ = "target: " + request.substr(0, request.find(' ')) + ": " + peer_.channel().error();

@@ -39,12 +39,22 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   // Opens both sides (call through UET_OPEN_BOTH). `target_spec` defaults to `spec`.
   void OpenBoth(const EndpointSpec& spec, const EndpointSpec* target_spec = nullptr,
                 const std::map<std::string, std::string>& target_env = {}) {
+    // Two providers talk only over a protocol both speak: UET, or the same non-UET provider.
+    const Manifest& mine = manifest();
+    const Manifest& theirs = target_manifest();
+    UET_NOT_APPLICABLE_IF(mine.uet != theirs.uet, "no common wire protocol: " << mine.name << " ("
+                              << (mine.uet ? "UET" : mine.provider) << ") initiates, " << theirs.name << " ("
+                              << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
+    UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider,
+                          "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name
                    << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS);
     }
+    if (rc != 0 && manifest().uet) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
     ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
+    observing(Side::target, "api: the target's endpoint");
     ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env)) << target.error();
     dest = me.insert(target.name());
     ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";

@@ -256,7 +256,7 @@ TEST_P(Ep, ServiceFileNameGivesItsRange) {
 TEST_P(Ep, ServiceFileWinsOverAPredefinedName) {
   covers({"2.2.5.2.2-e"});
   UET_REQUIRE_UET_PROVIDER();
-  const std::vector<std::string> names = manifest_list("predefined_service_names");
+  const std::vector<std::string> names = manifest().predefined_service_names;
   UET_NOT_APPLICABLE_IF(names.empty(), "the manifest lists no predefined service names (predefined_service_names); "
                                        "Table 2-12 is MISSING from the digest and softuet predefines none "
                                        "(spec/wire.yaml choice predefined-service-names)");

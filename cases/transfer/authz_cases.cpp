@@ -72,11 +72,17 @@ class Authz : public TwoSided {
   // The JobID the manifest's indirect_job_id_environment assigns to the target's endpoint (indirect
   // method, in place of the privileged entity); the case is skipped when the manifest does not say.
   void IndirectJobId(uint32_t* job) {
-    if (manifest_map("indirect_job_id_environment").empty() || manifest_scalar("indirect_job_id").empty()) {
+    if (target_manifest().indirect_job_id_environment.empty() || !target_manifest().indirect_job_id) {
       GTEST_SKIP() << "not applicable: the manifest does not say how the indirect method's JobID is assigned "
                       "(indirect_job_id_environment, indirect_job_id)";
     }
-    *job = static_cast<uint32_t>(std::stoul(manifest_scalar("indirect_job_id"), nullptr, 0));
+    *job = *target_manifest().indirect_job_id;
+  }
+  // The target manifest's indirect_job_id_environment, as variables for the target process.
+  static std::map<std::string, std::string> IndirectEnvironment() {
+    std::map<std::string, std::string> set;
+    split_env(target_manifest().indirect_job_id_environment, &set, nullptr);
+    return set;
   }
   // The target's endpoint has one JobID of its own: `target_job` by the indirect method (the manifest's
   // environment) or a direct auth_key; the initiator sends with `my_job` (direct).
@@ -87,7 +93,7 @@ class Authz : public TwoSided {
     theirs.method = target_method;
     theirs.job = target_job;
     UET_OPEN_BOTH(mine, &theirs,
-                  target_method == JobMethod::indirect ? manifest_map("indirect_job_id_environment")
+                  target_method == JobMethod::indirect ? IndirectEnvironment()
                                                        : std::map<std::string, std::string>{});
   }
   // A message of the target endpoint's JobID: the send completes and the buffer takes it.
@@ -190,7 +196,7 @@ TEST_P(Authz, IndirectJobIdIsOnTheWire) {
   if (IsSkipped()) return;
   EndpointSpec mine = Spec(FI_MSG), theirs = Spec(FI_MSG);
   mine.method = JobMethod::av;  // takes the target's JobID once it is inserted as an auth key
-  UET_OPEN_BOTH(mine, &theirs, manifest_map("indirect_job_id_environment"));
+  UET_OPEN_BOTH(mine, &theirs, IndirectEnvironment());
   ASSERT_NE(me.insert_auth_key(job), FI_ADDR_NOTAVAIL);
   ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, job));
 }
@@ -294,17 +300,10 @@ class Fallback : public ::testing::Test {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    env = manifest_map("fallback_job_id_environment");
-    UET_NOT_APPLICABLE_IF(env.empty(), "the manifest does not say how to enable the fallback JobID "
-                                       "(fallback_job_id_environment)");
-    for (auto it = env.begin(); it != env.end();) {
-      if (it->second.empty()) {
-        unset.push_back(it->first);
-        it = env.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(),
+                          "the target manifest does not say how to enable the fallback JobID "
+                          "(fallback_job_id_environment)");
+    split_env(target_manifest().fallback_job_id_environment, &env, &unset);
   }
   std::map<std::string, std::string> env;
   std::vector<std::string> unset;

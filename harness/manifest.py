@@ -1,0 +1,237 @@
+"""Provider manifests: loaded, validated against cases/manifests/manifest.schema.yaml and resolved once.
+
+    /usr/bin/python3 -m harness.manifest check FILE[#VARIANT] ...    every problem, with its file and key
+    /usr/bin/python3 -m harness.manifest resolve FILE[#VARIANT] [--port N] [-o OUT.json]
+
+A reference is a path, optionally `#variant` (a key of the file's `variants:`). `extends: OTHER.yaml`
+takes another manifest's keys and overrides them. Maps (environment, wire, ...) merge key by key; every
+other value is replaced. The result is checked against the schema with its required keys.
+
+Resolving expands the placeholders {build}, {repo} and {port} (this side's UET UDP port) and gives the
+typed record a side of a pair runs with: the case binaries read it as JSON (UET_CASES_MANIFEST), so no
+placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import pathlib
+import sys
+
+import jsonschema
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
+MANIFESTS = REPO / "cases" / "manifests"
+MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
+
+
+class ManifestError(ValueError):
+    """One or more problems of a manifest; str() names the file and key of each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    """A manifest after extends and its variant, validated; placeholders not yet expanded."""
+    ref: str                  # as named: path[#variant]
+    path: pathlib.Path
+    variant: str | None
+    name: str
+    data: dict
+    sha256: str               # of the files it was built from, in order
+
+    @property
+    def provider(self) -> str:
+        return self.data["provider"]
+
+    @property
+    def uet(self) -> bool:
+        return bool(self.data["uet"])
+
+    @property
+    def profiles(self) -> list[str]:
+        return list(self.data.get("profiles") or [])
+
+    @property
+    def endpoint_types(self) -> list[str]:
+        return list(self.data["endpoint_types"])
+
+    @property
+    def namespaces(self) -> bool:
+        return bool(self.data.get("peer_netns"))
+
+    def variants(self) -> list[str]:
+        return sorted(_read(self.path)[0].get("variants") or {})
+
+    def resolve(self, *, build: pathlib.Path, port: int) -> dict:
+        """The record one side runs with, placeholders expanded (what C++ reads as Manifest)."""
+        values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port)}
+
+        def expand(v):
+            return None if v is None else str(v).format(**values)
+
+        def env(key):
+            return {k: expand(v) for k, v in (self.data.get(key) or {}).items()}
+
+        wire = self.data.get("wire")
+        job = self.data.get("indirect_job_id")
+        return {
+            "format": 1, "name": self.name, "ref": self.ref, "sha256": self.sha256,
+            "provider": self.provider, "provider_version": self.data.get("provider_version"),
+            "spec_version": self.data.get("spec_version", "1.0.1"),
+            "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
+            "port": port, "environment": env("environment"),
+            "wire": {"interface": expand(wire["interface"]), "udp_port": int(expand(wire["udp_port"]))} if wire else None,
+            "indirect_job_id_environment": env("indirect_job_id_environment"),
+            "indirect_job_id": int(str(job), 0) if job is not None else None,
+            "fallback_job_id_environment": env("fallback_job_id_environment"),
+            "predefined_service_names": list(self.data.get("predefined_service_names") or []),
+            "features": dict(self.data.get("features") or {}),
+        }
+
+
+def schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def _partial_schema(full: dict) -> dict:
+    """The schema without its required keys: what one file of an `extends` chain must satisfy."""
+    s = {k: v for k, v in full.items() if k not in ("required", "if", "then")}
+    return s
+
+
+def _problems(doc, against: dict, where: str) -> list[str]:
+    validator = jsonschema.Draft202012Validator(against)
+    out = []
+    for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
+        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        out.append(f"{where}: {key}: {err.message}")
+    return out
+
+
+def _read(path: pathlib.Path) -> tuple[dict, str]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ManifestError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ManifestError([f"{path}: not valid YAML: {exc}"]) from None
+    if not isinstance(doc, dict):
+        raise ManifestError([f"{path}: (top level): a manifest is a mapping of keys, not {type(doc).__name__}"])
+    return doc, text
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        if key in MAP_KEYS and isinstance(out.get(key), dict) and isinstance(value, dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
+def split_ref(ref: str) -> tuple[pathlib.Path, str | None]:
+    path, _, variant = str(ref).partition("#")
+    return pathlib.Path(path), (variant or None)
+
+
+def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) -> tuple[dict, list[str]]:
+    """(merged keys, texts read) of path[#variant] with its extends chain."""
+    path = path.resolve()
+    if path in seen:
+        raise ManifestError([f"{path}: extends: a cycle ({' -> '.join(map(str, seen + (path,)))})"])
+    doc, text = _read(path)
+    problems = _problems(doc, _partial_schema(full), str(path))
+    if problems:
+        raise ManifestError(problems)
+    texts = [text]
+    merged: dict = {}
+    if "extends" in doc:
+        base_path, base_variant = split_ref(doc["extends"])
+        merged, base_texts = _layers(path.parent / base_path, base_variant, seen + (path,), full)
+        texts = base_texts + texts
+    own = {k: v for k, v in doc.items() if k not in ("extends", "variants")}
+    merged = _merge(merged, own)
+    if variant is not None:
+        variants = doc.get("variants") or {}
+        if variant not in variants:
+            known = ", ".join(sorted(variants)) or "none"
+            raise ManifestError([f"{path}: variants: no variant '{variant}' (this file has: {known})"])
+        merged = _merge(merged, variants[variant])
+    return merged, texts
+
+
+def load(ref: str | pathlib.Path) -> Manifest:
+    """The manifest named by `ref` (path[#variant]); raises ManifestError naming every problem."""
+    path, variant = split_ref(str(ref))
+    if not path.exists() and not path.is_absolute() and (MANIFESTS / path).exists():
+        path = MANIFESTS / path  # a bare name: one of the suite's own manifests
+    full = schema()
+    merged, texts = _layers(path, variant, (), full)
+    problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
+    if problems:
+        raise ManifestError(problems)
+    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    own = _read(path)[0]  # the name is the file's own (an extended file's name is not inherited)
+    name = own.get("name") or path.stem
+    if variant:
+        name = (own.get("variants") or {})[variant].get("name") or f"{name}-{variant.replace('_', '-')}"
+    return Manifest(ref=str(ref), path=path.resolve(), variant=variant, name=name,
+                    data=merged, sha256=digest)
+
+
+def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int) -> pathlib.Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(manifest.resolve(build=build, port=port), indent=2) + "\n")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m harness.manifest", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="validate manifests; name every problem (exit 1 if any)")
+    check.add_argument("refs", nargs="+", metavar="FILE[#VARIANT]")
+    resolve = sub.add_parser("resolve", help="print (or write) the resolved record a case binary reads")
+    resolve.add_argument("ref", metavar="FILE[#VARIANT]")
+    resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
+    resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
+    resolve.add_argument("-o", "--output", type=pathlib.Path)
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        bad = 0
+        for ref in args.refs:
+            try:
+                m = load(ref)
+            except ManifestError as exc:
+                bad += 1
+                for p in exc.problems:
+                    print(p, file=sys.stderr)
+                continue
+            extra = f"; variants: {', '.join(m.variants())}" if m.variants() and not m.variant else ""
+            print(f"{ref}: valid ({m.name}: provider {m.provider}, profiles {','.join(m.profiles) or 'none'}{extra})")
+        return 1 if bad else 0
+    try:
+        m = load(args.ref)
+    except ManifestError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    record = json.dumps(m.resolve(build=args.build, port=args.port), indent=2) + "\n"
+    if args.output:
+        args.output.write_text(record)
+    else:
+        sys.stdout.write(record)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

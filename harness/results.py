@@ -1,0 +1,117 @@
+"""The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
+write as each case ends (UET_CASES_RESULTS, one JSON line per case; cases/common/verdict.cpp), the
+crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
+the closing text line.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import pathlib
+import xml.etree.ElementTree as ET
+
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
+FAILING = ("fail", "error", "timeout")
+
+
+@dataclasses.dataclass
+class Result:
+    cell: str
+    area: str
+    binary: str
+    case: str
+    verdict: str
+    statements: list[str] = dataclasses.field(default_factory=list)
+    reason: str | None = None
+    message: str | None = None
+    detail: str | None = None
+    blamed_side: str | None = None
+    blame_basis: str | None = None
+    blamed_manifest: str | None = None
+    choices: list[str] = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+    evidence: dict = dataclasses.field(default_factory=dict)
+    repro: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.cell}/{self.area}/{self.case}"
+
+    def as_dict(self) -> dict:
+        return dict(dataclasses.asdict(self), id=self.id)
+
+
+@dataclasses.dataclass
+class BinaryRun:
+    """What one run of a case binary left: the cases that ended, and the one running when it stopped."""
+    ended: list[dict]
+    running: str | None
+
+
+def read_case_lines(path: pathlib.Path) -> BinaryRun:
+    """The JSON lines of one binary run; a torn last line (the binary died writing it) is ignored."""
+    ended, running = [], None
+    if not path.exists():
+        return BinaryRun([], None)
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") == "start":
+            running = event["case"]
+        elif event.get("event") == "end":
+            ended.append(event)
+            running = None
+    return BinaryRun(ended, running)
+
+
+def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
+    return Result(cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
+                  statements=[s for s in (event.get("requirements") or "").split(",") if s],
+                  reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
+                  blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
+                  choices=list(event.get("choices") or []), seconds=round(float(event.get("seconds", 0)), 3),
+                  evidence={"frames": event["frames"]} if event.get("frames") else {})
+
+
+def counts(results) -> dict[str, int]:
+    c = collections.Counter(r.verdict for r in results)
+    out = {v: c.get(v, 0) for v in VERDICTS}
+    out["total"] = sum(c.values())
+    return out
+
+
+def write_junit(results: list[Result], path: pathlib.Path) -> None:
+    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties."""
+    root = ET.Element("testsuites")
+    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
+    for r in results:
+        groups[(r.cell, r.area)].append(r)
+    for (cell, area), rs in groups.items():
+        c = counts(rs)
+        suite = ET.SubElement(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
+                              failures=str(c["fail"]), errors=str(c["error"] + c["timeout"]),
+                              skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
+        for r in rs:
+            tc = ET.SubElement(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
+            props = ET.SubElement(tc, "properties")
+            ET.SubElement(props, "property", name="verdict", value=r.verdict)
+            ET.SubElement(props, "property", name="requirements", value=",".join(r.statements))
+            if r.blamed_side:
+                ET.SubElement(props, "property", name="blamed_side", value=r.blamed_side)
+            if r.verdict == "fail":
+                ET.SubElement(tc, "failure", message=(r.detail or r.message or "")[:500]).text = r.message or ""
+            elif r.verdict in ("error", "timeout"):
+                ET.SubElement(tc, "error", message=f"{r.verdict}: {r.reason or ''}"[:500]).text = r.message or ""
+            elif r.verdict == "not_applicable":
+                ET.SubElement(tc, "skipped", message=r.reason or "not applicable")
+    ET.indent(root)
+    path.write_text(ET.tostring(root, encoding="unicode") + "\n")
+
+
+def write_results_json(doc: dict, path: pathlib.Path) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    tmp.replace(path)  # a reader never sees half a file, also when the run is cut short
