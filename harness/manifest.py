@@ -112,7 +112,12 @@ def _problems(doc, against: dict, where: str) -> list[str]:
     out = []
     for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        out.append(f"{where}: {key}: {err.message}")
+        message = err.message
+        if key == "profiles" and err.validator == "minItems":
+            message = "a UET provider (uet: true) claims at least one profile"
+        elif err.validator == "minItems":  # the wording of jsonschema's own message changes between versions
+            message = f"{json.dumps(err.instance)} must list at least {err.validator_value} item(s)"
+        out.append(f"{where}: {key}: {message}")
     return out
 
 
@@ -181,7 +186,7 @@ def load(ref: str | pathlib.Path) -> Manifest:
     problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
     if problems:
         raise ManifestError(problems)
-    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    digest = hashlib.sha256("\0".join(texts + [variant or ""]).encode()).hexdigest()  # a variant is its own manifest
     own = _read(path)[0]  # the name is the file's own (an extended file's name is not inherited)
     name = own.get("name") or path.stem
     if variant:

@@ -181,6 +181,23 @@ class CellRun:
                 return reason
 
 
+def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,
+                 areas: list[str] | None = None, extra_env: dict | None = None, case_filter: str = "*",
+                 use_namespaces: bool | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)) -> list[Result]:
+    """The results of one cell, for tests and the mutation run: `initiator` (and `target`, default the
+    same) are manifest references; `areas` default to every area the cell runs; `extra_env` goes over both
+    sides' environment (a fault knob)."""
+    init = manifest_mod.load(initiator)
+    tgt = manifest_mod.load(target) if target else init
+    if extra_env:  # both sides: the target process inherits it unless its manifest sets the same keys
+        init = dataclasses.replace(init, data=dict(init.data, environment={**(init.data.get("environment") or {}), **extra_env}))
+        tgt = init if not target else dataclasses.replace(
+            tgt, data=dict(tgt.data, environment={**(tgt.data.get("environment") or {}), **extra_env}))
+    solo = init.ref == tgt.ref
+    cell = Cell(init, tgt, areas or areas_for(solo, build))
+    return CellRun(cell, build, out, case_filter=case_filter, use_namespaces=use_namespaces, ports=ports).run()
+
+
 def describe_status(rc: int | None) -> str:
     if rc is None:
         return "(still running)"

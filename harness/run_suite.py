@@ -1,109 +1,298 @@
-"""The main job (./uet run). Today:
-  1. decode every capture of the golden corpus with both decoders, cross-check them against each other
-     and the expected decode;
-  2. run the conformance cases against every provider manifest in cases/manifests/ (softuet, the
-     embedded default, and libfabric's tcp;ofi_rxm and udp as non-UET references), with verdicts;
-  3. report the requirement coverage of those runs;
-  4. the mutation run (harness/mutation.py): every fault knob of softuet must make a case or a wire check
-     fail; the score goes to out/report/mutation.json and, with the other results, to summary.json;
-and write the reports to out/report/.
-Exit status: 0 everything agreed and every knob was caught; 1 a disagreement, a failing case or a knob
-nothing caught; 3 a decoder could not run.
+"""./uet run: the conformance suite against a provider, a pair of providers or a matrix of them.
+
+examples:
+  ./uet run                                   the embedded default: softuet in namespace pairs, every
+                                              profile set, and the golden-corpus decoder cross-check
+  ./uet run --provider vendor.yaml            one provider against itself (a certification run)
+  ./uet run --initiator a.yaml --target b.yaml    one interop cell (a plugfest)
+  ./uet run --matrix a.yaml b.yaml c.yaml     every ordered pair, initiator x target (a nightly CI)
+  ./uet run --provider softuet.yaml#hpc --only authz --only 2.2.4.4-a --seed 7
+
+A manifest is FILE or FILE#VARIANT (python3 -m harness.manifest check FILE names its problems); a bare
+name is looked up in cases/manifests/. The run writes out/runs/<run-id>/ (results.json, junit.xml,
+summary.txt, index.html, each cell's logs and manifests) and points out/runs/latest at it.
+
+exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
+decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
+folder); 3 the suite is not built; 130 interrupted (the partial report is written).
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import concurrent.futures
+import datetime
 import json
 import os
 import pathlib
-import subprocess
+import random
+import shlex
+import signal
 import sys
+import threading
 import time
 
-from harness import run_cases
-from harness.decode_compare import DecoderError, cross_check, load_expected
+from harness import coverage as coverage_mod
+from harness import catalogue as catalogue_mod
+from harness import manifest as manifest_mod
+from harness import plan as plan_mod
+from harness import run_info as run_info_mod
+from harness.progress import Progress
+from harness.results import FAILING, Result, counts, write_junit, write_results_json
+from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+# Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
+AREA_WEIGHT = {"authz": 8, "msg": 6, "delivery": 5, "completion": 4, "rendezvous": 3, "rma": 2, "atomic": 2,
+               "tagged": 2}
 
 
-def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int]]:
-    """(capture, UET port) of each capture listed in the corpus's manifest.json."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    return [(folder / entry["file"], int(entry.get("port", 4793))) for entry in manifest]
+class UsageError(Exception):
+    """Bad input the user can fix: exit 2 with this message."""
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="./uet run", description=__doc__.split("\n\n")[0],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--provider", metavar="MANIFEST", help="run the suite against this provider (both sides); "
+                     "e.g. --provider cases/manifests/softuet.yaml#ai_full")
+    who.add_argument("--initiator", metavar="MANIFEST", help="the initiator of one interop cell (with --target); "
+                     "e.g. --initiator a.yaml --target b.yaml")
+    who.add_argument("--matrix", nargs="+", metavar="MANIFEST", help="every ordered pair of these providers; "
+                     "e.g. --matrix a.yaml b.yaml")
+    p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
+    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                   help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
+                        "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")
+    p.add_argument("--jobs", type=int, default=2, help="cells run side by side (default 2); e.g. --jobs 4")
+    p.add_argument("--seed", type=int, default=None, help="the run's seed (default: a new one, printed); e.g. --seed 7")
+    p.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "runs",
+                   help="the folder runs are written under (default out/runs); e.g. --report /tmp/runs")
+    p.add_argument("--same-host", action="store_true",
+                   help="run both sides on this host without namespaces (no root needed; wire checks then "
+                        "fail for want of a capture)")
+    p.add_argument("--no-decode-check", action="store_true", help="skip the golden-corpus decoder cross-check")
+    p.add_argument("--case-deadline", type=float, default=90.0, help="seconds a case may take (default 90)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
+    out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
+    p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
+                   help=argparse.SUPPRESS)
+    p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.target and not args.initiator:
+        p.error("--target goes with --initiator (an interop cell); e.g. --initiator a.yaml --target b.yaml")
+    if args.initiator and not args.target:
+        p.error("--initiator needs --target (for one provider against itself use --provider)")
+    if args.jobs < 1:
+        p.error("--jobs must be at least 1")
+    return args
+
+
+def mode_and_refs(args) -> tuple[str, list[str]]:
+    if args.provider:
+        return "provider", [args.provider]
+    if args.initiator:
+        return "pair", [args.initiator, args.target]
+    if args.matrix:
+        return "matrix", list(dict.fromkeys(args.matrix))
+    return "default", []
+
+
+def check_report_folder(folder: pathlib.Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"the report folder {folder} cannot be written: {exc.strerror or exc} "
+                         "(choose another with --report DIR)") from None
+
+
+def preflight(cells: list[Cell], args) -> dict[str, str]:
+    """Checks before any case runs; the providers' versions as fi_info gives them."""
+    manifests = {c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}
+    if not args.same_host and os.geteuid() != 0 and any(m.namespaces for m in manifests.values()):
+        raise UsageError("each side runs in a network namespace of its own and the wire is captured, which needs "
+                         "root: run as root (sudo ./uet run ...), or add --same-host to run both sides on this host "
+                         "without namespaces (the wire checks then fail for want of a capture)")
+    versions, problems = {}, []
+    for m in manifests.values():
+        ok, said = run_info_mod.probe_provider(m, args.build)
+        if not ok:
+            problems.append(f"{m.ref}: provider '{m.provider}' cannot be loaded: fi_getinfo said: {said} "
+                            f"(check its name and the environment the manifest gives, e.g. FI_PROVIDER_PATH)")
+        versions[m.name] = said
+    if problems:
+        raise UsageError("\n".join(problems))
+    return versions
+
+
+def repro_command(cell: Cell, case: str, seed: int) -> str:
+    who = (f"--provider {shlex.quote(cell.initiator.ref)}" if cell.solo else
+           f"--initiator {shlex.quote(cell.initiator.ref)} --target {shlex.quote(cell.target.ref)}")
+    return f"./uet run {who} --only {shlex.quote(case)} --seed {seed}"
+
+
+def blamed_manifest(cell: Cell, side: str | None) -> str | None:
+    if not side:
+        return None
+    return (cell.initiator if side == "initiator" else cell.target).name
+
+
+def decode_crosscheck(args, progress: Progress) -> dict:
+    from harness.decode_compare import DecoderError, cross_check, load_expected
+    manifest = args.corpus / "manifest.json"
+    if not manifest.exists():
+        return {"captures": 0, "frames": 0, "disagreements": 0, "error": f"no corpus at {args.corpus}"}
+    entries = json.loads(manifest.read_text())
+    frames = bad = 0
+    for entry in entries:
+        pcap = args.corpus / entry["file"]
+        try:
+            result = cross_check(pcap, args.build / "bin" / "uet-decode", int(entry.get("port", 4793)), load_expected(pcap))
+        except DecoderError as err:
+            return {"captures": len(entries), "frames": frames, "disagreements": bad, "error": str(err)}
+        frames += result.frames
+        bad += len(result.disagreements)
+        for d in result.disagreements[:3]:
+            progress.say(f"    DECODERS DISAGREE: {pcap.name} frame {d.frame} ({d.case}) {d.between}: {'; '.join(d.details[:2])}")
+    progress.say(f"decoder cross-check: {len(entries)} golden captures, {frames} frames, {bad} disagreements")
+    return {"captures": len(entries), "frames": frames, "disagreements": bad}
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="./uet run", description=__doc__.splitlines()[0])
-    parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
-    parser.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden")
-    parser.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "report")
-    args = parser.parse_args(argv)
-    uet_decode = args.build / "bin" / "uet-decode"
-    if not uet_decode.exists():
-        print(f"uet run: {uet_decode} is not built", file=sys.stderr)
+    args = parse_args(argv)
+    mode, refs = mode_and_refs(args)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
+    binaries = case_binaries(args.build)
+    if not binaries:
+        print(f"uet run: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
-    captures = golden_captures(args.corpus) if (args.corpus / "manifest.json").exists() else []
-    if not captures:
-        print(f"uet run: no captures in {args.corpus}", file=sys.stderr)
-        return 3
-    args.report.mkdir(parents=True, exist_ok=True)
-    results, start = [], time.monotonic()
-    for i, (pcap, port) in enumerate(captures, 1):
-        try:
-            result = cross_check(pcap, uet_decode, port, load_expected(pcap))
-        except DecoderError as err:
-            print(f"uet run: {err}", file=sys.stderr)
-            return 3
-        results.append(result)
-        verdict = "agree" if result.ok else f"{len(result.disagreements)} DISAGREEMENTS"
-        print(f"[{i}/{len(captures)}] {pcap.name}: {result.frames} frames "
-              f"({result.counts['uet']} uet, {result.counts['malformed']} malformed, {result.counts['non-uet']} non-uet), "
-              f"decoders {verdict}", flush=True)
-        for d in result.disagreements[:5]:
-            print(f"    frame {d.frame} ({d.case}) {d.between}: " + "; ".join(d.details[:3]))
-    frames = sum(r.frames for r in results)
-    bad = sum(len(r.disagreements) for r in results)
-    report = {"job": "golden-corpus cross-check", "captures": [dataclasses.asdict(r) for r in results],
-              "frames": frames, "disagreements": bad, "seconds": round(time.monotonic() - start, 2)}
-    (args.report / "decode-crosscheck.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"uet run: {len(results)} captures, {frames} frames, {bad} disagreements; "
-          f"report in {args.report / 'decode-crosscheck.json'}")
+    sel = plan_mod.selection(args.only, list(binaries))
+    try:
+        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas)
+        if not cells:
+            raise UsageError(f"--only {' '.join(args.only)} selects no area of this run")
+        check_report_folder(args.report)
+        versions = preflight(cells, args)
+    except manifest_mod.ManifestError as exc:
+        print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
+        return 2
+    except UsageError as exc:
+        print(f"uet run: {exc}", file=sys.stderr)
+        return 2
 
-    failing_cases = 0
-    case_counts: dict[str, dict[str, int]] = {}
-    cases_out = args.report / "cases"
-    for manifest in sorted((REPO / "cases" / "manifests").glob("*.yaml")):
-        verdicts = run_cases.run(manifest, args.build, cases_out)
-        counts: dict[str, int] = {}
-        for v in verdicts:
-            counts[v.verdict] = counts.get(v.verdict, 0) + 1
-            if v.verdict in ("fail", "error"):
-                print(f"    {v.verdict}: {v.case}: {v.detail.splitlines()[0] if v.detail else ''}")
-        failing_cases += counts.get("fail", 0) + counts.get("error", 0)
-        case_counts[manifest.stem] = counts
-        (cases_out / f"verdicts.{manifest.stem}.json").write_text(
-            json.dumps([dataclasses.asdict(v) for v in verdicts], indent=2) + "\n")
-        print(f"cases against {manifest.stem}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-    coverage = subprocess.run([sys.executable, "-m", "harness.coverage", "--junit",
-                               *map(str, sorted(cases_out.glob("*softuet*.xml")))], cwd=REPO, capture_output=True,
-                              text=True, timeout=120)
-    (args.report / "coverage.txt").write_text(coverage.stdout)
-    print("\n".join(coverage.stdout.splitlines()[:3]))
-    # The mutation run: every fault knob of the reference FEP must make a case (or a wire check) fail.
-    print("mutation run: one suite run per softuet fault knob", flush=True)
-    (args.report / "mutation.json").unlink(missing_ok=True)
-    mutation = subprocess.run([sys.executable, "-m", "harness.mutation", "--build", str(args.build),
-                               "--out", str(args.report)], cwd=REPO, timeout=3600)
-    score = "not run (exit %d)" % mutation.returncode
-    if (args.report / "mutation.json").exists():
-        score = json.loads((args.report / "mutation.json").read_text())["score"]
-    summary = {"decode_disagreements": bad, "cases": case_counts, "coverage": coverage.stdout.splitlines()[:3],
-               "mutation_score": score}
-    (args.report / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"uet run: {bad} decoder disagreements, {failing_cases} failing cases, mutation score {score}; "
-          f"summary in {args.report / 'summary.json'}")
-    return 1 if bad or failing_cases or mutation.returncode else 0
+    started = datetime.datetime.now(datetime.timezone.utc)
+    run_id = f"{started:%Y%m%d-%H%M%S}-s{seed}"
+    run_dir = args.report / run_id
+    run_dir.mkdir(parents=True)
+    command = "./uet run " + " ".join(shlex.quote(a) for a in argv)
+    weights = {c.id: 1.0 + sum(AREA_WEIGHT.get(a, 0.3) for a in c.areas) for c in cells}
+    progress = Progress(len(cells), weights, quiet=args.quiet, verbose=args.verbose)
+    progress.say(f"uet run: {mode}, {len(cells)} cell(s), seed {seed}, {args.jobs} at a time; writing {run_dir}")
+
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: (stop.set(), progress.say("uet run: interrupted; stopping the "
+                                                                                  "running cases, writing the partial report")))
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    decode = {"captures": 0, "frames": 0, "disagreements": 0, "skipped": True}
+    if mode == "default" and not args.no_decode_check:
+        decode = decode_crosscheck(args, progress)
+
+    results: list[Result] = []
+    lock = threading.Lock()
+    placement = set()
+
+    def run_cell(index: int, cell: Cell) -> None:
+        if stop.is_set():
+            return
+        t0 = time.monotonic()
+
+        def on_result(r: Result) -> None:
+            if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
+                return
+            r.repro = repro_command(cell, r.case, seed)
+            r.blamed_manifest = blamed_manifest(cell, r.blamed_side)
+            with lock:
+                results.append(r)
+            progress.case(r)
+
+        # Without namespaces both sides share the host: each cell gets ports of its own.
+        ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if args.same_host else (INITIATOR_PORT, INITIATOR_PORT + 1)
+        runner = CellRun(cell, args.build, run_dir / "cells" / cell.id, seed=seed, case_filter=sel.gtest_filter,
+                         use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
+                         case_deadline=args.case_deadline, ports=ports)
+        try:
+            runner.run()
+        except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error
+            on_result(Result(cell.id, "harness", "-", f"{cell.id} (cell)", "error", reason=f"the cell could not run: {exc}"))
+        placement.add(runner.placement or "none")
+        with lock:
+            mine = [r for r in results if r.cell == cell.id]
+        progress.cell(cell.id, counts(mine), time.monotonic() - t0)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_cell, i, c) for i, c in enumerate(cells)]
+        for f in futures:
+            while not f.done():
+                concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
+            f.result()
+    signal.signal(signal.SIGINT, previous)
+
+    doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, started=started, cells=cells,
+                   results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
+                   partial=stop.is_set(), decode=decode, run_dir=run_dir)
+    write_outputs(doc, results, run_dir, args.report)
+    s = doc["summary"]
+    progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
+                 f"warning, {s['error']} error, {s['timeout']} timeout; coverage {doc['coverage']['covered_observable']} "
+                 f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
+                 f"disagreements; report {run_dir / 'index.html'}")
+    if stop.is_set():
+        return 130
+    return s["exit_status"]
+
+
+def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir) -> dict:
+    finished = datetime.datetime.now(datetime.timezone.utc)
+    manifests = list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())
+    info = run_info_mod.collect(command=command, mode=mode, seed=seed, manifests=manifests,
+                                provider_versions=versions, placement=placement)
+    info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
+                finished=finished.isoformat(timespec="seconds"),
+                seconds=round((finished - started).total_seconds(), 1), partial=partial)
+    summary = counts(results)
+    failing = sum(summary[v] for v in FAILING)
+    summary["exit_status"] = 1 if failing or decode.get("disagreements") or decode.get("error") else 0
+    junit = run_dir / "junit.xml"
+    write_junit(results, junit)
+    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
+    coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
+    cell_rows = []
+    for c in cells:
+        mine = [r for r in results if r.cell == c.id]
+        cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
+                          "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
+                          "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html"})
+    return {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
+            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
+
+
+def write_outputs(doc: dict, results: list[Result], run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
+    write_results_json(doc, run_dir / "results.json")
+    (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
+    try:
+        from reports.render import render_html
+        render_html(doc, run_dir)
+    except ImportError:
+        pass
+    latest = report_root / "latest"
+    if latest.is_symlink() or not latest.exists():
+        latest.unlink(missing_ok=True)
+        latest.symlink_to(run_dir.name)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+CHROMIUM = pathlib.Path("/usr/bin/chromium")
 
 
 def pytest_configure(config):
@@ -66,3 +67,20 @@ def capture_file(tmp_path):
         return write_pcap(tmp_path / (name or f"capture{next(counter)}.pcap"), frames, linktype)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def cmd_chromium(tmp_path_factory):
+    """cmd_chromium(*args, url) -> CompletedProcess: headless Chromium with a fresh profile each call, so no
+    state of an earlier run (or of a desktop session) changes what it renders."""
+    if not CHROMIUM.exists():
+        pytest.fail("%s is not installed (Debian package chromium, which the set-up installs): the rendered-page "
+                    "checks need it" % CHROMIUM)
+
+    def run(*args, timeout=60):
+        profile = tmp_path_factory.mktemp("chromium-profile")
+        cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=%s" % profile,
+               *map(str, args)]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return run

@@ -1,0 +1,56 @@
+"""Progress of a run on the terminal: one line per cell as it ends (its verdicts, the running counts, the
+time so far and an estimate of what is left), failures as they happen; --quiet keeps only failures and
+the summary, --verbose adds a line per case."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from harness.results import FAILING, Result
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+class Progress:
+    def __init__(self, total_cells: int, weights: dict[str, float], *, quiet=False, verbose=False, stream=sys.stdout):
+        self.total_cells, self.weights = total_cells, weights  # weight: expected share of the work per cell
+        self.quiet, self.verbose, self.stream = quiet, verbose, stream
+        self.start = time.monotonic()
+        self.done_weight = 0.0
+        self.cells_done = 0
+        self.totals = {"pass": 0, "fail": 0, "not_applicable": 0, "warning": 0, "error": 0, "timeout": 0}
+        self.lock = threading.Lock()
+
+    def say(self, line: str) -> None:
+        with self.lock:
+            print(line, file=self.stream, flush=True)
+
+    def case(self, r: Result) -> None:
+        with self.lock:
+            self.totals[r.verdict] = self.totals.get(r.verdict, 0) + 1
+        if r.verdict in FAILING:
+            lines = (r.message or "").strip().splitlines()
+            why = r.reason or r.detail or (lines[-1] if lines else "")
+            blame = f" [{r.blamed_side}]" if r.blamed_side else ""
+            self.say(f"    {r.verdict.upper()}{blame}: {r.cell}/{r.area}: {r.case}: {why}"[:300])
+        elif self.verbose:
+            self.say(f"    {r.verdict}: {r.cell}/{r.area}: {r.case}")
+
+    def cell(self, cell_id: str, counts: dict, seconds: float) -> None:
+        with self.lock:
+            self.cells_done += 1
+            self.done_weight += self.weights.get(cell_id, 1.0)
+            elapsed = time.monotonic() - self.start
+            total_weight = sum(self.weights.values()) or 1.0
+            left = elapsed * (total_weight - self.done_weight) / self.done_weight if self.done_weight else 0.0
+            t = self.totals
+        if self.quiet:
+            return
+        mine = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n and k != "total")
+        self.say(f"[{self.cells_done}/{self.total_cells}] {cell_id}: {mine or 'no checks'} ({seconds:.1f} s) | "
+                 f"so far {t['pass']} pass, {t['fail']} fail, {t['not_applicable']} n/a, "
+                 f"{t['error'] + t['timeout']} error | {_clock(elapsed)} elapsed, ~{_clock(left)} left")

@@ -1,0 +1,86 @@
+"""What a run ran with (results.json's run_info): versions, the manifests with their hashes, the spec data
+and the choices in force, and the checks made before any case runs (a provider that libfabric cannot
+load, a report folder that cannot be written, namespaces without root)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import platform
+import shutil
+import socket
+import subprocess
+
+import yaml
+
+from harness import manifest as manifest_mod
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+WIRE_YAML = REPO / "spec" / "wire.yaml"
+CATALOGUE = REPO / "spec" / "catalogue.yaml"
+
+
+def sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fi_info_binary() -> str | None:
+    local = REPO / "deps" / "libfabric" / "bin" / "fi_info"
+    return str(local) if local.exists() else shutil.which("fi_info")
+
+
+def libfabric_version() -> str:
+    tool = fi_info_binary()
+    if not tool:
+        return "unknown (no fi_info)"
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=20).stdout
+    for line in out.splitlines():
+        if "libfabric:" in line or "fi_info:" in line:
+            return line.split(":", 1)[1].strip()
+    return out.strip() or "unknown"
+
+
+def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[bool, str]:
+    """(loadable, what fi_info said): fi_getinfo for the manifest's provider in its environment."""
+    tool = fi_info_binary()
+    if not tool:
+        return True, "not checked (no fi_info)"
+    resolved = m.resolve(build=build, port=4793)
+    env = dict(os.environ)
+    for k, v in resolved["environment"].items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
+    proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env, timeout=30)
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        return False, said[-1] if said else f"fi_info exited {proc.returncode}"
+    version = next((l.split(":", 1)[1].strip() for l in proc.stdout.splitlines() if l.strip().startswith("version:")), "")
+    return True, version
+
+
+def choices() -> list[dict]:
+    doc = yaml.safe_load(WIRE_YAML.read_text())
+    return [{"id": cid, "status": c.get("status"), "confidence": c.get("confidence", "unknown"),
+             "chose": c.get("chose", "")} for cid, c in (doc.get("choices") or {}).items()]
+
+
+def suite_commit() -> str:
+    proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True)
+    return proc.stdout.strip() or "unknown"
+
+
+def collect(*, command: str, mode: str, seed: int, manifests: list[manifest_mod.Manifest],
+            provider_versions: dict[str, str], placement: str) -> dict:
+    return {
+        "command": command, "mode": mode, "seed": seed,
+        "spec_version": "1.0.1",
+        "host": socket.gethostname(), "kernel": f"{platform.system()} {platform.release()}",
+        "libfabric": libfabric_version(), "suite_commit": suite_commit(), "placement": placement,
+        "manifests": [{"ref": m.ref, "name": m.name, "provider": m.provider, "uet": m.uet, "profiles": m.profiles,
+                       "provider_version": m.data.get("provider_version") or provider_versions.get(m.name, ""),
+                       "spec_version": m.data.get("spec_version", "1.0.1"), "sha256": m.sha256} for m in manifests],
+        "spec_data": {"wire_yaml_sha256": sha256(WIRE_YAML), "catalogue_sha256": sha256(CATALOGUE)},
+        "choices": choices(),
+    }

@@ -1,0 +1,264 @@
+"""The front door (./uet run): manifests checked against their schema, bad input answered with exit 2 and
+a message naming the bad thing, an interop cell whose broken side takes the blame, a non-UET provider
+paired with softuet not applicable with the reason, and Ctrl-C leaving a partial report and nothing
+running behind it."""
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MANIFESTS = REPO / "cases" / "manifests"
+BROKEN = MANIFESTS / "examples" / "softuet-wrong-job-id.yaml"
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
+
+
+@pytest.fixture(scope="session")
+def cmd_uet_run(build_dir):
+    """cmd_uet_run(*args) -> CompletedProcess of `python3 -m harness.run_suite ARGS` (what ./uet run runs
+    after its build)."""
+    def run(*args, timeout=600):
+        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "harness.run_suite", *map(str, args)], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+@pytest.fixture(scope="session")
+def cmd_manifest():
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "harness.manifest", *map(str, args)], cwd=REPO,
+                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
+    return run
+
+
+def results_of(report_dir: pathlib.Path) -> dict:
+    return json.loads((report_dir / "latest" / "results.json").read_text())
+
+
+class TestManifestCheck:
+    def test_every_shipped_manifest_and_variant_is_valid(self, cmd_manifest):
+        refs = [str(p) for p in sorted(MANIFESTS.rglob("*.yaml")) if p.name != "manifest.schema.yaml"]
+        refs += [f"{MANIFESTS / 'softuet.yaml'}#{v}" for v in
+                 ("ai_base", "ai_full", "hpc", "ai_base+ai_full", "ai_base+hpc", "ai_full+hpc")]
+        run = cmd_manifest("check", *refs)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.count(": valid (") == len(refs)
+
+    def test_every_problem_is_named_with_file_and_key(self, cmd_manifest, tmp_path):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text("provider: x\nuet: true\nprofiles: [hpx]\nendpoint_types: []\nbogus: 1\n")
+        run = cmd_manifest("check", bad)
+        assert run.returncode == 1
+        assert run.stderr.splitlines() == [
+            f"{bad}: (top level): Additional properties are not allowed ('bogus' was unexpected)",
+            f"{bad}: endpoint_types: [] must list at least 1 item(s)",
+            f"{bad}: profiles.0: 'hpx' is not one of ['ai_base', 'ai_full', 'hpc']",
+        ]
+
+    def test_a_uet_provider_claims_a_profile(self, cmd_manifest, tmp_path):
+        bad = tmp_path / "noprofile.yaml"
+        bad.write_text("provider: x\nuet: true\nprofiles: []\nendpoint_types: [rdm]\n")
+        run = cmd_manifest("check", bad)
+        assert run.returncode == 1
+        assert "profiles: a UET provider (uet: true) claims at least one profile" in run.stderr
+
+    def test_extends_overrides_and_a_cycle_is_refused(self, cmd_manifest, tmp_path):
+        child = tmp_path / "child.yaml"
+        child.write_text(f"extends: {MANIFESTS / 'softuet.yaml'}#hpc\nenvironment: {{SOFTUET_FAULTS: no_ack}}\n")
+        run = cmd_manifest("resolve", child, "--port", "5000")
+        assert run.returncode == 0, run.stderr
+        record = json.loads(run.stdout)
+        assert record["profiles"] == ["hpc"]
+        assert record["environment"]["SOFTUET_PROFILES"] == "hpc"
+        assert record["environment"]["SOFTUET_FAULTS"] == "no_ack"
+        assert record["environment"]["SOFTUET_UDP_PORT"] == "5000"
+        assert record["wire"] == {"interface": "any", "udp_port": 5000}
+        loop = tmp_path / "loop.yaml"
+        loop.write_text("extends: loop.yaml\n")
+        run = cmd_manifest("check", loop)
+        assert run.returncode == 1 and "extends: a cycle" in run.stderr
+
+    def test_the_case_binaries_refuse_yaml(self, build_dir):
+        env = dict(os.environ, UET_CASES_MANIFEST=str(MANIFESTS / "softuet.yaml"))
+        run = subprocess.run([str(build_dir / "cases" / "uet-cases-discovery")], env=env, capture_output=True,
+                             text=True, timeout=60)
+        assert run.returncode == 3
+        assert "is YAML; the cases read the resolved record: python3 -m harness.manifest resolve" in run.stderr
+
+
+class TestBadInput:
+    def test_help_documents_every_option_with_an_example(self, cmd_uet_run):
+        run = cmd_uet_run("--help")
+        assert run.returncode == 0
+        for option in ("--provider", "--initiator", "--target", "--matrix", "--only", "--jobs", "--seed", "--report",
+                       "--quiet", "--verbose", "--same-host"):
+            assert option in run.stdout
+        assert run.stdout.count("e.g.") >= 7
+
+    def test_target_without_initiator_is_usage(self, cmd_uet_run):
+        run = cmd_uet_run("--target", "softuet.yaml")
+        assert run.returncode == 2
+        assert "--target goes with --initiator" in run.stderr
+
+    def test_a_bad_manifest_names_its_file_and_key(self, cmd_uet_run, tmp_path):
+        bad = tmp_path / "vendor.yaml"
+        bad.write_text("provider: vendor\nuet: maybe\nprofiles: [ai_base]\nendpoint_types: [rdm]\n")
+        run = cmd_uet_run("--provider", bad, "--report", tmp_path / "runs")
+        assert run.returncode == 2
+        assert f"{bad}: uet: 'maybe' is not of type 'boolean'" in run.stderr
+
+    def test_an_unknown_provider_says_what_fi_getinfo_said(self, cmd_uet_run, tmp_path):
+        m = tmp_path / "nosuch.yaml"
+        m.write_text("provider: nosuchprov\nuet: false\nprofiles: []\nendpoint_types: [rdm]\n")
+        run = cmd_uet_run("--provider", m, "--report", tmp_path / "runs", "--same-host")
+        assert run.returncode == 2
+        assert "provider 'nosuchprov' cannot be loaded: fi_getinfo said: fi_getinfo: -61 (No data available)" in run.stderr
+
+    def test_an_unwritable_report_folder(self, cmd_uet_run, tmp_path):
+        blocker = tmp_path / "file"
+        blocker.write_text("")
+        run = cmd_uet_run("--provider", "udp.yaml", "--report", blocker / "runs", "--same-host")
+        assert run.returncode == 2
+        assert f"the report folder {blocker / 'runs'} cannot be written" in run.stderr
+
+    def test_only_that_selects_nothing(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--initiator", "udp.yaml", "--target", "tcp_rxm.yaml", "--only", "ep", "--only", "av",
+                          "--report", tmp_path, "--same-host")
+        assert run.returncode == 0, run.stderr  # ep and av are single-process: they run for each side
+        run = cmd_uet_run("--provider", "udp.yaml", "--only", "nosucharea*", "--report", tmp_path, "--same-host")
+        assert run.returncode == 0  # a case pattern that matches no case runs nothing, and says so
+        assert results_of(tmp_path)["summary"]["total"] == 0
+
+
+@root_only
+class TestInteropCell:
+    """The broken-vendor example: softuet with wrong_job_id as the initiator, a clean softuet as the target."""
+
+    @pytest.fixture(scope="class")
+    def broken_pair(self, cmd_uet_run, tmp_path_factory):
+        report = tmp_path_factory.mktemp("runs")
+        run = cmd_uet_run("--initiator", BROKEN, "--target", "softuet.yaml", "--only", "authz", "--seed", "5",
+                          "--report", report, "--quiet")
+        return run, results_of(report), report
+
+    def test_the_run_fails_and_blames_the_broken_side(self, broken_pair):
+        run, results, _ = broken_pair
+        assert run.returncode == 1, run.stdout[-2000:]
+        failed = [r for r in results["results"] if r["verdict"] == "fail"]
+        assert failed
+        assert {r["blamed_manifest"] for r in failed} == {"softuet-wrong-job-id"}
+        wire = next(r for r in failed if r["case"] == "Claimed/Authz.IndirectJobIdIsOnTheWire/rdm")
+        assert wire["blamed_side"] == "initiator"
+
+    def test_the_single_process_checks_of_each_side_pass(self, broken_pair):
+        _, results, _ = broken_pair
+        cells = {c["id"]: c for c in results["cells"]}
+        assert set(cells) == {"softuet-wrong-job-id__softuet"}  # --only authz: a two-process area only
+        assert results["run_info"]["seed"] == 5
+        assert [m["name"] for m in results["run_info"]["manifests"]] == ["softuet-wrong-job-id", "softuet"]
+
+    def test_the_repro_command_reproduces_the_failure(self, broken_pair, cmd_uet_run, tmp_path):
+        _, results, _ = broken_pair
+        failed = next(r for r in results["results"] if r["verdict"] == "fail")
+        assert failed["repro"].startswith("./uet run --initiator ")
+        args = failed["repro"].split()[2:]
+        args = [a.strip("'") for a in args]
+        run = cmd_uet_run(*args, "--report", tmp_path, "--quiet")
+        again = results_of(tmp_path)
+        assert run.returncode == 1
+        assert [(r["case"], r["verdict"]) for r in again["results"]] == [(failed["case"], "fail")]
+
+    def test_the_report_renders_in_chromium_with_the_run_s_counts(self, broken_pair, cmd_chromium):
+        _, results, report = broken_pair
+        run_dir = (report / "latest").resolve()
+        index = run_dir / "index.html"
+        shot = run_dir / "report.png"  # kept in the run folder: what a reader of this run sees
+        cmd_chromium(f"--screenshot={shot}", "--window-size=1280,3000", "--hide-scrollbars", index.as_uri())
+        assert shot.exists() and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+        dom = cmd_chromium("--dump-dom", index.as_uri()).stdout
+        summary = results["summary"]
+        for verdict in ("pass", "fail", "not_applicable", "error", "timeout"):
+            assert re.search(rf'data-count="{verdict}">{summary[verdict]}<', dom), verdict
+        for section in ("run-info", "summary", "coverage", "failures", "not-applicable"):
+            assert f'id="{section}"' in dom
+        assert dom.count('class="failure"') == summary["fail"] + summary["error"] + summary["timeout"]
+        assert dom.count('class="repro"') >= summary["fail"]
+
+    def test_a_non_uet_provider_paired_with_softuet_is_not_applicable(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--initiator", "tcp_rxm.yaml", "--target", "softuet.yaml", "--only", "msg",
+                          "--report", tmp_path, "--quiet")
+        assert run.returncode == 0, run.stdout[-2000:]
+        rs = results_of(tmp_path)["results"]
+        assert rs and {r["verdict"] for r in rs} == {"not_applicable"}
+        assert all("no common wire protocol: tcp_rxm (tcp;ofi_rxm) initiates, softuet (UET) is the target" in r["reason"]
+                   for r in rs)
+
+
+@root_only
+class TestInterrupt:
+    def test_ctrl_c_writes_a_partial_report_and_leaves_nothing_behind(self, build_dir, tmp_path):
+        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+        proc = subprocess.Popen([sys.executable, "-m", "harness.run_suite", "--provider", "softuet.yaml", "--only",
+                                 "msg", "--report", tmp_path, "--verbose"], cwd=REPO, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        lines = []
+        for line in proc.stdout:  # wait for the first case to end: the run is in the middle of a cell
+            lines.append(line)
+            if line.startswith("    pass:"):
+                break
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 130, "".join(lines) + out
+        results = results_of(tmp_path)
+        assert results["run_info"]["partial"] is True
+        assert (tmp_path / "latest" / "index.html").exists()
+        left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert f"uet-{proc.pid}-" not in left
+        procs = subprocess.run(["pgrep", "-f", "uet-cases-msg"], capture_output=True, text=True).stdout
+        assert procs.strip() == ""
+
+
+FAKE_BINARY = """#!/usr/bin/python3
+# A case binary that crashes in one case and hangs in another: the runner's verdicts for both.
+import json, os, signal, sys, time
+cases = ["Fake.Passes", "Fake.Crashes", "Fake.Hangs", "Fake.RunsAfter"]
+flt = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
+excluded = set(flt.split("-", 1)[1].split(":")) if "-" in flt else set()
+out = open(os.environ["UET_CASES_RESULTS"], "a")
+def line(**kw):
+    out.write(json.dumps(kw) + "\\n"); out.flush()
+for case in cases:
+    if case in excluded:
+        continue
+    line(event="start", case=case)
+    if case == "Fake.Crashes":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if case == "Fake.Hangs":
+        time.sleep(600)
+    line(event="end", case=case, verdict="pass", requirements="2.2.6-a", seconds=0.01)
+"""
+
+
+class TestCrashAndDeadline:
+    def test_a_crash_and_a_hang_are_verdicts_and_the_binary_goes_on(self, tmp_path):
+        from harness import manifest as manifest_mod
+        from harness.run_cases import Cell, CellRun
+        build = tmp_path / "build"
+        (build / "cases").mkdir(parents=True)
+        fake = build / "cases" / "uet-cases-fake"
+        fake.write_text(FAKE_BINARY)
+        fake.chmod(0o755)
+        m = manifest_mod.load(MANIFESTS / "udp.yaml")
+        results = CellRun(Cell(m, m, ["fake"]), build, tmp_path / "cell", use_namespaces=False,
+                          case_deadline=2.0).run()
+        got = [(r.case, r.verdict) for r in results]
+        assert got == [("Fake.Passes", "pass"), ("Fake.Crashes", "error"), ("Fake.Hangs", "timeout"),
+                       ("Fake.RunsAfter", "pass")]
+        assert results[1].reason == "the case binary died of signal SIGSEGV"
+        assert results[2].reason == "no end within the case deadline of 2 s"

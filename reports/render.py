@@ -1,0 +1,75 @@
+"""results.json -> index.html and one page per cell, through the Jinja2 templates in reports/templates/.
+
+The pages are self-contained (the stylesheet is inlined, no script, no web fonts) so a run folder can be
+copied anywhere and read offline; links to captures and logs are relative to the run folder.
+"""
+import functools
+import pathlib
+
+import jinja2
+import yaml
+
+from reports import view
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
+CATALOGUE = REPO / "spec" / "catalogue.yaml"
+NO_TEXT = "(not in the requirement catalogue)"
+
+
+def environment():
+    # StrictUndefined: a key the view forgot to provide fails the render instead of printing nothing.
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.globals["verdict_columns"] = [(v, view.VERDICT_LABELS[v]) for v in view.VERDICTS] + [("total", "total")]
+    return env
+
+
+@functools.lru_cache(maxsize=None)
+def catalogue_texts(path=CATALOGUE):
+    """id -> text of every catalogue statement; {} when the catalogue cannot be read (the page then says so
+    per statement rather than failing the whole report)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return {s["id"]: s.get("text") for s in (data or {}).get("statements", []) if isinstance(s, dict) and "id" in s}
+
+
+def statement_text_lookup(results):
+    """A function id -> text: the run's coverage block when its statements carry text (it is what the run
+    was checked against), else spec/catalogue.yaml, read only when first needed."""
+    from_coverage = (results.get("coverage") or {}).get("statements") or {}
+
+    def text(ident):
+        entry = from_coverage.get(ident)
+        if isinstance(entry, dict) and entry.get("text"):
+            return entry["text"]
+        return catalogue_texts().get(ident) or NO_TEXT
+    return text
+
+
+def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
+    """Write run_dir/index.html and run_dir/cells/<cell>.html; returns the index's path."""
+    run_dir = pathlib.Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    env = environment()
+    text = statement_text_lookup(results)
+    info = view.run_info(results)
+    cells = view.cells(results)
+    index = env.get_template("index.html").render(
+        root="", title=info["title"], info=info, summary=view.summary(results), cells=cells,
+        interop=view.interop_matrix(results), negotiation=view.negotiation_matrix(results),
+        coverage=view.coverage(results), failures=view.failures(results.get("results", []), run_dir, text),
+        not_applicable=view.not_applicable(results))
+    cell_template = env.get_template("cell.html")
+    for cell in results.get("cells", []):
+        page = view.cell_page(results, cell, run_dir, text)
+        path = run_dir / view.page_of(cell["id"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(cell_template.render(root="../", title="%s: %s" % (info["title"], cell["id"]),
+                                             info=info, cell=page), encoding="utf-8")
+    out = run_dir / "index.html"
+    out.write_text(index, encoding="utf-8")
+    return out

@@ -1,0 +1,348 @@
+"""What the report pages show, computed from a results.json dict (reports/RESULTS-FORMAT.md).
+
+Every grouping, count and lookup happens here so the templates only loop and print. The functions read
+the optional parts of the format (negotiation, coverage, evidence, ...) with defaults, so a partial run's
+results.json still renders.
+"""
+import collections
+import re
+
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
+VERDICT_LABELS = {"pass": "pass", "fail": "fail", "not_applicable": "not applicable", "warning": "warning",
+                  "error": "error", "timeout": "timeout"}
+FAILING = ("fail", "error", "timeout")
+SIDES = ("initiator", "target")
+PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
+MISSING = "—"
+
+# The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
+# could not run, which outranks a SHOULD not met.
+AREA_CODES = (
+    ("F", "any fail"),
+    ("E", "any error or timeout"),
+    ("W", "a warning, the rest pass or not applicable"),
+    ("P", "all pass (not-applicable checks aside)"),
+    ("N", "all not applicable"),
+)
+
+
+def verdict_counts(results):
+    counts = collections.Counter(r.get("verdict") for r in results)
+    return {v: counts.get(v, 0) for v in VERDICTS}
+
+
+def counts_row(counts):
+    """[(verdict, label, n)] in the taxonomy's order, then ("total", "total", n)."""
+    row = [(v, VERDICT_LABELS[v], counts.get(v, 0)) for v in VERDICTS]
+    total = counts["total"] if "total" in counts else sum(n for _, _, n in row)
+    return row + [("total", "total", total)]
+
+
+def _counts_text(counts):
+    """'3 pass, 1 fail': the non-zero verdict counts, for a title attribute."""
+    return ", ".join("%d %s" % (counts[v], VERDICT_LABELS[v]) for v in VERDICTS if counts.get(v))
+
+
+def area_code(verdicts):
+    verdicts = set(verdicts)
+    if "fail" in verdicts:
+        return "F"
+    if verdicts & {"error", "timeout"} or verdicts - set(VERDICTS):   # a verdict outside the taxonomy: broken
+        return "E"
+    if "warning" in verdicts:
+        return "W"
+    if verdicts <= {"not_applicable"}:
+        return "N"
+    return "P"
+
+
+def _value(mapping, key, fmt="%s"):
+    value = mapping.get(key)
+    return MISSING if value is None or value == "" else fmt % (value,)
+
+
+def _short(digest, n=12):
+    return digest[:n] if digest else MISSING
+
+
+def page_of(cell_id):
+    """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
+    replacement only keeps an odd id from escaping cells/."""
+    safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
+    return "cells/%s.html" % safe
+
+
+def manifests_by_name(doc):
+    return {m.get("name"): m for m in doc.get("run_info", {}).get("manifests", [])}
+
+
+def run_info(doc):
+    info = doc.get("run_info", {})
+    started = _value(info, "started")
+    seconds = _value(info, "seconds", "%.1f s")
+    rows = [
+        ("command", _value(info, "command")),
+        ("run id", _value(info, "run_id")),
+        ("mode", _value(info, "mode")),
+        ("seed", _value(info, "seed")),
+        ("spec version", _value(info, "spec_version")),
+        ("libfabric", _value(info, "libfabric")),
+        ("kernel", _value(info, "kernel")),
+        ("host", _value(info, "host")),
+        ("suite commit", _value(info, "suite_commit")),
+        ("placement", _value(info, "placement")),
+        ("started", "%s (%s)" % (started, seconds)),
+        ("finished", _value(info, "finished")),
+    ]
+    spec_data = info.get("spec_data") or {}
+    rows += [("wire.yaml sha256", _short(spec_data.get("wire_yaml_sha256"))),
+             ("catalogue sha256", _short(spec_data.get("catalogue_sha256")))]
+    crosscheck = doc.get("decode_crosscheck")
+    if crosscheck:
+        rows.append(("decoder cross-check", "%s captures, %s frames, %s disagreements" % (
+            crosscheck.get("captures", MISSING), crosscheck.get("frames", MISSING),
+            crosscheck.get("disagreements", MISSING))))
+    manifests = [{"name": _value(m, "name"), "ref": _value(m, "ref"), "provider": _value(m, "provider"),
+                  "provider_version": _value(m, "provider_version"),
+                  "profiles": ", ".join(m.get("profiles") or []) or MISSING,
+                  "uet": "yes" if m.get("uet") else "no",
+                  "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or ""}
+                 for m in info.get("manifests", [])]
+    choices = [{"id": _value(c, "id"), "status": _value(c, "status"), "confidence": _value(c, "confidence"),
+                "chose": _value(c, "chose")} for c in info.get("choices", [])]
+    return {"title": info.get("run_id") or "run", "partial": bool(info.get("partial")), "rows": rows,
+            "manifests": manifests, "choices": choices}
+
+
+def cells(doc):
+    """The cells that ran, each with its page and counts (from its results, so a partial run adds up)."""
+    by_cell = collections.defaultdict(list)
+    for r in doc.get("results", []):
+        by_cell[r.get("cell")].append(r)
+    return [{"id": c["id"], "page": page_of(c["id"]), "initiator": _value(c, "initiator"),
+             "target": _value(c, "target"), "kind": _value(c, "kind"), "seconds": _value(c, "seconds", "%.1f s"),
+             "counts": counts_row(verdict_counts(by_cell.get(c["id"], [])))}
+            for c in doc.get("cells", [])]
+
+
+def summary(doc):
+    """The run's counts as results.json states them, and a note when the results list disagrees."""
+    stated = doc.get("summary") or verdict_counts(doc.get("results", []))
+    counted = verdict_counts(doc.get("results", []))
+    mismatch = [v for v in VERDICTS if stated.get(v, 0) != counted[v]]
+    note = None
+    if mismatch:
+        note = "the summary disagrees with the results list on %s (the list holds %s)" % (
+            ", ".join(VERDICT_LABELS[v] for v in mismatch),
+            ", ".join("%d %s" % (counted[v], VERDICT_LABELS[v]) for v in mismatch))
+    return {"counts": counts_row(stated), "exit_status": _value(stated, "exit_status"), "note": note,
+            "by_profile": by_side_and_profile(doc), "by_manifest": by_side_and_manifest(doc)}
+
+
+def _side_manifest(doc):
+    """result -> {side: manifest name} through the result's cell."""
+    cell_of = {c["id"]: c for c in doc.get("cells", [])}
+
+    def sides(result):
+        cell = cell_of.get(result.get("cell"), {})
+        return {side: cell.get(side, "(no cell record)") for side in SIDES}
+    return sides
+
+
+def by_side_and_manifest(doc):
+    sides_of = _side_manifest(doc)
+    groups = collections.OrderedDict()
+    order = list(manifests_by_name(doc))
+    for r in doc.get("results", []):
+        for side, name in sides_of(r).items():
+            groups.setdefault((side, name), []).append(r)
+    keys = sorted(groups, key=lambda k: (SIDES.index(k[0]), order.index(k[1]) if k[1] in order else len(order), k[1]))
+    manifests = manifests_by_name(doc)
+    return [{"side": side, "manifest": name,
+             "profiles": ", ".join(manifests.get(name, {}).get("profiles") or []) or MISSING,
+             "counts": counts_row(verdict_counts(groups[(side, name)]))} for side, name in keys]
+
+
+def by_side_and_profile(doc):
+    """A result counts under every profile its side's manifest claims."""
+    sides_of = _side_manifest(doc)
+    manifests = manifests_by_name(doc)
+    groups = collections.defaultdict(list)
+    for r in doc.get("results", []):
+        for side, name in sides_of(r).items():
+            for profile in manifests.get(name, {}).get("profiles") or ["(no profile)"]:
+                groups[(side, profile)].append(r)
+
+    def key(k):
+        side, profile = k
+        rank = PROFILE_ORDER.index(profile) if profile in PROFILE_ORDER else len(PROFILE_ORDER)
+        return (SIDES.index(side), rank, profile)
+    return [{"side": side, "profile": profile, "counts": counts_row(verdict_counts(groups[(side, profile)]))}
+            for side, profile in sorted(groups, key=key)]
+
+
+def _ordered_names(names, order):
+    names = set(names)
+    return [n for n in order if n in names] + sorted(names - set(order))
+
+
+def interop_matrix(doc):
+    """Initiator rows × target columns of area letters; None when only one manifest ran."""
+    run_cells = doc.get("cells", [])
+    initiators = [c.get("initiator") for c in run_cells]
+    targets = [c.get("target") for c in run_cells]
+    if len(set(initiators) | set(targets)) <= 1:
+        return None
+    order = list(manifests_by_name(doc))
+    results_of = collections.defaultdict(list)
+    for r in doc.get("results", []):
+        results_of[r.get("cell")].append(r)
+    grid = {}
+    for c in run_cells:
+        by_area = collections.defaultdict(list)
+        for r in results_of[c["id"]]:
+            by_area[r.get("area") or "?"].append(r)
+        grid[(c.get("initiator"), c.get("target"))] = {
+            "id": c["id"], "page": page_of(c["id"]),
+            "areas": [{"area": area, "code": area_code(r.get("verdict") for r in rs),
+                       "counts": _counts_text(verdict_counts(rs))} for area, rs in sorted(by_area.items())]}
+    rows = _ordered_names(initiators, order)
+    cols = _ordered_names(targets, order)
+    return {"columns": cols,
+            "rows": [{"initiator": i, "cells": [grid.get((i, t)) for t in cols]} for i in rows],
+            "legend": AREA_CODES}
+
+
+def negotiation_matrix(doc):
+    """The profile-set × profile-set table; None when the run has no negotiation block."""
+    neg = doc.get("negotiation")
+    if not neg:
+        return None
+    failing = {r["id"] for r in doc.get("results", []) if r.get("verdict") in FAILING and "id" in r}
+    grid = {(c.get("initiator"), c.get("target")): c for c in neg.get("cells", [])}
+    sets = neg.get("profile_sets", [])
+    rows = []
+    for i in sets:
+        row = []
+        for t in sets:
+            c = grid.get((i, t))
+            if c is None:
+                row.append(None)
+                continue
+            verdict = c.get("verdict") or "error"
+            # Link the first failing result the failures section shows, so a red cell leads to its evidence.
+            first_failing = next((rid for rid in c.get("results", []) if rid in failing), None)
+            row.append({"common": c.get("common") or "none", "verdict": verdict,
+                        "label": VERDICT_LABELS.get(verdict, verdict),
+                        "counts": _counts_text(c.get("counts") or {}),
+                        "anchor": result_anchor(first_failing) if first_failing else None})
+        rows.append({"initiator": i, "cells": row})
+    choice_id = neg.get("priority_choice")
+    choice = next((c for c in doc.get("run_info", {}).get("choices", []) if c.get("id") == choice_id), {})
+    return {"profile_sets": sets, "rows": rows, "priority_choice": choice_id or MISSING,
+            "choice_status": _value(choice, "status"), "choice_confidence": _value(choice, "confidence"),
+            "choice_chose": _value(choice, "chose")}
+
+
+def _pct(n, d):
+    return "%d%%" % round(100.0 * n / d) if d else MISSING
+
+
+def _tally_rows(tallies, label=lambda k: k):
+    return [{"name": label(k), "covered_observable": t.get("covered_observable", 0),
+             "observable": t.get("observable", 0), "total": t.get("total", 0),
+             "not_observable": t.get("not_observable", 0),
+             "percent": _pct(t.get("covered_observable", 0), t.get("observable", 0))}
+            for k, t in tallies.items()]
+
+
+def coverage(doc):
+    """harness.coverage.compute()'s dict, as tables; None when the run computed none."""
+    cov = doc.get("coverage")
+    if not cov:
+        return None
+    uncovered = []
+    for section, entries in (cov.get("uncovered_observable_musts") or {}).items():
+        for s in entries:
+            flags = []
+            if s.get("level_unconfirmed"):
+                flags.append("level unconfirmed")
+            if s.get("missing"):
+                flags.append("MISSING " + ", ".join(s["missing"]))
+            if s.get("condition"):
+                flags.append("if " + s["condition"])
+            uncovered.append({"section": section, "id": s.get("id", MISSING), "level": s.get("level", MISSING),
+                              "check": s.get("check", MISSING), "text": s.get("text") or MISSING,
+                              "profiles": ", ".join(s.get("profiles") or []) or MISSING, "flags": "; ".join(flags)})
+    return {"by_level": _tally_rows(cov.get("by_level") or {}),
+            "by_section": _tally_rows(cov.get("by_section") or {}, lambda k: "§" + k),
+            "covered_observable": cov.get("covered_observable", 0), "observable": cov.get("observable", 0),
+            "covered": cov.get("covered", 0), "total": cov.get("total", 0),
+            "percent": _pct(cov.get("covered_observable", 0), cov.get("observable", 0)),
+            "uncovered": uncovered}
+
+
+def result_anchor(result_id):
+    """The id attribute of a result's failure block (ids may hold any character but whitespace)."""
+    return "result-" + re.sub(r"\s", "_", result_id)
+
+
+def _link(run_dir, path):
+    """A path of the run folder as a link, or as plain text when the file is not there."""
+    if not path:
+        return None
+    return {"path": path, "exists": (run_dir / path).is_file()}
+
+
+def _format_field(value):
+    if isinstance(value, int) and not isinstance(value, bool) and value > 9:
+        return "%d (0x%x)" % (value, value)
+    return str(value)
+
+
+def failure(result, run_dir, statement_text):
+    evidence = result.get("evidence") or {}
+    frames = [{"index": _value(f, "index"), "sender": _value(f, "sender"), "summary": _value(f, "summary"),
+               "fields": [(k, _format_field(v)) for k, v in (f.get("fields") or {}).items()]}
+              for f in evidence.get("frames") or []]
+    verdict = result.get("verdict")
+    return {"id": result.get("id", MISSING), "anchor": result_anchor(result.get("id", "")),
+            "verdict": verdict, "label": VERDICT_LABELS.get(verdict, verdict),
+            "cell": _value(result, "cell"), "area": _value(result, "area"), "case": _value(result, "case"),
+            "binary": _value(result, "binary"), "detail": result.get("detail"), "reason": result.get("reason"),
+            "message": result.get("message"), "expected": _value(result, "expected"),
+            "seen": _value(result, "seen"), "blamed_side": _value(result, "blamed_side"),
+            "choices": ", ".join(result.get("choices") or []) or MISSING,
+            "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
+            "frames": frames, "capture": _link(run_dir, evidence.get("capture")),
+            "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
+            "repro": result.get("repro") or MISSING}
+
+
+def failures(results, run_dir, statement_text):
+    return [failure(r, run_dir, statement_text) for r in results if r.get("verdict") in FAILING]
+
+
+def not_applicable(doc):
+    """Not-applicable results grouped by reason, the largest group first."""
+    groups = collections.defaultdict(list)
+    for r in doc.get("results", []):
+        if r.get("verdict") == "not_applicable":
+            groups[r.get("reason") or "(no reason given)"].append(r.get("id", MISSING))
+    return [{"reason": reason, "count": len(ids), "results": ids}
+            for reason, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+
+
+def cell_page(doc, cell, run_dir, statement_text):
+    results = [r for r in doc.get("results", []) if r.get("cell") == cell["id"]]
+    failing = {r.get("id") for r in results if r.get("verdict") in FAILING}
+    rows = [{"id": r.get("id", MISSING), "area": _value(r, "area"), "case": _value(r, "case"),
+             "verdict": r.get("verdict"), "label": VERDICT_LABELS.get(r.get("verdict"), r.get("verdict")),
+             "statements": ", ".join(r.get("statements") or []) or MISSING,
+             "note": r.get("detail") or r.get("reason") or "", "seconds": _value(r, "seconds", "%.2f s"),
+             "anchor": result_anchor(r["id"]) if r.get("id") in failing else None}
+            for r in sorted(results, key=lambda r: (r.get("area") or "", r.get("case") or ""))]
+    return {"id": cell["id"], "initiator": _value(cell, "initiator"), "target": _value(cell, "target"),
+            "kind": _value(cell, "kind"), "seconds": _value(cell, "seconds", "%.1f s"),
+            "counts": counts_row(verdict_counts(results)), "rows": rows,
+            "failures": failures(results, run_dir, statement_text)}
