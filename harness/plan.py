@@ -1,7 +1,8 @@
 """What a run does, from the command line: the cells (initiator manifest x target manifest, the areas each
 runs) of the four modes of the front door, and what --only selects.
 
-- default: softuet.yaml and each of its profile-set variants against itself (the reference FEP);
+- default: softuet.yaml and each of its profile-set variants against itself (the reference FEP), and the
+  negotiation matrix: the negotiation area over every other ordered pair of those profile sets;
 - provider: one manifest against itself (a certification run);
 - pair: the initiator's and the target's single-process areas each against itself, and the
   two-process areas from the initiator to the target (an interop cell);
@@ -17,6 +18,7 @@ from harness import manifest as manifest_mod
 from harness.run_cases import SINGLE_PROCESS_AREAS, Cell
 
 DEFAULT_MANIFEST = "softuet.yaml"
+NEGOTIATION_AREA = "negotiation"
 STATEMENT_RE = re.compile(r"^§?\d+(\.\d+)+(-[a-z]+)?$")
 
 
@@ -76,6 +78,8 @@ def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str]) ->
     if mode in ("default", "provider"):
         for m in manifests:
             out.append(Cell(m, m, _areas(all_areas, True, True, chosen)))
+    if mode == "default" and NEGOTIATION_AREA in all_areas and (not chosen or NEGOTIATION_AREA in chosen):
+        out += [Cell(a, b, [NEGOTIATION_AREA]) for a in manifests for b in manifests if a is not b]
     elif mode == "pair":
         init, target = manifests
         if init.ref == target.ref:

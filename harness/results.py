@@ -30,6 +30,7 @@ class Result:
     blame_basis: str | None = None
     blamed_manifest: str | None = None
     choices: list[str] = dataclasses.field(default_factory=list)
+    notes: dict = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
     evidence: dict = dataclasses.field(default_factory=dict)
     repro: str | None = None
@@ -72,7 +73,7 @@ def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
                   statements=[s for s in (event.get("requirements") or "").split(",") if s],
                   reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
-                  choices=list(event.get("choices") or []), seconds=round(float(event.get("seconds", 0)), 3),
+                  choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
                   evidence={"frames": event["frames"]} if event.get("frames") else {})
 
 

@@ -34,6 +34,7 @@ import time
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
+from harness import negotiation as negotiation_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness.progress import Progress
@@ -277,8 +278,12 @@ def assemble(*, run_id, command, mode, seed, started, cells, results, versions, 
         cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
                           "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
                           "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html"})
-    return {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
-            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
+    doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
+           "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
+    negotiation = negotiation_mod.matrix(cells, results)
+    if negotiation:
+        doc["negotiation"] = negotiation
+    return doc
 
 
 def write_outputs(doc: dict, results: list[Result], run_dir: pathlib.Path, report_root: pathlib.Path) -> None:

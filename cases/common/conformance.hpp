@@ -75,6 +75,8 @@ void claimed_but_unsupported(const std::string& what);
 void evidence_frame(Side sender, const std::string& summary);
 // A spec choice (spec/wire.yaml choices) the running case's verdict rests on.
 void rests_on_choice(const std::string& choice);
+// A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).
+void note(const std::string& key, const std::string& value);
 // Writes each case's verdict (JUnit property, and UET_CASES_RESULTS lines); the binaries' main calls it.
 void install_verdict_recorder();
 

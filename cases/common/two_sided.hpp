@@ -17,10 +17,19 @@
 
 namespace uet::cases {
 
-// True when the provider must offer fi_tagged: a non-UET provider (generic semantics) is asked
-// anyway; a UET provider must when it claims AI Full or HPC (2.2.5.4.2-b).
-inline bool tagged_required() {
-  return !manifest().uet || manifest().claims_profile("ai_full") || manifest().claims_profile("hpc");
+// True when a side must offer fi_tagged: a non-UET provider (generic semantics) is asked anyway; a UET
+// provider must when it claims AI Full or HPC (2.2.5.4.2-b).
+inline bool offers_tagged(const Manifest& m) { return !m.uet || m.claims_profile("ai_full") || m.claims_profile("hpc"); }
+// Both sides of the pair must offer it.
+inline bool tagged_required() { return offers_tagged(manifest()) && offers_tagged(target_manifest()); }
+
+// The FEP-capabilities byte a side's claimed profiles give (what its address must advertise).
+inline uint8_t claimed_caps(const Manifest& m) {
+  uint8_t caps = 0;
+  if (m.claims_profile("ai_base")) caps |= static_cast<uint8_t>(1u << uet::wire::k_cap_ai_base);
+  if (m.claims_profile("ai_full")) caps |= static_cast<uint8_t>(1u << uet::wire::k_cap_ai_full);
+  if (m.claims_profile("hpc")) caps |= static_cast<uint8_t>(1u << uet::wire::k_cap_hpc);
+  return caps;
 }
 
 // How long a case waits for a message the target must get (the initiator's completion came first).

@@ -28,6 +28,7 @@ struct CaseState {
   std::string detail;
   std::vector<nlohmann::json> frames;
   std::vector<std::string> choices;
+  nlohmann::json notes = nlohmann::json::object();
   std::chrono::steady_clock::time_point started;
 };
 
@@ -105,6 +106,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
       if (!s.frames.empty()) line["frames"] = s.frames;
     }
     if (!s.choices.empty()) line["choices"] = s.choices;
+    if (!s.notes.empty()) line["notes"] = s.notes;
     write(line);
   }
 
@@ -142,6 +144,8 @@ void rests_on_choice(const std::string& choice) {
     if (c == choice) return;
   state().choices.push_back(choice);
 }
+
+void note(const std::string& key, const std::string& value) { state().notes[key] = value; }
 
 void install_verdict_recorder() {
   FILE* out = nullptr;

@@ -11,6 +11,7 @@
 
 #include "capture.hpp"
 #include "two_sided.hpp"
+#include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -59,7 +60,8 @@ class Rendezvous : public TwoSided {
   // UET_RENDEZVOUS_SEND/TSEND with the extension header and at most UET_PROVIDER_MAX_EAGER_SIZE eager bytes;
   // the target gets every byte.
   void RendezvousSend(bool tagged) {
-    UET_NOT_APPLICABLE_IF(!manifest().claims_profile("hpc"), "the manifest does not claim HPC (rendezvous: 2.2.5.4.1.2-b)");
+    UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous,
+                          "the pair does not operate in HPC (rendezvous: 2.2.5.4.1.2-b; uet/wire/profiles.hpp)");
     uint64_t threshold = 0, max_eager = 0;
     provider_setting(tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &threshold);
     provider_setting("UET_PROVIDER_MAX_EAGER_SIZE", &max_eager);
@@ -100,8 +102,13 @@ class Rendezvous : public TwoSided {
   // target asks for a restart (UET_DEFERRABLE_RTR) it names both tokens and the restarted request carries
   // the target's. Every message arrives once, whole.
   void DeferrableSend(bool tagged) {
-    UET_NOT_APPLICABLE_IF(!manifest().claims_profile("ai_full"),
-                          "the manifest does not claim AI Full (deferrable send: 2.2.5.4.1.2-a)");
+    // Between FEPs operating in HPC, a send without a readable region is deferrable where both share AI Full.
+    const uint8_t mine = claimed_caps(manifest()), theirs = claimed_caps(target_manifest());
+    const bool deferrable = w::large_send_kind(mine, theirs) == w::LargeSend::deferrable ||
+                            (w::large_send_kind(mine, theirs) == w::LargeSend::rendezvous && manifest().claims_profile("ai_full") &&
+                             target_manifest().claims_profile("ai_full"));
+    UET_NOT_APPLICABLE_IF(!deferrable, "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
+                                       "uet/wire/profiles.hpp)");
     uint64_t threshold = 0;
     provider_setting(tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &threshold);
     if (HasFailure()) return;

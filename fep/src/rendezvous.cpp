@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "softuet.hpp"
+#include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace softuet {
@@ -140,8 +141,11 @@ std::optional<Deferral> large_send(Ep* ep, const Dest& dest, const iovec* iov, s
   const bool tagged = r.opcode == op::UET_TAGGED_SEND;
   if (ep->type != FI_EP_RDM || (!tagged && r.opcode != op::UET_SEND)) return std::nullopt;
   if (r.request_length < (tagged ? d->cfg.tag_rendezvous_size : d->cfg.msg_rendezvous_size)) return std::nullopt;
+  // The operations stay within the profile the two FEPs operate in (2.2.2.1-a/b; uet/wire/profiles.hpp,
+  // choices profile-priority and no-common-profile).
   const uint8_t mine = d->cfg.fep_caps, peer = peer_caps(dest);
-  if ((mine & kCapHpc) && (peer & kCapHpc)) {
+  wire::LargeSend kind = wire::large_send_kind(mine, peer);
+  if (kind == wire::LargeSend::rendezvous) {
     if (std::optional<RendezvousExt> x = rendezvous_source(ep, iov, count, desc)) {
       // The eager bytes MUST NOT exceed UET_PROVIDER_MAX_EAGER_SIZE (2.2.5.4.1.2-e, 2.2.5.4.2.2-c).
       const size_t limit = fault(d, Fault::eager_over_limit) ? kPayloadMtu : d->cfg.max_eager_size;
@@ -151,13 +155,12 @@ std::optional<Deferral> large_send(Ep* ep, const Dest& dest, const iovec* iov, s
       r.rendezvous = x;
       return std::nullopt;
     }
+    // Not from a region the target may read: between FEPs that also share AI Full, a deferrable send.
+    if ((mine & kCapAiFull) && (peer & kCapAiFull)) kind = wire::LargeSend::deferrable;
   }
-  // AI Full with AI Full, or an AI Full FEP without HPC towards an HPC FEP (2.2.2.1-b); a FEP with HPC uses
-  // the HPC profile towards an HPC FEP without AI Full.
-  const bool common = (mine & kCapAiFull) && (peer & kCapAiFull);
-  const bool towards_hpc = (mine & kCapAiFull) && (peer & kCapHpc) &&
-                           (!(mine & kCapHpc) || fault(d, Fault::deferrable_to_hpc));
-  if (!common && !towards_hpc) return std::nullopt;
+  // The knob: a FEP with HPC and AI Full sends deferrable sends to an HPC peer without AI Full.
+  if (fault(d, Fault::deferrable_to_hpc) && (mine & kCapAiFull) && (peer & kCapHpc)) kind = wire::LargeSend::deferrable;
+  if (kind != wire::LargeSend::deferrable) return std::nullopt;
   r.opcode = tagged ? op::UET_DEFERRABLE_TSEND : op::UET_DEFERRABLE_SEND;
   r.restart = RestartTokens{alloc_restart_token(d), 0};
   Deferral def;

@@ -12,6 +12,7 @@
 #include "uet/codec/decoded.hpp"
 #include "uet/codec/encoder.hpp"
 #include "uet/wire/libfabric_gen.hpp"
+#include "uet/wire/profiles.hpp"
 
 namespace softuet {
 
@@ -152,8 +153,9 @@ bool rudi_applies(Ep* ep, const Dest& dest, const std::vector<OutRequest>& msgs)
   Domain* d = ep->domain;
   if (msgs.empty() || ep->type != FI_EP_RDM || ep->mode != pds::Mode::rud) return false;
   if (!(d->cfg.fep_caps & kCapHpc)) return false;
-  const bool peer_hpc = (dest.addr.uet.flags & kAddrFlagCapsValid) && (dest.addr.uet.fep_caps & kCapHpc);
-  if (!peer_hpc && !fault(d, Fault::rudi_without_hpc)) return false;
+  // RUDI is an HPC delivery mode: only between FEPs that operate in HPC (uet/wire/profiles.hpp).
+  const uint8_t peer = (dest.addr.uet.flags & kAddrFlagCapsValid) ? dest.addr.uet.fep_caps : 0;
+  if (!wire::rudi_allowed(d->cfg.fep_caps, peer) && !fault(d, Fault::rudi_without_hpc)) return false;
   for (const OutRequest& r : msgs) {
     const bool write = r.opcode == wire::ses_request_opcode::UET_WRITE && !r.header_data;
     if (!write && r.opcode != wire::ses_request_opcode::UET_READ) return false;
