@@ -74,7 +74,7 @@ def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
                   reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
-                  evidence={"frames": event["frames"]} if event.get("frames") else {})
+                  evidence={k: event[k] for k in ("frames", "captures") if event.get(k)})
 
 
 def counts(results) -> dict[str, int]:

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import os
 import pathlib
+import select
 import signal
 import subprocess
 import sys
@@ -96,6 +97,8 @@ class CellRun:
         self.case_deadline, self.extra_env, self.ports = case_deadline, extra_env or {}, ports
         self.results: list[Result] = []
         self.placement = None
+        self.timings: dict[str, dict[str, float]] = {}  # per area: wall and CPU seconds of its binary runs
+        self._area = ""
 
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -108,14 +111,18 @@ class CellRun:
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})
         env.update(self.extra_env)
-        binaries = case_binaries(self.build)
         with placement(self.cell, self.use_namespaces) as (popen, placement_env, where):
             self.placement = where
             env.update(placement_env)
             for area in self.cell.areas:
                 if self.stop.is_set():
                     break
-                self._run_binary(area, binaries[area], popen, env)
+                binary = self.build / "cases" / f"uet-cases-{area}"
+                if not os.access(binary, os.X_OK):
+                    self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
+                                      reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
+                    continue
+                self._run_binary(area, binary, popen, env)
         return self.results
 
     def _emit(self, result: Result) -> None:
@@ -123,7 +130,10 @@ class CellRun:
         self.on_result(result)
 
     def _run_binary(self, area: str, binary: pathlib.Path, popen, env: dict) -> None:
+        self._area = area
         lines = self.out / f"{area}.jsonl"
+        captures = self.out / "captures" / area
+        captures.mkdir(parents=True, exist_ok=True)
         log = self.out / f"{area}.log"
         lines.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
@@ -138,7 +148,7 @@ class CellRun:
             with open(log, "a") as logf:
                 logf.write(f"$ {' '.join(argv)}\n")
                 logf.flush()
-                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines)), stdout=logf,
+                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures)), stdout=logf,
                              stderr=subprocess.STDOUT, start_new_session=True)
                 why = self._watch(proc, lines)
             run = read_case_lines(lines)
@@ -161,24 +171,35 @@ class CellRun:
                 return
 
     def _watch(self, proc, lines: pathlib.Path) -> str:
-        """Waits for the binary; kills its process group at a case's deadline or a stop. Why it ended."""
-        started_case, last_size = time.monotonic(), -1
+        """Waits for the binary; kills its process group at a case's deadline or a stop. Why it ended.
+        Reaps it with wait4 to learn the CPU time it (and the target peers it reaped) used."""
+        started_case, last_size, t0 = time.monotonic(), -1, time.monotonic()
+        pidfd = os.pidfd_open(proc.pid)  # readable when the binary exits: no polling interval to guess
+        try:
+            return self._reap(proc, lines, pidfd, t0, started_case, last_size)
+        finally:
+            os.close(pidfd)
+
+    def _reap(self, proc, lines, pidfd, t0, started_case, last_size) -> str:
+        why = None
         while True:
-            try:
-                proc.wait(timeout=0.2)
-                return "exited"
-            except subprocess.TimeoutExpired:
-                pass
-            size = lines.stat().st_size if lines.exists() else 0
-            if size != last_size:  # a case started or ended: its deadline starts again
-                started_case, last_size = time.monotonic(), size
-            reason = "stopped" if self.stop.is_set() else (
-                "deadline" if time.monotonic() - started_case > self.case_deadline else None)
-            if reason:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return reason
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
+                timing["wall"] += time.monotonic() - t0
+                timing["cpu"] += usage.ru_utime + usage.ru_stime
+                return why or "exited"
+            if why is None:
+                size = lines.stat().st_size if lines.exists() else 0
+                if size != last_size:  # a case started or ended: its deadline starts again
+                    started_case, last_size = time.monotonic(), size
+                why = "stopped" if self.stop.is_set() else (
+                    "deadline" if time.monotonic() - started_case > self.case_deadline else None)
+                if why:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+            select.select([pidfd], [], [], 0.2)
 
 
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,

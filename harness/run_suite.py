@@ -35,6 +35,7 @@ from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
+from harness import evidence as evidence_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness.progress import Progress
@@ -206,6 +207,7 @@ def main(argv: list[str]) -> int:
     results: list[Result] = []
     lock = threading.Lock()
     placement = set()
+    timings: dict[str, dict] = {}
 
     def run_cell(index: int, cell: Cell) -> None:
         if stop.is_set():
@@ -230,7 +232,12 @@ def main(argv: list[str]) -> int:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error
             on_result(Result(cell.id, "harness", "-", f"{cell.id} (cell)", "error", reason=f"the cell could not run: {exc}"))
+        for error in evidence_mod.check_captures(runner.results, args.build / "bin" / "uet-decode", run_dir):
+            on_result(error)
         placement.add(runner.placement or "none")
+        with lock:
+            timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
+                                "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
         with lock:
             mine = [r for r in results if r.cell == cell.id]
         progress.cell(cell.id, counts(mine), time.monotonic() - t0)
@@ -245,7 +252,7 @@ def main(argv: list[str]) -> int:
 
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, started=started, cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
-                   partial=stop.is_set(), decode=decode, run_dir=run_dir)
+                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings)
     write_outputs(doc, results, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
@@ -257,7 +264,8 @@ def main(argv: list[str]) -> int:
     return s["exit_status"]
 
 
-def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir) -> dict:
+def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir,
+             timings) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, manifests=manifests,
@@ -277,7 +285,8 @@ def assemble(*, run_id, command, mode, seed, started, cells, results, versions, 
         mine = [r for r in results if r.cell == c.id]
         cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
                           "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
-                          "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html"})
+                          "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
+                          "timing": timings.get(c.id)})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
     negotiation = negotiation_mod.matrix(cells, results)

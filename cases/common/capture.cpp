@@ -1,9 +1,12 @@
 #include "capture.hpp"
 
+#include <gtest/gtest.h>
 #include <pcap/pcap.h>
 #include <poll.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +19,25 @@ std::optional<uint64_t> WireFrame::get(wire::Field f) const {
   for (const auto& [field, value] : fields)
     if (field == f) return value;
   return std::nullopt;
+}
+
+// With UET_CASES_CAPTURE_DIR set, every packet this capture sees is also written to a pcap file named
+// after the running case: the run keeps it, decodes it with both decoders and links it from the report.
+void Capture::keep_as_evidence() {
+  const char* dir = std::getenv("UET_CASES_CAPTURE_DIR");
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (!dir || !*dir || !info) return;
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
+  static int serial = 0;
+  const std::string path = std::string(dir) + "/" + name + "-" + std::to_string(++serial) + ".pcap";
+  dumper_ = pcap_dump_open(pcap_, path.c_str());
+  if (!dumper_) {
+    std::fprintf(stderr, "capture: cannot keep %s: %s\n", path.c_str(), pcap_geterr(pcap_));
+    return;
+  }
+  evidence_capture(path, udp_port_);
 }
 
 std::string summary(const WireFrame& f) {
@@ -33,6 +55,10 @@ std::string summary(const WireFrame& f) {
 bool is_request(const WireFrame& f) { return f.get(wire::Field::uet_ses_opcode).has_value(); }
 
 Capture::~Capture() {
+  if (dumper_) {
+    drain();  // what arrived since the last look belongs to the evidence too
+    pcap_dump_close(dumper_);
+  }
   if (pcap_) pcap_close(pcap_);
 }
 
@@ -64,6 +90,7 @@ bool Capture::start(Toward toward) {
   pcap_freecode(&prog);
   if (pcap_setnonblock(pcap_, 1, err) != 0) return error_ = std::string("pcap_setnonblock: ") + err, false;
   linktype_ = pcap_datalink(pcap_);
+  keep_as_evidence();
   if (!codec::root_for_linktype(linktype_)) return error_ = "link type " + std::to_string(linktype_) + " is not decoded", false;
   return true;
 }
@@ -76,6 +103,7 @@ void Capture::drain() {
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
+    if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
     codec::decode(data, hdr->caplen, hdr->len, root, opts, *decoded);
     if (!decoded->reached_uet) continue;
     WireFrame f;

@@ -14,6 +14,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 typedef struct pcap pcap_t;
+typedef struct pcap_dumper pcap_dumper_t;
 
 namespace uet::cases {
 
@@ -42,7 +43,9 @@ class Capture {
 
  private:
   void drain();
+  void keep_as_evidence();
   pcap_t* pcap_ = nullptr;
+  pcap_dumper_t* dumper_ = nullptr;  // the case's evidence file (UET_CASES_CAPTURE_DIR)
   int linktype_ = 0;
   uint16_t udp_port_ = 0;
   Side sender_ = Side::initiator;  // who sends the frames decoded here

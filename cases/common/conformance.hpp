@@ -73,6 +73,8 @@ void observing(Side side, const std::string& basis);
 void claimed_but_unsupported(const std::string& what);
 // A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
 void evidence_frame(Side sender, const std::string& summary);
+// A capture file the running case made (its UET port), kept with the case's result.
+void evidence_capture(const std::string& path, uint16_t udp_port);
 // A spec choice (spec/wire.yaml choices) the running case's verdict rests on.
 void rests_on_choice(const std::string& choice);
 // A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).

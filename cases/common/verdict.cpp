@@ -29,6 +29,7 @@ struct CaseState {
   std::vector<nlohmann::json> frames;
   std::vector<std::string> choices;
   nlohmann::json notes = nlohmann::json::object();
+  nlohmann::json captures = nlohmann::json::array();
   std::chrono::steady_clock::time_point started;
 };
 
@@ -107,6 +108,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     }
     if (!s.choices.empty()) line["choices"] = s.choices;
     if (!s.notes.empty()) line["notes"] = s.notes;
+    if (!s.captures.empty()) line["captures"] = s.captures;
     write(line);
   }
 
@@ -143,6 +145,10 @@ void rests_on_choice(const std::string& choice) {
   for (const auto& c : state().choices)
     if (c == choice) return;
   state().choices.push_back(choice);
+}
+
+void evidence_capture(const std::string& path, uint16_t udp_port) {
+  state().captures.push_back({{"file", path}, {"port", udp_port}});
 }
 
 void note(const std::string& key, const std::string& value) { state().notes[key] = value; }

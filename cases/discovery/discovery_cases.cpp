@@ -72,6 +72,31 @@ class Discovery : public ::testing::TestWithParam<Kind> {
   }
 };
 
+// The rows of Table 2-4 the digest has (the table is partial: choice-free rows only): fi_msg on every
+// endpoint type; fi_tagged on RDM exactly when a profile that has it (AI Full, HPC) is claimed; MRs bound
+// to endpoints (FI_MR_ENDPOINT) wherever RMA is offered; the AV type TABLE.
+TEST_P(Discovery, InfoOffersTheProfilesParameterSet) {
+  covers({"2.2.2-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  InfoPtr hints = hints_for(GetParam().ep_type);
+  hints->caps = 0;  // everything the provider offers for this endpoint type
+  int rc = 0;
+  InfoPtr info = getinfo(hints.get(), &rc);
+  ASSERT_TRUE(info) << "fi_getinfo: " << fi_strerror(-rc);
+  EXPECT_TRUE(info->caps & FI_MSG) << "fi_msg on " << GetParam().name << " (Table 2-4)";
+  const bool tagged_profile = manifest().claims_profile("ai_full") || manifest().claims_profile("hpc");
+  if (GetParam().ep_type == FI_EP_RDM) {
+    EXPECT_EQ(bool(info->caps & FI_TAGGED), tagged_profile)
+        << "FI_TAGGED is offered exactly with AI Full or HPC (Table 2-4; claims " << manifest().profiles.size()
+        << " profile(s))";
+  }
+  if (info->caps & FI_RMA) {
+    EXPECT_TRUE(info->domain_attr->mr_mode & FI_MR_ENDPOINT) << "MRs are bound to endpoints (Table 2-4, 2.2.5)";
+  }
+  EXPECT_TRUE(info->domain_attr->av_type == FI_AV_TABLE || info->domain_attr->av_type == FI_AV_UNSPEC)
+      << "av_type " << info->domain_attr->av_type << " (Table 2-4: FI_AV_TABLE)";
+}
+
 TEST_P(Discovery, AcceptsTheVersion2Api) {
   covers({"2.2.5-a", "2.2.5.2.1-a"});
   int rc = 0;

@@ -107,7 +107,7 @@ TEST_P(Msg, SendUsesTheTable2_22Opcode) {
 // takes the message. The other initiator is this one's UET address with another initiator ID and
 // PIDonFEP (a UET address, so UET providers only).
 TEST_P(Msg, DirectedReceiveTakesOnlyItsInitiator) {
-  covers({"2.2.5.4.1-b", "2.2.4.3.1-e"});
+  covers({"2.2.5.4.1-b", "2.2.4.3.1-e", "2.2.2-c"});
   UET_REQUIRE_UET_PROVIDER();
   UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "directed receives are checked on RDM endpoints");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_DIRECTED_RECV));

@@ -78,7 +78,7 @@ TEST_P(Tagged, WildcardReceiveMatchesWithHpc) {
 // A tagged receive directed at another initiator (this one's UET address with another initiator ID
 // and PIDonFEP) is passed over; the one directed at this initiator takes the message.
 TEST_P(Tagged, DirectedReceiveMatchesTheInitiator) {
-  covers({"2.2.5.4.2.1-a", "2.2.5.4.2.1-g", "2.2.5.4.2.1-e"});
+  covers({"2.2.5.4.2.1-a", "2.2.5.4.2.1-g", "2.2.5.4.2.1-e", "2.2.2-c"});
   UET_REQUIRE_UET_PROVIDER();
   UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV));
   fi_addr_t src_other = FI_ADDR_NOTAVAIL, src_me = FI_ADDR_NOTAVAIL;

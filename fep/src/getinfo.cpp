@@ -22,7 +22,8 @@ constexpr uint64_t kRdmCaps = kDgramCaps | FI_TAGGED | FI_DIRECTED_RECV | kRmaCa
 uint64_t caps_for(fi_ep_type type, const Config& cfg) {
   if (type == FI_EP_DGRAM) return kDgramCaps;
   uint64_t caps = kRdmCaps;
-  if (!(cfg.fep_caps & (kCapAiFull | kCapHpc))) caps &= ~uint64_t{FI_TAGGED};
+  const bool tagged_profile = cfg.fep_caps & (kCapAiFull | kCapHpc);
+  if (!tagged_profile && !(cfg.faults & fault_bit(Fault::tagged_in_ai_base))) caps &= ~uint64_t{FI_TAGGED};
   return caps;
 }
 

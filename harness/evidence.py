@@ -1,0 +1,52 @@
+"""The captures a run's cases made: each kept in the run folder with its decode (`.json`, uet-decode's
+records), every UET frame decoded by both decoders (uet-decode and the Scapy layers) and cross-checked.
+A disagreement is a harness error in the report, beside the case whose capture showed it: a verdict
+that rests on a frame the two decoders read differently cannot be trusted."""
+from __future__ import annotations
+
+import json
+import pathlib
+
+from harness.decode_compare import DecoderError, cross_check, decode_cpp
+from harness.results import Result
+
+
+def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pathlib.Path) -> list[Result]:
+    """Cross-checks every capture of `results` (their evidence['captures']); returns the harness errors.
+    Each result's evidence gets the capture and decode paths relative to the run folder."""
+    errors = []
+    for r in results:
+        kept = []
+        for cap in r.evidence.get("captures", []):
+            pcap = pathlib.Path(cap["file"])
+            if not pcap.exists():
+                continue
+            port = int(cap.get("port", 4793))
+            decoded = pcap.with_suffix(".json")
+            try:
+                records = decode_cpp(uet_decode, pcap, port)
+                decoded.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+                check = cross_check(pcap, uet_decode, port)
+            except DecoderError as exc:
+                errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
+                                     reason=f"a decoder could not read {pcap.name}: {exc}"))
+                continue
+            kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), "frames": check.frames,
+                         "uet_frames": check.counts.get("uet", 0), "disagreements": len(check.disagreements)})
+            for d in check.disagreements[:3]:
+                errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
+                                     reason=f"the decoders disagree on frame {d.frame} of {pcap.name} ({d.between}): "
+                                            + "; ".join(d.details[:3]),
+                                     evidence={"capture": rel(pcap, run_dir)}))
+        if kept:
+            r.evidence["captures"] = kept
+            r.evidence["capture"] = kept[0]["capture"]
+            r.evidence["decoded"] = kept[0]["decoded"]
+    return errors
+
+
+def rel(path: pathlib.Path, root: pathlib.Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
