@@ -513,10 +513,14 @@ class NamespacePair:
         return self.run(netns, argv, input=script, capture_output=True, text=True, timeout=30)
 
     @staticmethod
-    def _impair_script(hook, device, loss_percent, udp_dport):
+    def _impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0):
         match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
         rules = []
-        if loss_percent:
+        if every:
+            # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
+            # drops when k mod every == offset), so a lossy cell replays exactly.
+            rules.append(f"{match}numgen inc mod {int(every)} == {int(offset)} drop")
+        elif loss_percent:
             # 1/100 % resolution: numgen draws 0..9999 per packet.
             threshold = int(round(float(loss_percent) * 100))
             if threshold >= 10000:
@@ -541,8 +545,9 @@ class NamespacePair:
         proc = self._nft(self.a.netns, script, check_only=True)
         return proc.returncode == 0
 
-    def impair(self, side, loss_percent=None, udp_dport=None):
-        """Drop ``loss_percent`` % (0..100, 0.01 steps) of the packets leaving ``side``'s veth.
+    def impair(self, side, loss_percent=None, udp_dport=None, every=None, offset=0):
+        """Drop ``loss_percent`` % (0..100, 0.01 steps) of the packets leaving ``side``'s veth, or, with
+        ``every``, a counted pattern: each ``every``-th matching packet from the ``offset``-th on.
 
         ``udp_dport`` (e.g. 4793, UET) restricts the drop to that UDP destination port.  Replaces
         any earlier impairment of that side.  Uses the netdev egress hook of ``side``'s veth; if
@@ -550,6 +555,8 @@ class NamespacePair:
         """
         if loss_percent is not None and not 0 <= float(loss_percent) <= 100:
             raise ValueError(f"loss_percent must be within 0..100, not {loss_percent}")
+        if every is not None and not (int(every) >= 2 and 0 <= int(offset) < int(every)):
+            raise ValueError(f"every must be >= 2 and 0 <= offset < every, not every={every} offset={offset}")
         tool("nft")
         me, other = self.side(side), self.peer(side)
         if self.impair_hook is None:
@@ -558,7 +565,7 @@ class NamespacePair:
             netns, hook, device = me.netns, "egress", me.ifname
         else:
             netns, hook, device = other.netns, "ingress", other.ifname
-        proc = self._nft(netns, self._impair_script(hook, device, loss_percent, udp_dport))
+        proc = self._nft(netns, self._impair_script(hook, device, loss_percent, udp_dport, every, offset))
         if proc.returncode != 0:
             raise NamespaceError(f"nft in {netns} rejected the {hook} impairment: {proc.stderr.strip()}")
         self._impaired[me.side] = netns

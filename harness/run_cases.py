@@ -27,6 +27,8 @@ from harness.results import Result, counts, read_case_lines, result_of_line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr")
+# Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
+LOSSY_AREAS = {"reliability": 7}
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
 INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
@@ -65,11 +67,11 @@ def placement(cell: Cell, use_namespaces: bool | None):
     want = use_namespaces if use_namespaces is not None else (
         os.geteuid() == 0 and cell.initiator.namespaces and cell.target.namespaces)
     if not want:
-        yield (lambda argv, **kw: subprocess.Popen(argv, **kw)), {}, "same-host"
+        yield (lambda argv, **kw: subprocess.Popen(argv, **kw)), {}, "same-host", None
         return
     from containers.netns import NamespacePair
     with NamespacePair() as pair:
-        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns}, "namespaces"
+        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns}, "namespaces", pair
 
 
 def side_environment(base: dict, resolved_initiator: dict) -> dict:
@@ -98,6 +100,7 @@ class CellRun:
         self.results: list[Result] = []
         self.placement = None
         self.timings: dict[str, dict[str, float]] = {}  # per area: wall and CPU seconds of its binary runs
+        self.loss: dict[str, dict] = {}  # per area: the drop pattern applied
         self._area = ""
 
     def run(self) -> list[Result]:
@@ -111,7 +114,7 @@ class CellRun:
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})
         env.update(self.extra_env)
-        with placement(self.cell, self.use_namespaces) as (popen, placement_env, where):
+        with placement(self.cell, self.use_namespaces) as (popen, placement_env, where, pair):
             self.placement = where
             env.update(placement_env)
             for area in self.cell.areas:
@@ -122,8 +125,31 @@ class CellRun:
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
-                self._run_binary(area, binary, popen, env)
+                with self._loss(area, pair) as loss_env:
+                    self._run_binary(area, binary, popen, {**env, **loss_env})
         return self.results
+
+    @contextlib.contextmanager
+    def _loss(self, area: str, pair):
+        """The counted loss an area's checks need (LOSSY_AREAS), on both directions of the pair, chosen by
+        the seed and recorded in self.loss so the report can print it and a rerun drops the same packets."""
+        every = LOSSY_AREAS.get(area)
+        if not every or pair is None:
+            yield {}
+            return
+        offset = self.seed % every
+        init_port, target_port = self.ports
+        pair.impair("a", udp_dport=target_port, every=every, offset=offset)
+        pair.impair("b", udp_dport=init_port, every=every, offset=offset)
+        text = (f"every {every}th UET packet of each direction dropped, counting from 0, those with count mod {every} "
+                f"== {offset} (seed {self.seed}); nftables numgen inc on the {pair.impair_hook} hook")
+        self.loss[area] = {"every": every, "offset": offset, "pattern": text,
+                           "rules": {"initiator": pair.impairment("a"), "target": pair.impairment("b")}}
+        try:
+            yield {"UET_CASES_LOSS": text}
+        finally:
+            pair.clear_impairment("a")
+            pair.clear_impairment("b")
 
     def _emit(self, result: Result) -> None:
         self.results.append(result)

@@ -208,6 +208,7 @@ def main(argv: list[str]) -> int:
     lock = threading.Lock()
     placement = set()
     timings: dict[str, dict] = {}
+    losses: dict[str, dict] = {}
 
     def run_cell(index: int, cell: Cell) -> None:
         if stop.is_set():
@@ -236,6 +237,7 @@ def main(argv: list[str]) -> int:
             on_result(error)
         placement.add(runner.placement or "none")
         with lock:
+            losses[cell.id] = runner.loss
             timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
                                 "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
         with lock:
@@ -252,7 +254,7 @@ def main(argv: list[str]) -> int:
 
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, started=started, cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
-                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings)
+                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses)
     write_outputs(doc, results, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
@@ -265,7 +267,7 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir,
-             timings) -> dict:
+             timings, losses) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, manifests=manifests,
@@ -286,7 +288,7 @@ def assemble(*, run_id, command, mode, seed, started, cells, results, versions, 
         cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
                           "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
                           "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
-                          "timing": timings.get(c.id)})
+                          "timing": timings.get(c.id), "loss": losses.get(c.id) or None})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
     negotiation = negotiation_mod.matrix(cells, results)
