@@ -123,7 +123,7 @@ def compute(cat, junit_paths=()):
                                for sec in FOCUS_SECTIONS},
         "covered_but_marked_not_observable": covering_unobservable,
         "unknown_requirements": {k: sorted(set(v)) for k, v in sorted(unknown.items())},
-        "statements": {s.id: {"level": s.level, "check": s.check, "covered": s.id in covered,
+        "statements": {s.id: {"level": s.level, "check": s.check, "covered": s.id in covered, "text": s.text,
                               "checks": checks.get(s.id, [])} for s in cat},
     }
 

@@ -29,6 +29,8 @@ class Result:
     blamed_side: str | None = None
     blame_basis: str | None = None
     blamed_manifest: str | None = None
+    expected: str | None = None
+    seen: str | None = None
     choices: list[str] = dataclasses.field(default_factory=list)
     notes: dict = dataclasses.field(default_factory=dict)
     seconds: float = 0.0
@@ -68,8 +70,32 @@ def read_case_lines(path: pathlib.Path) -> BinaryRun:
     return BinaryRun(ended, running)
 
 
+def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
+    """From googletest's first "Expected equality of these values" block: the cases write
+    EXPECT_EQ(seen, expected), so the second operand is what the statement wants."""
+    if not message or "Expected equality of these values:" not in message:
+        return None, None
+    lines = message.split("Expected equality of these values:", 1)[1].splitlines()[1:]
+    operands, values = [], {}
+    for line in lines:
+        text = line.strip()
+        if not text:
+            continue
+        if line.startswith("    Which is: ") and operands:
+            values[len(operands) - 1] = text[len("Which is: "):]
+        elif line.startswith("  ") and not line.startswith("    ") and len(operands) < 2:
+            operands.append(text)
+        elif not line.startswith("  "):
+            break
+    if len(operands) < 2:
+        return None, None
+    show = lambda i: operands[i] + (f" = {values[i]}" if i in values else "")
+    return show(1), show(0)
+
+
 def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
-    return Result(cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
+    expected, seen = expected_and_seen(event.get("message"))
+    return Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
                   statements=[s for s in (event.get("requirements") or "").split(",") if s],
                   reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),

@@ -219,6 +219,8 @@ def main(argv: list[str]) -> int:
             if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
                 return
             r.repro = repro_command(cell, r.case, seed)
+            if r.area != "harness":
+                r.evidence.setdefault("log", f"cells/{cell.id}/{r.area}.log")
             r.blamed_manifest = blamed_manifest(cell, r.blamed_side)
             with lock:
                 results.append(r)

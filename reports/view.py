@@ -311,7 +311,9 @@ def failure(result, run_dir, statement_text):
             "cell": _value(result, "cell"), "area": _value(result, "area"), "case": _value(result, "case"),
             "binary": _value(result, "binary"), "detail": result.get("detail"), "reason": result.get("reason"),
             "message": result.get("message"), "expected": _value(result, "expected"),
-            "seen": _value(result, "seen"), "blamed_side": _value(result, "blamed_side"),
+            "seen": _value(result, "seen"),
+            "blamed_side": _value(result, "blamed_side") + (f" ({result['blamed_manifest']})" if result.get("blamed_manifest") else "")
+            + (f": {result['blame_basis']}" if result.get("blame_basis") else ""),
             "choices": ", ".join(result.get("choices") or []) or MISSING,
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "capture": _link(run_dir, evidence.get("capture")),
