@@ -136,6 +136,25 @@ class TestBadInput:
         assert results_of(tmp_path)["summary"]["total"] == 0
 
 
+class TestMatrix:
+    def test_a_matrix_of_two_non_uet_providers(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--matrix", "udp.yaml", "tcp_rxm.yaml", "--only", "msg", "--same-host", "--report", tmp_path,
+                          "--quiet")
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        results = results_of(tmp_path)
+        assert sorted(c["id"] for c in results["cells"]) == ["tcp_rxm", "tcp_rxm__udp", "udp", "udp__tcp_rxm"]
+        crossed = [r for r in results["results"] if "__" in r["cell"]]
+        assert crossed and {r["verdict"] for r in crossed} == {"not_applicable"}
+        # UET checks say the provider is not UET; the generic ones that the two share no protocol
+        assert all("no common wire protocol: two non-UET providers" in r["reason"] or "does not claim UET" in r["reason"]
+                   for r in crossed)
+        assert any("no common wire protocol" in r["reason"] for r in crossed)
+        html = (tmp_path / "latest" / "index.html").read_text()
+        assert 'id="interop-matrix"' in html
+        for cell in ("udp__tcp_rxm", "tcp_rxm__udp"):
+            assert f'href="cells/{cell}.html"' in html
+
+
 @root_only
 class TestInteropCell:
     """The broken-vendor example: softuet with wrong_job_id as the initiator, a clean softuet as the target."""
