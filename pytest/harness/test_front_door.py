@@ -136,6 +136,17 @@ class TestBadInput:
         assert results_of(tmp_path)["summary"]["total"] == 0
 
 
+class TestOnly:
+    def test_a_statement_keeps_the_checks_that_cover_it(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--provider", "tcp_rxm.yaml", "--only", "discovery", "--only", "2.2.5.3.8", "--same-host",
+                          "--report", tmp_path, "--quiet", "--seed", "3")
+        assert run.returncode == 0, run.stderr
+        results = results_of(tmp_path)["results"]
+        assert results and all(any(s.startswith("2.2.5.3.8") for s in r["statements"]) for r in results)
+        assert {r["area"] for r in results} == {"discovery"}
+        assert all(r["repro"].endswith("--seed 3") for r in results)
+
+
 class TestMatrix:
     def test_a_matrix_of_two_non_uet_providers(self, cmd_uet_run, tmp_path):
         run = cmd_uet_run("--matrix", "udp.yaml", "tcp_rxm.yaml", "--only", "msg", "--same-host", "--report", tmp_path,
