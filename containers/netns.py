@@ -9,7 +9,9 @@
 Names and addresses (``n`` is unique among all live pairs on the host, 1..511):
 
     namespaces   uet-<pid>-<n>-a / uet-<pid>-<n>-b       (<pid>: the creating process; the CLI uses "cli")
-    veth         uetv<n>a (in a) <-> uetv<n>b (in b)     (<= 15 characters)
+    veth         uetv<n>a (in a) <-> uetv<n>b (in b)     (<= 15 characters): the test link
+    control veth uetc<n>a (in a) <-> uetc<n>b (in b)     2001:db8:<n hex>:c0::1/64 (a), ::2/64 (b): the
+                 control link, never captured nor impaired
     IPv4         198.<18 + n//256>.<n%256>.1/24 (a), .2/24 (b)   -- only 198.18.0.0/15 (RFC 2544 benchmarking)
     IPv6         2001:db8:<n hex>::1/64 (a), ::2/64 (b)           -- only 2001:db8::/32 (documentation), nodad
 
@@ -246,9 +248,12 @@ class Side:
     ipv6: str
     ipv4_prefixlen: int = 24
     ipv6_prefixlen: int = 64
+    control_ifname: str = ""   # the control link: a second veth, never captured nor impaired
+    control_ipv6: str = ""
 
     def as_dict(self):
         return {"netns": self.netns, "ifname": self.ifname, "ipv4": self.ipv4, "ipv6": self.ipv6,
+                "control_ifname": self.control_ifname, "control_ipv6": self.control_ipv6,
                 "ipv4_cidr": f"{self.ipv4}/{self.ipv4_prefixlen}",
                 "ipv6_cidr": f"{self.ipv6}/{self.ipv6_prefixlen}"}
 
@@ -356,8 +361,11 @@ class NamespacePair:
     def _sides_for(self, index):
         v4a, v4b, v6a, v6b, _, _ = addresses_for(index)
         base = f"{PREFIX}-{self.owner}-{index}"
-        return (Side("a", f"{base}-a", f"uetv{index}a", v4a, v6a),
-                Side("b", f"{base}-b", f"uetv{index}b", v4b, v6b))
+        control = ipaddress.ip_network(f"2001:db8:{index:x}:c0::/64")  # the control link's own /64
+        return (Side("a", f"{base}-a", f"uetv{index}a", v4a, v6a, control_ifname=f"uetc{index}a",
+                     control_ipv6=str(control[1])),
+                Side("b", f"{base}-b", f"uetv{index}b", v4b, v6b, control_ifname=f"uetc{index}b",
+                     control_ipv6=str(control[2])))
 
     def up(self):
         """Create namespaces, veth and addresses, then wait until both sides reach each other."""
@@ -401,6 +409,10 @@ class NamespacePair:
         # Created directly inside the namespaces: the names never meet the host's interfaces.
         _ip("link", "add", a.ifname, "netns", a.netns, "type", "veth",
             "peer", "name", b.ifname, "netns", b.netns)
+        # The control link: what the two sides say to each other about a test stays off the test link,
+        # which is captured and impaired (as packetimpact keeps its control channel apart).
+        _ip("link", "add", a.control_ifname, "netns", a.netns, "type", "veth",
+            "peer", "name", b.control_ifname, "netns", b.netns)
         for s in (a, b):
             _ip("link", "set", "lo", "up", netns=s.netns)
             if self.mtu:
@@ -409,6 +421,8 @@ class NamespacePair:
             _ip("-6", "addr", "add", f"{s.ipv6}/{s.ipv6_prefixlen}", "dev", s.ifname, "nodad",
                 netns=s.netns)
             _ip("link", "set", "dev", s.ifname, "up", netns=s.netns)
+            _ip("link", "set", "dev", s.control_ifname, "up", netns=s.netns)
+            _ip("-6", "addr", "add", f"{s.control_ipv6}/64", "dev", s.control_ifname, "nodad", netns=s.netns)
             # A veth takes a UDP GSO packet whole (a softuet run of equal frames, outbox.cpp) and cuts it
             # at the receiving socket, so a capture would show one packet of many frames. Segmented before
             # the device, captures show the datagrams the wire carries.
@@ -473,6 +487,7 @@ class NamespacePair:
         if self.a.netns in existing:
             # Deleting the veth first removes both ends now, even if something still pins a namespace.
             _ip("link", "del", "dev", self.a.ifname, netns=self.a.netns, check=False)
+            _ip("link", "del", "dev", self.a.control_ifname, netns=self.a.netns, check=False)
         for s in (self.a, self.b):
             try:
                 delete_namespace(s.netns)

@@ -71,7 +71,8 @@ def placement(cell: Cell, use_namespaces: bool | None):
         return
     from containers.netns import NamespacePair
     with NamespacePair() as pair:
-        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns}, "namespaces", pair
+        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns,
+                                                                          "UET_CASES_CONTROL_LISTEN": pair.a.control_ipv6}, "namespaces", pair
 
 
 def side_environment(base: dict, resolved_initiator: dict) -> dict:

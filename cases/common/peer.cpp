@@ -1,6 +1,7 @@
 #include "peer.hpp"
 
 #include "conformance.hpp"
+#include "control_link.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -24,9 +25,7 @@ namespace uet::cases {
 
 namespace {
 
-constexpr int kChildChannelFd = 100;       // where the peer finds its end of the channel
 constexpr size_t kMaxMessage = 1 << 20;
-const char kRoleFlag[] = "--uet-cases-peer=";
 
 using Clock = std::chrono::steady_clock;
 
@@ -107,6 +106,11 @@ std::map<std::string, std::string> target_environment(const std::map<std::string
   return env;
 }
 
+PeerRole find_peer_role(const std::string& name) {
+  const auto it = roles().find(name);
+  return it == roles().end() ? nullptr : it->second;
+}
+
 bool register_peer_role(const std::string& name, PeerRole role) {
   roles()[name] = role;
   return true;
@@ -121,6 +125,14 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
     if (eq) inherited[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
   }
   std::map<std::string, std::string> env = target_environment(inherited);
+  // Over TCP on the pair's control link when one is given, else over an inherited socketpair.
+  int listen_fd = -1;
+  if (const std::string address = env_or("UET_CASES_CONTROL_LISTEN", ""); !address.empty()) {
+    std::string connect_to;
+    listen_fd = control_listen(address, &connect_to, &error_);
+    if (listen_fd < 0) return false;
+    env["UET_CASES_CONTROL_CONNECT"] = connect_to;
+  }
   for (const auto& [k, v] : extra_env) env[k] = v;
   for (const auto& k : unset_env) env.erase(k);
   std::vector<std::string> env_strings;
@@ -132,34 +144,45 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
   const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
   if (n <= 0) return error_ = "cannot find this binary (/proc/self/exe)", false;
   exe.resize(static_cast<size_t>(n));
-  std::string role_arg = kRoleFlag + role;
+  std::string role_arg = kPeerRoleFlag + role;
   char* argv[] = {exe.data(), role_arg.data(), nullptr};
 
   int netns_fd = -1;
   const std::string netns = env_or("UET_CASES_PEER_NETNS", "");
   if (!netns.empty()) {
     netns_fd = ::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
-    if (netns_fd < 0) return error_ = "UET_CASES_PEER_NETNS: cannot open /run/netns/" + netns + ": " + std::strerror(errno), false;
+    if (netns_fd < 0) {
+      if (listen_fd >= 0) ::close(listen_fd);
+      return error_ = "UET_CASES_PEER_NETNS: cannot open /run/netns/" + netns + ": " + std::strerror(errno), false;
+    }
   }
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+  int sv[2] = {-1, -1};
+  if (listen_fd < 0 && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     if (netns_fd >= 0) ::close(netns_fd);
     return error_ = std::string("socketpair: ") + std::strerror(errno), false;
   }
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
-    if (::dup2(sv[1], kChildChannelFd) < 0) _exit(126);  // dup2 clears close-on-exec
+    if (sv[1] >= 0 && ::dup2(sv[1], kPeerChannelFd) < 0) _exit(126);  // dup2 clears close-on-exec
     ::execve(exe.c_str(), argv, envp.data());
     _exit(127);
   }
   if (netns_fd >= 0) ::close(netns_fd);
-  ::close(sv[1]);
+  if (sv[1] >= 0) ::close(sv[1]);
   if (pid < 0) {
-    ::close(sv[0]);
+    if (sv[0] >= 0) ::close(sv[0]);
+    if (listen_fd >= 0) ::close(listen_fd);
     return error_ = std::string("fork: ") + std::strerror(errno), false;
   }
   pid_ = pid;
+  if (listen_fd >= 0) {
+    const int fd = control_accept(listen_fd, 10000, &error_);
+    ::close(listen_fd);
+    if (fd < 0) return false;  // finish() reaps the peer
+    channel_.reset(fd);
+    return true;
+  }
   channel_.reset(sv[0]);
   return true;
 }
@@ -187,21 +210,3 @@ int Peer::finish(int timeout_ms) {
 Peer::~Peer() { finish(); }
 
 }  // namespace uet::cases
-
-// The binaries' main: a peer role when started as one, else the googletest cases.
-int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], uet::cases::kRoleFlag, sizeof uet::cases::kRoleFlag - 1) != 0) continue;
-    const std::string role = argv[i] + sizeof uet::cases::kRoleFlag - 1;
-    auto it = uet::cases::roles().find(role);
-    if (it == uet::cases::roles().end()) {
-      std::fprintf(stderr, "uet cases peer: no role '%s'\n", role.c_str());
-      return 2;
-    }
-    uet::cases::Channel channel(uet::cases::kChildChannelFd);
-    return it->second(channel);
-  }
-  ::testing::InitGoogleTest(&argc, argv);
-  uet::cases::install_verdict_recorder();
-  return RUN_ALL_TESTS();
-}

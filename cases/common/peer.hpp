@@ -73,5 +73,11 @@ class Peer {
 using PeerRole = int (*)(Channel&);
 // Registers a role under a name (static initialisers of the case binaries' common code).
 bool register_peer_role(const std::string& name, PeerRole role);
+// The role registered under `name`, or nullptr.
+PeerRole find_peer_role(const std::string& name);
+
+// How a peer process is started: this flag names its role, and it finds its end of the channel here.
+inline constexpr char kPeerRoleFlag[] = "--uet-cases-peer=";
+inline constexpr int kPeerChannelFd = 100;
 
 }  // namespace uet::cases

@@ -14,6 +14,9 @@ namespace uet::cases {
 namespace {
 
 constexpr int kIdleLimitMs = 120000;  // a target nobody talks to for this long gives up
+// How often an idle target drives its provider: a provider that progresses only when called (softuet
+// without its FEP thread) answers no sooner, and its peer retransmits meanwhile.
+constexpr int kProgressEveryMs = 1;
 
 std::vector<std::string> split(const std::string& s) {
   std::istringstream in(s);
@@ -34,11 +37,11 @@ class TargetServer {
     int idle_ms = 0;
     while (idle_ms < kIdleLimitMs) {
       pollfd pfd{ch_.fd(), POLLIN, 0};
-      if (::poll(&pfd, 1, 10) <= 0) {
+      if (::poll(&pfd, 1, kProgressEveryMs) <= 0) {
         // Progress for providers that need the application to drive it; what it reads stays for the
         // case's next "completion" (a remote CQ data entry has no context to wait for).
         if (ep_.cq) ep_.progress();
-        idle_ms += 10;
+        idle_ms += kProgressEveryMs;
         continue;
       }
       idle_ms = 0;

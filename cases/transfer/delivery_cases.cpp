@@ -1,10 +1,19 @@
 // What the wire shows of a transfer between two processes: the packet delivery mode (UEC 1.0 §2.2.6), the
 // data traffic class (§2.2.7) and the SES header format (§2.2.10.4), from a capture of the initiator's
 // side. UET statements, so UET providers only.
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "capture.hpp"
 #include "two_sided.hpp"
+#include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -212,6 +221,337 @@ TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
 }
 
 UET_INSTANTIATE_TWO_SIDED(Delivery);
+
+// ---- Ordering flags one at a time (2.2.6-d/e) --------------------------------------------------------
+
+struct OrderFlag {
+  uint64_t bit;
+  const char* name;
+};
+#define UET_ORDER_FLAG(f) OrderFlag{f, #f}
+// The flags of the two definitions, as 2.2.6-d and 2.2.6-e list them (digest G.1).
+const std::vector<OrderFlag> kSendOrdering = {UET_ORDER_FLAG(FI_ORDER_RAS), UET_ORDER_FLAG(FI_ORDER_SAR),
+                                              UET_ORDER_FLAG(FI_ORDER_SAS), UET_ORDER_FLAG(FI_ORDER_SAW),
+                                              UET_ORDER_FLAG(FI_ORDER_WAS)};
+const std::vector<OrderFlag> kReadWriteOrdering = {
+    UET_ORDER_FLAG(FI_ORDER_ATOMIC_RAR), UET_ORDER_FLAG(FI_ORDER_ATOMIC_RAW), UET_ORDER_FLAG(FI_ORDER_ATOMIC_WAR),
+    UET_ORDER_FLAG(FI_ORDER_ATOMIC_WAW), UET_ORDER_FLAG(FI_ORDER_RAR),        UET_ORDER_FLAG(FI_ORDER_RAS),
+    UET_ORDER_FLAG(FI_ORDER_RAW),        UET_ORDER_FLAG(FI_ORDER_RMA_RAR),    UET_ORDER_FLAG(FI_ORDER_RMA_RAW),
+    UET_ORDER_FLAG(FI_ORDER_RMA_WAR),    UET_ORDER_FLAG(FI_ORDER_RMA_WAW),    UET_ORDER_FLAG(FI_ORDER_SAR),
+    UET_ORDER_FLAG(FI_ORDER_SAW),        UET_ORDER_FLAG(FI_ORDER_WAR),        UET_ORDER_FLAG(FI_ORDER_WAS)};
+#undef UET_ORDER_FLAG
+
+uint64_t all_bits(const std::vector<OrderFlag>& flags) {
+  uint64_t bits = 0;
+  for (const OrderFlag& f : flags) bits |= f.bit;
+  return bits;
+}
+
+// A pair of its own for one endpoint configuration, beside the fixture's: the ordering cases open one per
+// msg_order. The target is declared first, so it closes after the initiator's endpoint.
+struct Pair {
+  Target peer;
+  Endpoint ep;
+  fi_addr_t to = FI_ADDR_NOTAVAIL;
+};
+
+// Opens `pair` with `spec` for the initiator (the target takes the same caps, without ordering: msg_order
+// is a transmit attribute). With `optional`, false and nothing asserted when the provider offers no such
+// endpoint (fi_getinfo -FI_ENODATA: that msg_order is then never configured, and nothing follows from it).
+// One pair at a time: a FEP's UDP port is its domain's, so the fixture's pair is not opened beside it.
+bool OpenPair(const EndpointSpec& spec, Pair* pair, bool optional) {
+  const int rc = pair->ep.open(spec);
+  if (rc == -FI_ENODATA && optional) return false;
+  if (rc != 0) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
+  EXPECT_EQ(rc, 0) << pair->ep.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS)
+                   << ", msg_order " << fi_tostr(&spec.msg_order, FI_TYPE_MSG_ORDER) << ")";
+  if (rc != 0) return false;
+  EndpointSpec theirs = spec;
+  theirs.msg_order = 0;
+  observing(Side::target, "api: the target's endpoint");
+  EXPECT_TRUE(pair->peer.start(theirs)) << pair->peer.error();
+  pair->to = pair->ep.insert(pair->peer.name());
+  EXPECT_NE(pair->to, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";
+  return pair->to != FI_ADDR_NOTAVAIL;
+}
+
+class DeliveryOrdering : public Delivery {
+ protected:
+  // For each flag alone as tx_attr->msg_order: a fresh pair, one `write` (else a send) captured, and it
+  // must travel as ROD. Flags the provider does not offer configure no ordering: listed, not checked.
+  void EachFlagAloneSelectsRod(const std::vector<OrderFlag>& flags, bool write) {
+    UET_REQUIRE_UET_PROVIDER();
+    UET_NOT_APPLICABLE_IF(!rdm(), "DGRAM endpoints offer no ordering: FI_EP_DGRAM is UUD (2.2.6-a)");
+    std::string refused, checked;
+    for (const OrderFlag& flag : flags) {
+      SCOPED_TRACE(flag.name);
+      EndpointSpec spec = Spec(write ? FI_MSG | FI_RMA : FI_MSG);
+      spec.msg_order = flag.bit;
+      Pair pair;
+      if (!OpenPair(spec, &pair, true)) {
+        if (HasFailure()) return;
+        refused += std::string(refused.empty() ? "" : " ") + flag.name;
+        continue;
+      }
+      Capture flag_cap;
+      ASSERT_TRUE(flag_cap.start()) << flag_cap.error();
+      const std::vector<uint8_t> data(64, 0x0D);
+      int ctx = 0;
+      uint64_t opcode = w::ses_request_opcode::UET_SEND;
+      if (write) {
+        RemoteMr mr;
+        ASSERT_TRUE(pair.peer.register_mr(1, 256, 0, "any", &mr)) << pair.peer.error();
+        opcode = w::ses_request_opcode::UET_WRITE;
+        ASSERT_EQ(pair.ep.post([&] { return fi_write(pair.ep.ep, data.data(), data.size(), nullptr, pair.to, mr.base, mr.key, &ctx); }), 0);
+      } else {
+        ASSERT_EQ(pair.peer.post_recv(1, 128), 0) << pair.peer.error();
+        ASSERT_EQ(pair.ep.post([&] { return fi_send(pair.ep.ep, data.data(), data.size(), nullptr, pair.to, &ctx); }), 0);
+      }
+      const auto f = flag_cap.find([opcode](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == opcode; });
+      ASSERT_TRUE(f) << "no " << (write ? "UET_WRITE" : "UET_SEND") << " captured";
+      EXPECT_EQ(f->get(w::Field::uet_pds_type), w::pds_type::ROD_REQ)
+          << "tx_attr->msg_order " << flag.name << " alone makes " << (write ? "read/write" : "send")
+          << " ordering active, which selects ROD";
+      ASSERT_EQ(pair.ep.wait(&ctx).state, Outcome::completed);
+      EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+      checked += std::string(checked.empty() ? "" : " ") + flag.name;
+    }
+    RecordProperty("ordering_checked", checked);
+    if (!refused.empty()) RecordProperty("ordering_not_offered", refused);
+    UET_NOT_APPLICABLE_IF(checked.empty(), "the provider offers none of the flags as msg_order (fi_getinfo: no match for "
+                                               << refused << "): no ordering is ever active");
+  }
+};
+
+// Each flag of the send-ordering set, alone, makes send ordering active (2.2.6-d), and a send with send
+// ordering active travels ROD (2.2.6-c). Breaks with knob ordering_ignored.
+TEST_P(DeliveryOrdering, EachSendOrderingFlagSelectsRod) {
+  covers({"2.2.6-d"});
+  EachFlagAloneSelectsRod(kSendOrdering, false);
+}
+
+// Each flag of the read/write-ordering set, alone, makes read/write ordering active (2.2.6-e), and an RMA
+// write with it active travels ROD. Breaks with knob ordering_ignored.
+TEST_P(DeliveryOrdering, EachReadWriteOrderingFlagSelectsRod) {
+  covers({"2.2.6-e"});
+  EachFlagAloneSelectsRod(kReadWriteOrdering, true);
+}
+
+// ---- The delivery-mode tables of the profiles (2.2.6-f/g/h) -----------------------------------------
+//
+// Tables 2-29 (AI Base), 2-30 (AI Full) and 2-31 (HPC) are MISSING. What they are taken to say is that of
+// spec/wire.yaml choice rudi-criteria (with digest G.1/G.2): an RDM operation of an endpoint with no
+// ordering travels RUD, one of an endpoint with send and read/write ordering active ROD, whatever the
+// operation; RUDI only between FEPs operating in HPC (the table cell "RUD/RUDI" follows vendor policy, so
+// either passes there) and only for writes and reads to an IDEMPOTENT_SAFE key of an unordered endpoint.
+// Which table applies is the profile the pair operates in (choice profile-priority, uet/wire/profiles.hpp).
+
+struct Observed {
+  std::string op;
+  bool idempotent_safe_key = false;  // a write or read to an IDEMPOTENT_SAFE key (RUDI may apply)
+  uint64_t pds_type = 0;
+};
+
+class DeliveryTable : public Delivery {
+ protected:
+  // Not applicable unless the pair operates in `table`'s profile.
+  void RequireOperatingIn(w::Profile table) {
+    UET_REQUIRE_UET_PROVIDER();
+    UET_NOT_APPLICABLE_IF(!rdm(), "FI_EP_DGRAM is UUD in every profile (2.2.6-a): the tables choose among the RDM modes");
+    const uint8_t mine = claimed_caps(manifest()), theirs = claimed_caps(target_manifest());
+    const w::Profile operating = w::operating_profile(mine, theirs);
+    rests_on_choice("profile-priority");
+    if (!(mine & theirs)) rests_on_choice("no-common-profile");
+    rests_on_choice("rudi-criteria");
+    UET_NOT_APPLICABLE_IF(operating != table, "the pair (" << manifest().name << " to " << target_manifest().name
+                                                           << ") operates in " << w::profile_name(operating) << ", not "
+                                                           << w::profile_name(table) << " (choice profile-priority)");
+  }
+  uint64_t Caps() const { return FI_MSG | FI_RMA | FI_ATOMIC | (tagged_required() ? FI_TAGGED : 0); }
+
+  // One of each RDM operation over (ep, peer, to): `check` sees the PDS type of each one's request as it
+  // is captured (before the operation must complete: a request in the wrong mode may never complete).
+  void RunOperations(Endpoint& ep, Target& peer, fi_addr_t to, bool tagged, const std::function<void(const Observed&)>& check) {
+    RemoteMr plain, safe;
+    ASSERT_TRUE(peer.register_mr(1, 256, 0, "any", &plain)) << peer.error();
+    ASSERT_TRUE(peer.register_mr(2, 256, 0, "idempotent+any", &safe)) << peer.error();
+    constexpr uint64_t kSafe = uint64_t{1} << w::k_mr_key_idempotent_safe_bit;
+    const bool safe_bit = safe.key & kSafe;  // without it (a SHOULD of 2.2.5.3.4.1-o) the key is plain
+    Capture ops_cap;
+    ASSERT_TRUE(ops_cap.start()) << ops_cap.error();
+    std::vector<uint8_t> data(64, 0x6B), back(64);
+    const uint64_t one = 1;
+    uint64_t old = 0;
+    constexpr uint64_t kTag = 0x7AB1E;
+    namespace op = w::ses_request_opcode;
+    const auto run = [&](const std::string& name, uint64_t opcode, std::optional<uint64_t> key, bool safe_key,
+                         const std::function<ssize_t(void*)>& call) {
+      int ctx = 0;
+      ASSERT_EQ(ep.post([&] { return call(&ctx); }), 0) << name;
+      const auto f = ops_cap.find([&](const WireFrame& f) {
+        return f.get(w::Field::uet_ses_opcode) == opcode && (!key || f.get(w::Field::uet_ses_memory_key) == key);
+      });
+      ASSERT_TRUE(f) << "no request of " << name << " captured";
+      check({name, safe_key, *f->get(w::Field::uet_pds_type)});
+      const Outcome o = ep.wait(&ctx);
+      ASSERT_EQ(o.state, Outcome::completed) << name << ": err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+    };
+    ASSERT_EQ(peer.post_recv(10, 128), 0) << peer.error();
+    ASSERT_NO_FATAL_FAILURE(run("fi_send", op::UET_SEND, std::nullopt, false, [&](void* c) {
+      return fi_send(ep.ep, data.data(), data.size(), nullptr, to, c);
+    }));
+    if (tagged) {
+      ASSERT_EQ(peer.post_recv(11, 128, true, kTag), 0) << peer.error();
+      ASSERT_NO_FATAL_FAILURE(run("fi_tsend", op::UET_TAGGED_SEND, std::nullopt, false, [&](void* c) {
+        return fi_tsend(ep.ep, data.data(), data.size(), nullptr, to, kTag, c);
+      }));
+    }
+    for (const RemoteMr* mr : {&plain, &safe}) {
+      const bool s = mr == &safe && safe_bit;
+      const std::string which = mr == &plain ? " to a plain key" : " to an IDEMPOTENT_SAFE key";
+      ASSERT_NO_FATAL_FAILURE(run("fi_write" + which, op::UET_WRITE, mr->key, s, [&](void* c) {
+        return fi_write(ep.ep, data.data(), data.size(), nullptr, to, mr->base, mr->key, c);
+      }));
+      ASSERT_NO_FATAL_FAILURE(run("fi_read" + which, op::UET_READ, mr->key, s, [&](void* c) {
+        return fi_read(ep.ep, back.data(), back.size(), nullptr, to, mr->base, mr->key, c);
+      }));
+    }
+    ASSERT_NO_FATAL_FAILURE(run("fi_atomic FI_SUM", op::UET_ATOMIC, plain.key, false, [&](void* c) {
+      return fi_atomic(ep.ep, &one, 1, nullptr, to, plain.base + 128, plain.key, FI_UINT64, FI_SUM, c);
+    }));
+    ASSERT_NO_FATAL_FAILURE(run("fi_fetch_atomic FI_SUM", op::UET_FETCHING_ATOMIC, plain.key, false, [&](void* c) {
+      return fi_fetch_atomic(ep.ep, &one, 1, nullptr, &old, nullptr, to, plain.base + 128, plain.key, FI_UINT64, FI_SUM, c);
+    }));
+    EXPECT_EQ(peer.completion(10, kArrivalMs).state, RecvResult::completed) << "the fi_send did not arrive";
+    if (tagged) {
+      EXPECT_EQ(peer.completion(11, kArrivalMs).state, RecvResult::completed) << "the fi_tsend did not arrive";
+    }
+  }
+
+  void FollowsTheTable(w::Profile table) {
+    ASSERT_NO_FATAL_FAILURE(RequireOperatingIn(table));
+    if (IsSkipped()) return;
+    const bool hpc = table == w::Profile::hpc;
+    const bool tagged = tagged_required();
+    // No ordering: RUD, or under HPC RUD/RUDI where RUDI's criteria can hold.
+    {
+      Pair pair;
+      if (!OpenPair(Spec(Caps()), &pair, false)) return;
+      ASSERT_NO_FATAL_FAILURE(RunOperations(pair.ep, pair.peer, pair.to, tagged, [&](const Observed& o) {
+        if (hpc && o.idempotent_safe_key) {
+          EXPECT_TRUE(o.pds_type == w::pds_type::RUD_REQ || o.pds_type == w::pds_type::RUDI_REQ)
+              << o.op << " of an unordered endpoint between HPC FEPs: RUD or RUDI (vendor policy); PDS type " << o.pds_type;
+        } else {
+          EXPECT_EQ(o.pds_type, w::pds_type::RUD_REQ) << o.op << " of an endpoint without ordering, operating in "
+                                                      << w::profile_name(table) << ": RUD";
+        }
+      }));
+      EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+    }
+    // Send and read/write ordering active: ROD for every operation (and so never RUDI).
+    EndpointSpec ordered = Spec(Caps());
+    ordered.msg_order = all_bits(kSendOrdering) | all_bits(kReadWriteOrdering);
+    Pair pair;
+    if (!OpenPair(ordered, &pair, true)) {
+      if (HasFailure()) return;
+      RecordProperty("ordered_column", "not checked: the provider offers no endpoint with every ordering flag");
+      return;
+    }
+    ASSERT_NO_FATAL_FAILURE(RunOperations(pair.ep, pair.peer, pair.to, tagged, [](const Observed& o) {
+      EXPECT_EQ(o.pds_type, w::pds_type::ROD_REQ) << o.op << " of an endpoint with send and read/write ordering: ROD";
+    }));
+    EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+  }
+};
+
+// Breaks with knob ordering_ignored (the ordered column).
+TEST_P(DeliveryTable, AiBaseSelectsRodOrRudPerTable2_29) {
+  covers({"2.2.6-f"});
+  FollowsTheTable(w::Profile::ai_base);
+}
+
+// Breaks with knob ordering_ignored (the ordered column), and between an AI Full+HPC initiator and an AI
+// Full target with knob rudi_without_hpc (RUDI to an IDEMPOTENT_SAFE key of a FEP without HPC).
+TEST_P(DeliveryTable, AiFullSelectsRodOrRudPerTable2_30) {
+  covers({"2.2.6-g"});
+  FollowsTheTable(w::Profile::ai_full);
+}
+
+// Breaks with knobs ordering_ignored (the ordered column) and rudi_to_unsafe_key (RUDI to a plain key).
+TEST_P(DeliveryTable, HpcSelectsRodRudOrRudiPerTable2_31) {
+  covers({"2.2.6-h"});
+  FollowsTheTable(w::Profile::hpc);
+}
+
+// ---- The data traffic class by default and from UET_PROVIDER_DEF_DATA_TC (2.2.7-a/c) ---------------
+
+class DeliveryTrafficClass : public Delivery {
+ protected:
+  // Opens both sides (the target with `env` over its environment, without `unset`), has the target send
+  // a message to this side, and returns its first request as captured toward this side.
+  void TargetSendsCaptured(const std::map<std::string, std::string>& env, const std::vector<std::string>& unset,
+                           std::optional<WireFrame>* request) {
+    const EndpointSpec spec = Spec(FI_MSG);  // tclass FI_TC_UNSPEC: the default data traffic class
+    const int rc = me.open(spec);
+    if (rc != 0) claimed_but_unsupported(std::string("an endpoint with caps FI_MSG"));
+    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc);
+    observing(Side::target, "api: the target's endpoint");
+    ASSERT_TRUE(target.start(spec, env, unset)) << target.error();
+    const fi_addr_t to_me = target.insert(me.name());
+    ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
+    std::vector<uint8_t> buf(128);
+    int ctx = 0;
+    ASSERT_EQ(fi_recv(me.ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+    Capture to_me_cap;
+    ASSERT_TRUE(to_me_cap.start(Capture::Toward::initiator)) << to_me_cap.error();
+    const RecvResult sent = target.send(to_me, 64, 0x7C);
+    *request = to_me_cap.find([](const WireFrame& f) { return is_request(f); });
+    ASSERT_TRUE(*request) << "no SES request from the target captured (send: state " << sent.state << ", err "
+                          << sent.err << ") " << target.error();
+    EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err;
+    EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
+  }
+  static std::optional<uint64_t> Dscp(const WireFrame& f) {
+    const auto v4 = f.get(w::Field::ip_dsfield_dscp);
+    return v4 ? v4 : f.get(w::Field::ipv6_tclass_dscp);
+  }
+};
+
+// A FEP asked for no traffic class (fi_domain_attr.tclass FI_TC_UNSPEC) and given no
+// UET_PROVIDER_DEF_DATA_TC sends its data in the default data TC (Table 2-32 MISSING: constants
+// default_data_dscp, choice default-data-tc). No softuet knob breaks it: wrong_dscp sends DSCP 0, which is
+// the default.
+TEST_P(DeliveryTrafficClass, DataPacketsCarryTheDefaultDataTrafficClass) {
+  covers({"2.2.7-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  rests_on_choice("default-data-tc");
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(TargetSendsCaptured({}, {"UET_PROVIDER_DEF_DATA_TC"}, &f));
+  if (IsSkipped()) return;
+  const auto dscp = Dscp(*f);
+  ASSERT_TRUE(dscp) << "no IP header in the capture";
+  EXPECT_EQ(*dscp, w::k_default_data_dscp) << "the default data traffic class (choice default-data-tc)";
+}
+
+// UET_PROVIDER_DEF_DATA_TC (Table 2-7; a DSCP, choice default-data-tc) replaces the default data TC of a
+// FEP asked for none. The MAY is the user's: a provider of Table 2-7's variables honours it. Breaks with
+// knob wrong_dscp.
+TEST_P(DeliveryTrafficClass, DefDataTcOverridesTheDefault) {
+  covers({"2.2.7-c"});
+  UET_REQUIRE_UET_PROVIDER();
+  rests_on_choice("default-data-tc");
+  static_assert(kDscp != w::k_default_data_dscp, "the override must differ from the default");
+  std::optional<WireFrame> f;
+  ASSERT_NO_FATAL_FAILURE(TargetSendsCaptured({{"UET_PROVIDER_DEF_DATA_TC", std::to_string(kDscp)}}, {}, &f));
+  if (IsSkipped()) return;
+  const auto dscp = Dscp(*f);
+  ASSERT_TRUE(dscp) << "no IP header in the capture";
+  EXPECT_EQ(*dscp, kDscp) << "the target ran with UET_PROVIDER_DEF_DATA_TC=" << kDscp;
+}
+
+UET_INSTANTIATE_TWO_SIDED(DeliveryOrdering);
+UET_INSTANTIATE_TWO_SIDED(DeliveryTable);
+UET_INSTANTIATE_TWO_SIDED(DeliveryTrafficClass);
 
 }  // namespace
 }  // namespace uet::cases

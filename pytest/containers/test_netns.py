@@ -210,8 +210,26 @@ class TestPairUp:
         assert all(len(name) <= 15 for name in pair.interfaces)
         for side in "ab":
             links = ip_json(pair[side].netns, "link", "show")
-            assert sorted(link["ifname"] for link in links) == sorted(["lo", pair[side].ifname])
+            assert sorted(link["ifname"] for link in links) == sorted(["lo", pair[side].ifname, pair[side].control_ifname])
             assert [link["link_type"] for link in links if link["ifname"] == pair[side].ifname] == ["ether"]
+
+    def test_the_control_link_joins_the_sides_apart_from_the_test_link(self, pair):
+        server = pair.popen("b", [sys.executable, "-c",
+                                  "import socket\n"
+                                  f"s = socket.create_server(('{pair.b.control_ipv6}', 0), family=socket.AF_INET6)\n"
+                                  "print(s.getsockname()[1], flush=True)\n"
+                                  "c, _ = s.accept(); c.sendall(c.recv(64))\n"],
+                            stdout=subprocess.PIPE, text=True)
+        port = int(server.stdout.readline())
+        client = pair.run("a", [sys.executable, "-c",
+                                "import socket\n"
+                                f"c = socket.create_connection(('{pair.b.control_ipv6}', {port}), timeout=5)\n"
+                                "c.sendall(b'control'); print(c.recv(64).decode())\n"],
+                          capture_output=True, text=True, timeout=30)
+        assert client.stdout.strip() == "control", client.stderr
+        server.wait(timeout=10)
+        routes = pair.run("a", ["ip", "-6", "route", "get", pair.b.control_ipv6], capture_output=True, text=True)
+        assert f"dev {pair.a.control_ifname}" in routes.stdout  # not over the test link
 
     def test_addresses_come_from_the_reserved_ranges_only(self, pair):
         v4net, v6net = ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:db8::/32")

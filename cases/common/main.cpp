@@ -1,0 +1,39 @@
+// The case binaries' main: a peer role when started as one (peer.hpp), else the googletest cases with
+// their verdicts recorded (verdict.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "conformance.hpp"
+#include "control_link.hpp"
+#include "peer.hpp"
+
+int main(int argc, char** argv) {
+  using namespace uet::cases;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], kPeerRoleFlag, sizeof kPeerRoleFlag - 1) != 0) continue;
+    const std::string role = argv[i] + sizeof kPeerRoleFlag - 1;
+    const PeerRole body = find_peer_role(role);
+    if (!body) {
+      std::fprintf(stderr, "uet cases peer: no role '%s'\n", role.c_str());
+      return 2;
+    }
+    int fd = kPeerChannelFd;
+    if (const char* spec = std::getenv("UET_CASES_CONTROL_CONNECT"); spec && *spec) {
+      std::string error;
+      fd = control_connect(spec, 10000, &error);
+      if (fd < 0) {
+        std::fprintf(stderr, "uet cases peer: %s\n", error.c_str());
+        return 2;
+      }
+    }
+    Channel channel(fd);
+    return body(channel);
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  install_verdict_recorder();
+  return RUN_ALL_TESTS();
+}

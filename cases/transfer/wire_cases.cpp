@@ -1,0 +1,391 @@
+// What the wire shows of the libfabric mapping below SES (UEC 1.0 §2.2.10.1–3) and of the CAS operands
+// (§2.2.10.4): the IP and UDP headers of a FEP's packets (Table 2-36, MISSING: digest I.2), the PDS
+// header of each delivery mode (UUD carries no PDC, RUD/ROD their PDC's state, Table 2-37 MISSING), and
+// the compare and swap values of fi_compare_atomic in the CAS extension header. UET statements, so UET
+// providers only.
+//
+// These checks compare byte strings (IP addresses, 16-byte CAS operands), which the suite's Capture
+// decodes as offsets into a frame it does not keep; FrameCapture below keeps each frame's bytes. It also
+// decodes both directions (requests to the target's UET port, ACKs to the initiator's), in arrival order.
+#include <pcap/pcap.h>
+#include <poll.h>
+#include <rdma/fi_atomic.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "capture.hpp"
+#include "two_sided.hpp"
+#include "uet/codec/decoded.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::cases {
+namespace {
+
+namespace w = uet::wire;
+
+// Any DSCP other than the default data class (choice default-data-tc) tells the two apart.
+constexpr uint32_t kDscp = 46;
+
+// One captured UET frame: its decoded fields (byte strings as offsets, as the codec gives them), its
+// bytes, and which side sent it (by the UDP port it went to).
+struct Frame {
+  WireFrame wire;
+  std::vector<uint8_t> bytes;
+  Side sender = Side::initiator;
+  uint32_t payload_offset = 0, payload_len = 0;  // what follows the UET headers
+  std::optional<uint64_t> get(w::Field f) const { return wire.get(f); }
+  // The first byte after the UET headers, if any.
+  std::optional<uint8_t> first_payload_byte() const {
+    if (!payload_len || payload_offset >= bytes.size()) return std::nullopt;
+    return bytes[payload_offset];
+  }
+  // A byte-string field's bytes (empty when the frame does not carry it).
+  std::vector<uint8_t> field_bytes(w::Field f) const {
+    const auto at = wire.get(f);
+    const size_t n = w::field_info(f).nbytes;
+    if (!at || *at + n > bytes.size()) return {};
+    return {bytes.begin() + static_cast<long>(*at), bytes.begin() + static_cast<long>(*at + n)};
+  }
+};
+
+class FrameCapture {
+ public:
+  FrameCapture() = default;
+  FrameCapture(const FrameCapture&) = delete;
+  FrameCapture& operator=(const FrameCapture&) = delete;
+  ~FrameCapture() {
+    if (pcap_) pcap_close(pcap_);
+  }
+  // As Capture::start, on the manifest's `wire:` interface, for UDP to either side's UET port. When both
+  // sides use one port, `target_fa` (the target's fabric address) tells the directions apart.
+  bool start(const std::vector<uint8_t>& target_fa = {}) {
+    target_fa_ = target_fa;
+    to_target_ = static_cast<uint16_t>(target_manifest().wire_udp_port);
+    to_initiator_ = static_cast<uint16_t>(manifest().wire_udp_port);
+    if (manifest().wire_interface.empty() || !to_target_)
+      return error_ = "the manifest names no wire capture (wire: interface, udp_port) for the target (" +
+                      target_manifest().path + ")",
+             false;
+    char err[PCAP_ERRBUF_SIZE] = {};
+    pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
+    if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;
+    pcap_set_snaplen(pcap_, 65535);
+    pcap_set_immediate_mode(pcap_, 1);
+    pcap_set_buffer_size(pcap_, 64 << 20);  // as Capture: immediate mode takes a snap length per frame
+    if (pcap_activate(pcap_) < 0) return error_ = std::string("pcap_activate (needs root): ") + pcap_geterr(pcap_), false;
+    std::string filter = "udp port " + std::to_string(to_target_);
+    if (to_initiator_ && to_initiator_ != to_target_) filter += " or udp port " + std::to_string(to_initiator_);
+    bpf_program prog{};
+    if (pcap_compile(pcap_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
+      return error_ = "pcap filter '" + filter + "': " + pcap_geterr(pcap_), false;
+    pcap_freecode(&prog);
+    if (pcap_setnonblock(pcap_, 1, err) != 0) return error_ = std::string("pcap_setnonblock: ") + err, false;
+    linktype_ = pcap_datalink(pcap_);
+    if (!codec::root_for_linktype(linktype_)) return error_ = "link type " + std::to_string(linktype_) + " is not decoded", false;
+    return true;
+  }
+  const std::string& error() const { return error_; }
+
+  // The first frame (from where the last find stopped) sent by `sender` for which `want` holds, captured
+  // so far or within `timeout_ms`; it becomes the evidence of what the case asserts next.
+  std::optional<Frame> find(Side sender, const std::function<bool(const Frame&)>& want, int timeout_ms = 3000) {
+    if (!pcap_) return std::nullopt;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    const char* who = sender == Side::initiator ? "the initiator" : "the target";
+    for (;;) {
+      drain();
+      for (size_t& i = searched_[sender == Side::initiator ? 0 : 1]; i < seen_.size(); ++i) {
+        if (seen_[i].sender == sender && want(seen_[i])) {
+          observing(sender, std::string("wire: a frame ") + who + " sent");
+          evidence_frame(sender, summary(seen_[i].wire));
+          return seen_[i++];
+        }
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        observing(sender, std::string("wire: no matching frame from ") + who);
+        for (size_t i = seen_.size() > 8 ? seen_.size() - 8 : 0; i < seen_.size(); ++i)
+          if (seen_[i].sender == sender) evidence_frame(sender, summary(seen_[i].wire));
+        return std::nullopt;
+      }
+      pollfd pfd{pcap_get_selectable_fd(pcap_), POLLIN, 0};
+      ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 50)));
+    }
+  }
+
+ private:
+  // Decodes every frame pcap holds: as a request to the target's port, else as one to the initiator's.
+  void drain() {
+    const auto root = *codec::root_for_linktype(linktype_);
+    auto decoded = std::make_unique<codec::Decoded>();
+    pcap_pkthdr* hdr = nullptr;
+    const u_char* data = nullptr;
+    while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
+      Frame f;
+      f.bytes.assign(data, data + hdr->caplen);
+      codec::DecodeOptions opts;
+      opts.udp_port = to_target_;
+      codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
+      if (!decoded->reached_uet && to_initiator_ && to_initiator_ != to_target_) {
+        opts.udp_port = to_initiator_;
+        codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
+        f.sender = Side::target;
+      }
+      if (!decoded->reached_uet) continue;
+      f.payload_offset = decoded->payload_offset;
+      f.payload_len = decoded->payload_len;
+      for (size_t i = 0; i < decoded->n_emitted; ++i) {
+        const w::Field field = decoded->emitted[i].field;
+        f.wire.fields.emplace_back(field, decoded->values[static_cast<size_t>(field)]);
+      }
+      if (to_initiator_ == to_target_ && !target_fa_.empty()) {
+        const auto dst = f.field_bytes(f.get(w::Field::ip_dst) ? w::Field::ip_dst : w::Field::ipv6_dst);
+        f.sender = dst == target_fa_ ? Side::initiator : Side::target;
+      }
+      seen_.push_back(std::move(f));
+    }
+  }
+  pcap_t* pcap_ = nullptr;
+  int linktype_ = 0;
+  uint16_t to_target_ = 0, to_initiator_ = 0;
+  std::vector<uint8_t> target_fa_;
+  std::string error_;
+  std::vector<Frame> seen_;
+  size_t searched_[2] = {0, 0};  // per sender
+};
+
+bool request(const Frame& f) { return is_request(f.wire); }
+
+class Wire : public TwoSided {
+ protected:
+  void SetUp() override { UET_REQUIRE_UET_PROVIDER(); }
+  bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
+  // Sends `len` bytes to a posted receive `id` of the target; the case checks the wire, then Arrived().
+  void Send(size_t len, int id, int* ctx) {
+    ASSERT_EQ(target.post_recv(id, len + 64), 0) << target.error();
+    data_[id] = std::vector<uint8_t>(len, static_cast<uint8_t>(0x40 + id));
+    ASSERT_EQ(me.post([&] { return fi_send(me.ep, data_[id].data(), data_[id].size(), nullptr, dest, ctx); }), 0);
+  }
+  // The send completed at the initiator and the target received its bytes.
+  void Arrived(int id, int* ctx) {
+    ASSERT_EQ(me.wait(ctx).state, Outcome::completed);
+    const RecvResult r = target.completion(id, kArrivalMs);
+    ASSERT_EQ(r.state, RecvResult::completed) << target.error();
+    EXPECT_EQ(r.bytes, data_[id]) << "the message the target received";
+  }
+  std::map<int, std::vector<uint8_t>> data_;
+  FrameCapture cap;
+};
+
+// The fabric address (FA) of a UET address (Table 2-10, layout per choice uet-address-layout): 4 bytes
+// for IPv4, 16 for IPv6 (address flag bit 6).
+std::vector<uint8_t> fabric_address(const std::vector<uint8_t>& name, bool* ipv6) {
+  if (name.size() < w::k_addr_offset_fa + 16) return {};
+  *ipv6 = name[w::k_addr_offset_flags] & (1u << w::k_addr_flag_ipv6);
+  const auto* fa = name.data() + w::k_addr_offset_fa;
+  return {fa, fa + (*ipv6 ? 16 : 4)};
+}
+
+std::string hex(const std::vector<uint8_t>& b) { return b.empty() ? "(none)" : to_hex(b.data(), b.size()); }
+
+// The IP header of a request follows the endpoints' addresses and the data traffic class (Table 2-36,
+// MISSING; digest I.2): IP version per address flag bit 6, source = the initiator's FA, destination = the
+// target's FA, UDP (protocol 17) to the target's UET port (the manifest's `wire: udp_port`), DSCP = the
+// domain's tclass (FI_TC_DSCP|46 here), and an ECN field the sender never sets to CE (congestion marks
+// are the network's; NSCC owns the rest). Knob wrong_dscp breaks the DSCP; no softuet knob breaks the
+// addresses, protocol, port or ECN (a provider that got them wrong would not reach the target at all).
+TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
+  covers({"2.2.10.1-a"});
+  if (IsSkipped()) return;
+  rests_on_choice("uet-address-layout");
+  EndpointSpec spec = Spec(FI_MSG);
+  spec.tclass = fi_tc_dscp_set(kDscp);
+  UET_OPEN_BOTH(spec);
+  ASSERT_TRUE(cap.start()) << cap.error();
+  int ctx = 0;
+  ASSERT_NO_FATAL_FAILURE(Send(64, 1, &ctx));
+  const auto f = cap.find(Side::initiator, request);
+  ASSERT_TRUE(f) << "no SES request captured";
+  bool my_v6 = false, their_v6 = false;
+  const std::vector<uint8_t> my_fa = fabric_address(me.name(), &my_v6), their_fa = fabric_address(target.name(), &their_v6);
+  ASSERT_FALSE(their_fa.empty()) << "the target's address is shorter than a UET address";
+  ASSERT_FALSE(my_fa.empty()) << "the initiator's address is shorter than a UET address";
+  if (their_v6) {
+    EXPECT_EQ(f->get(w::Field::ipv6_version), 6u) << "the target's address has the IPv6 flag";
+    EXPECT_EQ(f->field_bytes(w::Field::ipv6_src), my_fa) << "IPv6 source: the initiator's FA " << hex(my_fa) << ", got "
+                                                         << hex(f->field_bytes(w::Field::ipv6_src));
+    EXPECT_EQ(f->field_bytes(w::Field::ipv6_dst), their_fa) << "IPv6 destination: the target's FA " << hex(their_fa)
+                                                            << ", got " << hex(f->field_bytes(w::Field::ipv6_dst));
+    EXPECT_EQ(f->get(w::Field::ipv6_nxt), 17u) << "next header UDP";
+    EXPECT_EQ(f->get(w::Field::ipv6_tclass_dscp), kDscp) << "fi_domain_attr.tclass FI_TC_DSCP|" << kDscp;
+    EXPECT_NE(f->get(w::Field::ipv6_tclass_ecn), 3u) << "the sender marked its own packet CE";
+  } else {
+    EXPECT_EQ(f->get(w::Field::ip_version), 4u) << "the target's address has no IPv6 flag";
+    EXPECT_EQ(f->field_bytes(w::Field::ip_src), my_fa) << "IPv4 source: the initiator's FA " << hex(my_fa) << ", got "
+                                                       << hex(f->field_bytes(w::Field::ip_src));
+    EXPECT_EQ(f->field_bytes(w::Field::ip_dst), their_fa) << "IPv4 destination: the target's FA " << hex(their_fa)
+                                                          << ", got " << hex(f->field_bytes(w::Field::ip_dst));
+    EXPECT_EQ(f->get(w::Field::ip_proto), 17u) << "protocol UDP";
+    EXPECT_EQ(f->get(w::Field::ip_dsfield_dscp), kDscp) << "fi_domain_attr.tclass FI_TC_DSCP|" << kDscp;
+    EXPECT_NE(f->get(w::Field::ip_dsfield_ecn), 3u) << "the sender marked its own packet CE";
+  }
+  EXPECT_EQ(my_v6, their_v6) << "the two FEPs' addresses are of different IP versions";
+  EXPECT_EQ(f->get(w::Field::udp_dstport), target_manifest().wire_udp_port) << "UDP destination: the target's UET port";
+  ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
+}
+
+// 2.2.10.3-a: UUD uses no PDC, and RUD/ROD requests carry their PDC's state. A datagram is a UUD request,
+// whose PDS header has no PDC ids and no PSN (knob dgram_over_rud breaks it). Two messages of an RDM
+// endpoint to one target (the same JobID, destination, traffic class and mode: the inputs Table 2-37 is
+// taken to list, digest I.4) go on one PDC: the same source PDC id, consecutive PSNs (knob psn_reuse
+// breaks it); the target's ACK names that PDC as its destination, and once the PDC is established
+// (SYN clear) the initiator's requests name the target's PDC id its ACK gave (knob no_ack breaks it).
+// RUDI (no PDC either) is not reached here.
+TEST_P(Wire, PdsHeaderCarriesThePdcOfItsDeliveryMode) {
+  covers({"2.2.10.3-a"});
+  if (IsSkipped()) return;
+  UET_OPEN_BOTH(Spec(FI_MSG));
+  bool v6 = false;
+  ASSERT_TRUE(cap.start(fabric_address(target.name(), &v6))) << cap.error();
+  int c1 = 0, c2 = 0;
+  ASSERT_NO_FATAL_FAILURE(Send(64, 1, &c1));
+  const auto first = cap.find(Side::initiator, request);
+  ASSERT_TRUE(first) << "no SES request captured";
+  if (!rdm()) {
+    ASSERT_NO_FATAL_FAILURE(Send(64, 2, &c2));
+    const auto second = cap.find(Side::initiator, request);
+    ASSERT_TRUE(second) << "no second SES request captured";
+    for (const auto* f : {&*first, &*second}) {
+      EXPECT_EQ(f->get(w::Field::uet_pds_type), w::pds_type::UUD_REQ) << "FI_EP_DGRAM is UUD, which uses no PDC";
+      EXPECT_FALSE(f->get(w::Field::uet_pds_spdcid)) << "a UUD request carries a source PDC id";
+      EXPECT_FALSE(f->get(w::Field::uet_pds_dpdcid)) << "a UUD request carries a destination PDC id";
+      EXPECT_FALSE(f->get(w::Field::uet_pds_psn)) << "a UUD request carries a PSN";
+    }
+    ASSERT_NO_FATAL_FAILURE(Arrived(1, &c1));
+    ASSERT_NO_FATAL_FAILURE(Arrived(2, &c2));
+    return;
+  }
+  // The second message goes once the first completed (its SES response came back in an ACK).
+  ASSERT_NO_FATAL_FAILURE(Arrived(1, &c1));
+  ASSERT_NO_FATAL_FAILURE(Send(64, 2, &c2));
+  const auto type = first->get(w::Field::uet_pds_type);
+  ASSERT_TRUE(type == w::pds_type::RUD_REQ || type == w::pds_type::ROD_REQ)
+      << "an RDM send without ordering or RUDI criteria: RUD or ROD; PDS type " << type.value_or(~0ull);
+  const auto spdcid = first->get(w::Field::uet_pds_spdcid), psn = first->get(w::Field::uet_pds_psn);
+  ASSERT_TRUE(spdcid && psn) << "a " << (type == w::pds_type::RUD_REQ ? "RUD" : "ROD") << " request without its PDC's id or PSN";
+  // The target's ACK of that request: to the initiator's PDC.
+  const auto ack = cap.find(Side::target, [&](const Frame& f) {
+    const auto t = f.get(w::Field::uet_pds_type);
+    return (t == w::pds_type::ACK || t == w::pds_type::ACK_CC || t == w::pds_type::ACK_CCX) &&
+           f.get(w::Field::uet_pds_dpdcid) == spdcid;
+  });
+  ASSERT_TRUE(ack) << "no ACK from the target to the initiator's PDC " << *spdcid;
+  const auto target_pdc = ack->get(w::Field::uet_pds_spdcid);
+  ASSERT_TRUE(target_pdc) << "the target's ACK names no PDC of its own";
+  // The second message's request, told by its payload, as first sent (not a retransmission).
+  const auto second = cap.find(Side::initiator, [&](const Frame& f) {
+    return request(f) && f.first_payload_byte() == data_[2][0] && f.get(w::Field::uet_pds_flags_retx) != 1u;
+  });
+  ASSERT_TRUE(second) << "no request of the second message captured";
+  EXPECT_EQ(second->get(w::Field::uet_pds_type), type) << "two messages of one endpoint in one delivery mode";
+  EXPECT_EQ(second->get(w::Field::uet_pds_spdcid), spdcid)
+      << "the second message to the same target, JobID and traffic class went on another PDC";
+  EXPECT_EQ(second->get(w::Field::uet_pds_psn), (*psn + 1) & 0xFFFFFFFFu) << "the next PSN of the PDC";
+  if (second->get(w::Field::uet_pds_flags_syn) == 0u) {
+    EXPECT_EQ(second->get(w::Field::uet_pds_dpdcid), target_pdc) << "the destination PDC id the target's ACK gave";
+  }
+  ASSERT_NO_FATAL_FAILURE(Arrived(2, &c2));
+}
+
+// 2.2.10.4-l: fi_compare_atomic's compare operand goes to ses.compare_value and its swap operand (buf) to
+// ses.swap_value of the CAS extension header (16 bytes each). An operand shorter than 16 bytes fills the
+// field as a 128-bit integer would: its bytes at one end, zeros at the other (which end, and the byte
+// order, no source gives, so the operands here are byte palindromes and either end passes, the same end
+// for both). Checked for FI_CSWAP on FI_UINT64 and FI_MSWAP on FI_UINT32 (MSWAP takes the CAS header per
+// choice cas-for-mswap), where the provider reports them valid. No softuet knob moves the operands; the
+// case also checks ses.atomic_opcode, which knob wrong_amo_opcode breaks.
+TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
+  covers({"2.2.10.4-l"});
+  if (IsSkipped()) return;
+  UET_NOT_APPLICABLE_IF(!rdm(), "fi_atomic is not available on DGRAM endpoints (2.2.5.4.4-a)");
+  UET_OPEN_BOTH(Spec(FI_MSG | FI_ATOMIC));
+  RemoteMr mr;
+  ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();
+  ASSERT_TRUE(cap.start()) << cap.error();
+  struct Cas {
+    fi_op op;
+    fi_datatype dt;
+    size_t size;
+    uint64_t compare, swap, initial, after;
+  };
+  // CSWAP: the target holds the compare value, so it swaps. MSWAP: compare is the mask of the bits that
+  // take the swap value's (libfabric fi_atomic(3)).
+  const Cas cases[] = {
+      {FI_CSWAP, FI_UINT64, 8, 0x1122334444332211ull, 0x5566778888776655ull, 0x1122334444332211ull, 0x5566778888776655ull},
+      {FI_MSWAP, FI_UINT32, 4, 0xF00F0FF0ull, 0x5AA5A55Aull, 0x12345678ull, (0x5AA5A55Aull & 0xF00F0FF0ull) | (0x12345678ull & ~0xF00F0FF0ull)},
+  };
+  int checked = 0;
+  std::set<uint64_t> psns;  // requests already matched (a retransmission repeats its PSN)
+  for (const Cas& c : cases) {
+    SCOPED_TRACE(fi_tostr(&c.op, FI_TYPE_ATOMIC_OP));
+    size_t count = 0;
+    if (fi_compare_atomicvalid(me.ep, c.dt, c.op, &count) != 0 || count < 1) continue;
+    if (c.op == FI_MSWAP) rests_on_choice("cas-for-mswap");
+    uint8_t initial[8] = {}, compare[8] = {}, swap[8] = {}, old[8] = {};
+    std::memcpy(initial, &c.initial, c.size);
+    std::memcpy(compare, &c.compare, c.size);
+    std::memcpy(swap, &c.swap, c.size);
+    ASSERT_TRUE(target.write_mr(1, 0, std::vector<uint8_t>(initial, initial + c.size))) << target.error();
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_compare_atomic(me.ep, swap, 1, nullptr, compare, nullptr, old, nullptr, dest, mr.base,
+                                                     mr.key, c.dt, c.op, &ctx); }), 0);
+    const Outcome o = me.wait(&ctx);
+    ASSERT_EQ(o.state, Outcome::completed) << "err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+    EXPECT_EQ(std::vector<uint8_t>(old, old + c.size), std::vector<uint8_t>(initial, initial + c.size)) << "the old value returned";
+    uint8_t after[8] = {};
+    std::memcpy(after, &c.after, c.size);
+    EXPECT_EQ(target.read_mr(1, 0, c.size), std::vector<uint8_t>(after, after + c.size)) << "the target's value after the operation";
+    const auto f = cap.find(Side::initiator, [&](const Frame& f) {
+      return f.get(w::Field::uet_ses_compare_value).has_value() && !psns.count(f.get(w::Field::uet_pds_psn).value_or(~0ull));
+    });
+    ASSERT_TRUE(f) << "no request with a CAS extension header captured";
+    if (const auto psn = f->get(w::Field::uet_pds_psn)) psns.insert(*psn);
+    EXPECT_EQ(f->get(w::Field::uet_ses_opcode), w::ses_request_opcode::UET_FETCHING_ATOMIC) << "fi_compare_atomic (Table 2-26)";
+    EXPECT_EQ(f->get(w::Field::uet_ses_atomic_opcode), *w::libfabric::amo_opcode_of(c.op)) << "ses.atomic_opcode";
+    EXPECT_EQ(f->get(w::Field::uet_ses_atomic_datatype), *w::libfabric::amo_datatype_of(c.dt)) << "ses.atomic_datatype";
+    const std::vector<uint8_t> got_compare = f->field_bytes(w::Field::uet_ses_compare_value);
+    const std::vector<uint8_t> got_swap = f->field_bytes(w::Field::uet_ses_swap_value);
+    ASSERT_EQ(got_compare.size(), 16u);
+    ASSERT_EQ(got_swap.size(), 16u);
+    // The operand at the start (then zeros) or at the end (after zeros) of the 16-byte field.
+    const auto field = [&](const uint8_t* v, bool at_start) {
+      std::vector<uint8_t> out(16, 0);
+      std::copy(v, v + c.size, out.begin() + (at_start ? 0 : static_cast<long>(16 - c.size)));
+      return out;
+    };
+    const bool at_start = got_compare == field(compare, true);
+    EXPECT_TRUE(at_start || got_compare == field(compare, false))
+        << "ses.compare_value " << hex(got_compare) << ": want the compare operand " << hex(std::vector<uint8_t>(compare, compare + c.size))
+        << " at one end of 16 bytes, zeros elsewhere";
+    EXPECT_EQ(got_swap, field(swap, at_start))
+        << "ses.swap_value " << hex(got_swap) << ": want the swap operand " << hex(std::vector<uint8_t>(swap, swap + c.size)) << " at the "
+        << (at_start ? "start" : "end") << " of 16 bytes (as compare_value), zeros elsewhere";
+    ++checked;
+  }
+  UET_NOT_APPLICABLE_IF(checked == 0, "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
+                                      "(fi_compare_atomicvalid)");
+}
+
+UET_INSTANTIATE_TWO_SIDED(Wire);
+
+}  // namespace
+}  // namespace uet::cases
