@@ -41,7 +41,7 @@ class Atomic : public TwoSided {
 };
 
 TEST_P(Atomic, ValidCallsReportUint64Operations) {
-  covers({"2.2.5.4.4-b", "2.2.5.4.4-c"});
+  covers({"2.2.5.4.4-b", "2.2.5.4.4-c", "2.2.2-d"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_ATOMIC));
   size_t count = 0;
   ASSERT_EQ(fi_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), 0);
