@@ -42,6 +42,10 @@ LIST_EXPECTED, LIST_OVERFLOW = 0, 1
 HPC = "ai_base,hpc"
 AI_FULL = "ai_base,ai_full"
 BOTH = "ai_base,ai_full,hpc"
+# Without a common profile: an AI Full FEP and an HPC FEP operate in AI Full (2.2.2.1-b). With AI Base on
+# both sides they would share AI Base, the common profile of highest priority they have (choices
+# profile-priority and no-common-profile), and send plain sends.
+AI_FULL_ONLY, HPC_ONLY = "ai_full", "hpc"
 SIZES = [100, 8191, 8192, 20000, 65536, 1 << 20]
 
 
@@ -382,10 +386,11 @@ class TestDeferrable:
 
     @pytest.mark.requirements("2.2.2.1-c", "2.2.2.1-d")
     def test_hpc_target_takes_deferrable_sends_as_sends(self, transfer):
-        # 2.2.2.1-b: an AI Full FEP without HPC uses AI Full operations towards an HPC FEP, which takes a
-        # deferrable send as a send (2.2.2.1-c/d): no RC_NO_MATCH, no RTR.
+        # 2.2.2.1-b: an AI Full FEP uses AI Full operations towards an HPC FEP it shares no profile with,
+        # which takes a deferrable send as a send (2.2.2.1-c/d): no RC_NO_MATCH, no RTR.
         for tagged in (False, True):
-            run = transfer([8192, 65536], profiles=(AI_FULL, HPC), tagged=tagged, late=True, name=f"aif-hpc-{tagged}")
+            run = transfer([8192, 65536], profiles=(AI_FULL_ONLY, HPC_ONLY), tagged=tagged, late=True,
+                           name=f"aif-hpc-{tagged}")
             assert delivery_problems(run) == []
             assert opcode_problems(run, "deferrable") == []
             assert deferrable_problems(run, deferred=False) == []
@@ -423,7 +428,7 @@ class TestKnobs:
         assert deferrable_problems(run, deferred=True) != []
 
     def test_hpc_rejects_deferrable_is_caught(self, transfer):
-        run = transfer([8192], profiles=(AI_FULL, HPC), env_extra={"SOFTUET_FAULTS": "hpc_rejects_deferrable"})
+        run = transfer([8192], profiles=(AI_FULL_ONLY, HPC_ONLY), env_extra={"SOFTUET_FAULTS": "hpc_rejects_deferrable"})
         assert delivery_problems(run) != []
 
     def test_deferrable_to_hpc_is_caught(self, transfer):
