@@ -1,30 +1,51 @@
-"""The mutation run: every fault knob of softuet (fep/src/faults.def) must make at least one conformance case
-that passes without it fail with it (or, for a SHOULD, come out as a warning). A knob no case catches is a
-missing case.
+"""The mutation run (the suite's self-test): every fault knob of softuet (fep/src/faults.def) must make at
+least one check that passes without it fail with it (or, for a SHOULD, come out as a warning). A knob no
+check catches is a missing case.
 
-    /usr/bin/python3 -m harness.mutation [--knob NAME ...] [--build build] [--out out/report] [--jobs N]
+    /usr/bin/python3 -m harness.mutation [--knob NAME ...] [--build build] [--out out/report] [--jobs N] [--full]
 
-Each knob runs against the softuet manifests in turn (all profiles, then AI Full only, then AI Base only)
-until one of them catches it: some rules exist only in one profile configuration (a wildcard tag is refused
-only by a FEP without HPC). A knob no case catches then runs the suite's wire checks under packet loss
-(WIRE_CHECKS): what only a lossy wire shows, a duplicate delivered twice, and the delivery mode of RMA to
-an IDEMPOTENT_SAFE key (RUDI), and large sends between FEPs of chosen profiles (rendezvous, deferrable
-send), which no case can ask for, are theirs to catch. Writes
-out/report/mutation.json; exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
-cannot run.
+First the baselines: the cells of CELLS run once without a knob, which records for each passing case the
+statements it covers. The cells are the softuet variants against themselves (all profiles, AI Base + AI
+Full, AI Base only: some rules exist only in one profile configuration, a wildcard tag is refused only by
+a FEP without HPC) and a few pairs of different profile sets for the negotiation cases (what a FEP sends
+to a peer of other profiles: a deferrable send to an HPC FEP, no RUDI to a FEP without HPC).
 
-Knobs run --jobs at a time (default 2) only where their runs cannot meet: as root, every softuet manifest
-puts its cases in a namespace pair of their own (peer_netns), so two knobs never share a UDP port. Without
-root both sides share the host's ports and knobs run one at a time. The wire checks (nftables on a
-namespace pair of their own, one pytest session) run one at a time whatever --jobs says.
+Then each knob names its statement (faults.def), and runs in stages, stopping at the first that catches it:
+
+  1. targeted: only the cases that cover the knob's statement (a gtest filter of their names, only the
+     binaries that hold them), in each cell where they pass, in CELLS order, up to the first cell that
+     catches it;
+  2. targeted wire: the suite's wire checks under packet loss (WIRE_CHECKS) that cover the statement
+     (their `requirements` mark), up to the first that fails: they see what a case may not (a duplicate
+     delivered twice under loss, RUDI, large sends between FEPs of chosen profiles);
+  3. broad: every case of every area, cell by cell;
+  4. broad wire: every wire check that passes without the knob.
+
+Stages 3 and 4 are for a knob whose statement is named nowhere it shows (a check that names a
+neighbouring statement catches it). --full runs instead the old cross product: every case of every cell
+for every knob (the wire checks only for a knob no case catches), about 20 minutes on 2 cores.
+
+Writes out/report/mutation.json (the score; per knob the checks that caught it, "cell: case" or "wire:
+test", the stage, the errors, the seconds and how many cases and wire checks ran for it) and prints one
+line per knob as it ends. Exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
+cannot run (no case binaries, a baseline that is not clean).
+
+Knobs run --jobs at a time (default 2). As root every run of cases makes a namespace pair of its own
+(softuet.yaml says peer_netns), so two knobs never share a UDP port; without root both sides of every run
+share the host's ports and knobs run one at a time. The baselines of the cells all run at once (mostly
+waiting: the machine stays idle), unless --jobs 1. The wire checks (nftables on a namespace pair of their
+own, one pytest session) run one session at a time whatever --jobs says; their baseline runs beside the
+case baselines.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
@@ -32,16 +53,50 @@ import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
-import yaml
-
+from harness import manifest as manifest_mod
 from harness import run_cases
+from harness.results import Result
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-MANIFESTS = [REPO / "cases" / "manifests" / name for name in ("softuet.yaml", "softuet-ai-full.yaml", "softuet-ai-base.yaml")]
-# A verdict that shows the knob broke what the case checks: a failure, or a SHOULD no longer met.
+SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
+# The areas of the pairs of different profile sets: the negotiation cases are about such pairs; every other
+# area runs in the softuet variants against themselves.
+PAIR_AREAS = ["negotiation"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MutationCell:
+    """Where a knob is tried: an initiator variant of softuet and a target variant (None: itself)."""
+    initiator: str
+    target: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.initiator if self.target is None else f"{self.initiator} to {self.target}"
+
+    @property
+    def dir(self) -> str:
+        return "__".join(v.replace(".yaml", "").replace("#", "-") for v in filter(None, (self.initiator, self.target)))
+
+    def areas(self, build: pathlib.Path) -> list[str]:
+        built = run_cases.case_binaries(build)
+        return list(built) if self.target is None else [a for a in PAIR_AREAS if a in built]
+
+
+# In this order: all three profiles; AI Full (with AI Base, which it builds on) without HPC; AI Base only;
+# an AI Full FEP to an HPC FEP (they operate in AI Full: deferrable sends to a FEP without AI Full); a FEP
+# with HPC and AI Full to an HPC FEP (they operate in HPC: no deferrable send); a FEP with HPC to one
+# without (no RUDI, no rendezvous).
+CELLS = [MutationCell("softuet.yaml"), MutationCell("softuet.yaml#ai_base+ai_full"), MutationCell("softuet.yaml#ai_base"),
+         MutationCell("softuet.yaml#ai_base+ai_full", "softuet.yaml#hpc"), MutationCell("softuet.yaml", "softuet.yaml#hpc"),
+         MutationCell("softuet.yaml", "softuet.yaml#ai_base+ai_full")]
+# A verdict that shows the knob broke what the check checks: a failure, or a SHOULD no longer met.
 CAUGHT = {"fail", "warning"}
-# The wire checks that run the FEP over a lossy link (nftables drops), for knobs no case can observe.
+# Verdicts with a knob on that say the check could not run (never a catch): reported as errors.
+BROKEN = {"error", "timeout"}
+# The wire checks that run the FEP over a lossy link (nftables drops), for what no case can observe.
 WIRE_CHECKS = ["pytest/fep/test_reliability.py", "pytest/fep/test_rudi.py", "pytest/fep/test_rendezvous.py"]
+WIRE_TIMEOUT_S = 900
 
 
 def knobs() -> list[tuple[str, str, str]]:
@@ -51,78 +106,244 @@ def knobs() -> list[tuple[str, str, str]]:
     return faults_md.knobs((REPO / "fep" / "src" / "faults.def").read_text())
 
 
+def ref_of(variant: str) -> str:
+    """The manifest reference of a variant label ("softuet.yaml#ai_base" -> an absolute path#variant)."""
+    _, _, v = variant.partition("#")
+    return f"{SOFTUET}#{v}" if v else str(SOFTUET)
+
+
 @dataclasses.dataclass
 class KnobResult:
     knob: str
     statement: str
     rule: str
-    caught_by: list[str]     # "manifest: case"
-    errors: list[str]        # cases that broke (harness errors) with the knob on
-    seconds: float
+    caught_by: list[str] = dataclasses.field(default_factory=list)  # "cell: case" or "wire: test"
+    stage: str | None = None  # what caught it: targeted, targeted wire, broad, broad wire (or full)
+    errors: list[str] = dataclasses.field(default_factory=list)     # checks that could not run with the knob on
+    seconds: float = 0.0
+    cases_run: int = 0        # case verdicts it took, over every cell and stage
+    wire_checks_run: int = 0
 
     @property
     def caught(self) -> bool:
         return bool(self.caught_by)
 
 
-def isolated() -> bool:
-    """True when every manifest's cases run in a namespace pair of their own (root, peer_netns)."""
-    return os.geteuid() == 0 and all(yaml.safe_load(m.read_text()).get("peer_netns") for m in MANIFESTS)
+@dataclasses.dataclass
+class Baseline:
+    """One cell without a knob: its verdicts, and the statements each passing case covers."""
+    cell: MutationCell
+    results: list[Result]
+
+    def __post_init__(self):
+        self.passing = {r.case: r for r in self.results if r.verdict == "pass"}
+
+    def covering(self, statement: str) -> list[Result]:
+        return [r for r in self.passing.values() if statement in r.statements]
+
+    def problems(self) -> list[Result]:
+        return [r for r in self.results if r.verdict in ("fail", *BROKEN)]
 
 
-def by_case(verdicts) -> dict[str, run_cases.Verdict]:
-    return {v.case: v for v in verdicts}
+@dataclasses.dataclass
+class WireBaseline:
+    """The wire checks without a knob: {node id: verdict} and {node id: statements}."""
+    verdicts: dict[str, str]
+    statements: dict[str, list[str]]
+
+    def passing(self, statement: str | None = None) -> list[str]:
+        """The node ids that pass (`statement`: and cover it)."""
+        return [t for t, v in self.verdicts.items()
+                if v == "pass" and (statement is None or statement in self.statements.get(t, []))]
 
 
-def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None) -> dict[str, str]:
-    """{test id: "pass" | "fail" | "skip" | "error: <why>"} of the wire checks, with `knob` on
-    (UET_MUTATION_FAULTS). An error (the check could not run) is never a catch."""
+def node_id(classname: str, name: str) -> str:
+    """A pytest node id from a JUnit testcase ('pytest.fep.test_rudi.TestRudiKnobs', 'test_x[a]')."""
+    for path in WIRE_CHECKS:
+        module = path.removesuffix(".py").replace("/", ".")
+        if classname == module or classname.startswith(module + "."):
+            rest = classname[len(module):].lstrip(".")
+            return "::".join([path, *(rest.split(".") if rest else []), name])
+    return f"{classname}::{name}"
+
+
+_live: set[subprocess.Popen] = set()   # pytest sessions of the wire checks under way
+_live_lock = threading.Lock()
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Ends a pytest session of the wire checks and what it started (SIGTERM: its namespace pairs go)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def stop_all() -> None:
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        stop(proc)
+
+
+def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None, tests: list[str] | None = None,
+                first_fail: bool = False) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """({node id: "pass" | "fail" | "skip" | "error: <why>"}, {node id: statements}) of the wire checks
+    (`tests`: these node ids only), with `knob` on (UET_MUTATION_FAULTS). An error (the check could not run)
+    is never a catch. `first_fail`: stop at the first failure (-x; after an error, go on with the rest)."""
     env = dict(os.environ, UET_BUILD=str(build.resolve()), PYTHONPATH=str(REPO))
     env.pop("UET_MUTATION_FAULTS", None)
     if knob:
         env["UET_MUTATION_FAULTS"] = knob
     xml.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={xml}", *WIRE_CHECKS],
-                   cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
-    if not xml.exists():
-        return {"pytest": "error: the wire checks wrote no JUnit XML"}
-    out = {}
-    for tc in ET.parse(xml).getroot().iter("testcase"):
-        name = f"{tc.get('classname')}.{tc.get('name')}"
-        error = tc.find("error")
-        if error is not None:
-            out[name] = "error: " + (error.get("message") or "").strip()[:200]
-        elif tc.find("failure") is not None:
-            out[name] = "fail"
-        else:
-            out[name] = "skip" if tc.find("skipped") is not None else "pass"
-    return out
-
-
-def mutate(knob: tuple[str, str, str], baselines: dict, build: pathlib.Path, out: pathlib.Path) -> KnobResult:
-    name, statement, rule = knob
-    start = time.monotonic()
-    caught, errors = [], []
-    for manifest in MANIFESTS:
-        base = baselines[manifest]
-        verdicts = run_cases.run(manifest, build, out / name / manifest.stem, extra_env={"SOFTUET_FAULTS": name})
-        for v in verdicts:
-            if v.verdict == "error":
-                errors.append(f"{manifest.stem}: {v.case}: {v.detail[:200]}")
-            elif v.verdict in CAUGHT and base.get(v.case) and base[v.case].verdict == "pass":
-                caught.append(f"{manifest.stem}: {v.case}")
-        if caught:
+    verdicts: dict[str, str] = {}
+    statements: dict[str, list[str]] = {}
+    remaining = list(tests or WIRE_CHECKS)
+    for attempt in range(len(remaining) if first_fail else 1):
+        part = xml.with_name(f"{xml.stem}.{attempt}.xml") if attempt else xml
+        part.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={part}",
+                                 *(["-x"] if first_fail else []), *remaining], cwd=REPO, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        with _live_lock:
+            _live.add(proc)
+        try:
+            proc.communicate(timeout=WIRE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            stop(proc)
+            verdicts["pytest"] = f"error: the wire checks took more than {WIRE_TIMEOUT_S} s"
             break
-    return KnobResult(name, statement, rule, caught, errors, round(time.monotonic() - start, 1))
+        finally:
+            with _live_lock:
+                _live.discard(proc)
+        if not part.exists():
+            verdicts["pytest"] = "error: the wire checks wrote no JUnit XML"
+            break
+        for tc in ET.parse(part).getroot().iter("testcase"):
+            name = node_id(tc.get("classname") or "", tc.get("name") or "")
+            error = tc.find("error")
+            if error is not None:
+                verdicts[name] = "error: " + (error.get("message") or "").strip()[:200]
+            elif tc.find("failure") is not None:
+                verdicts[name] = "fail"
+            else:
+                verdicts[name] = "skip" if tc.find("skipped") is not None else "pass"
+            statements[name] = [s for p in tc.iter("property") if p.get("name") == "requirements"
+                                for s in (p.get("value") or "").split(",") if s]
+        left = [t for t in remaining if t not in verdicts]
+        if "fail" in verdicts.values() or not left or len(left) == len(remaining):
+            break
+        remaining = left  # -x stopped at an error, not a failure: the rest may still catch it
+    return verdicts, statements
+
+
+class Mutation:
+    """The knob runs against the baselines; `mutate` is safe to call from several threads."""
+
+    def __init__(self, build: pathlib.Path, work: pathlib.Path, full: bool):
+        self.build, self.work, self.full = build, work, full
+        self.baselines: dict[MutationCell, Baseline] = {}
+        self.wire_lock = threading.Lock()  # one pytest session of the wire checks at a time
+        self.wire_baseline: WireBaseline | None = None
+
+    def run_wire_baseline(self) -> WireBaseline:
+        """The wire checks without a knob, run once (the first caller runs them, the others wait)."""
+        with self.wire_lock:
+            if self.wire_baseline is None:
+                verdicts, statements = wire_checks(self.build, self.work / "baseline" / "wire.xml", None)
+                self.wire_baseline = WireBaseline(verdicts, statements)
+            return self.wire_baseline
+
+    def cases(self, r: KnobResult, cell: MutationCell, stage: str, cases: list[Result] | None) -> None:
+        """Runs `cases` (None: every case) of `cell` with the knob on; adds what caught it and what broke."""
+        base = self.baselines[cell]
+        areas = sorted({c.area for c in cases}) if cases else cell.areas(self.build)
+        case_filter = ":".join(sorted(c.case for c in cases)) if cases else "*"
+        out = self.work / r.knob / f"{stage.replace(' ', '-')}-{cell.dir}"
+        results = run_cases.run_manifest(ref_of(cell.initiator), self.build, out, areas=areas, case_filter=case_filter,
+                                         target=ref_of(cell.target) if cell.target else None,
+                                         extra_env={"SOFTUET_FAULTS": r.knob})
+        r.cases_run += len(results)
+        for v in results:
+            if v.verdict in BROKEN:
+                r.errors.append(f"{cell.label}: {v.case}: {v.verdict}: {(v.reason or '')[:200]}")
+            elif v.verdict in CAUGHT and v.case in base.passing:
+                r.caught_by.append(f"{cell.label}: {v.case}")
+                r.stage = r.stage or stage
+
+    def wire(self, r: KnobResult, stage: str, statement: str | None) -> None:
+        """The wire checks that pass without the knob (`statement`: those that cover it) with the knob on,
+        up to the first that fails."""
+        base = self.run_wire_baseline()
+        tests = base.passing(statement)
+        if not tests:
+            return
+        with self.wire_lock:
+            with_knob, _ = wire_checks(self.build, self.work / r.knob / f"{stage.replace(' ', '-')}.xml", r.knob,
+                                       tests, first_fail=True)
+        r.wire_checks_run += len(with_knob)
+        r.caught_by += [f"wire: {t}" for t, v in with_knob.items() if v == "fail" and base.verdicts.get(t) == "pass"]
+        r.errors += [f"wire: {t}: {v}" for t, v in with_knob.items() if v.startswith("error")]
+        if r.caught_by:
+            r.stage = r.stage or stage
+
+    def mutate(self, knob: tuple[str, str, str]) -> KnobResult:
+        name, statement, rule = knob
+        start = time.monotonic()
+        r = KnobResult(name, statement, rule)
+        if self.full:
+            for cell in self.baselines:
+                self.cases(r, cell, "full", None)
+        else:
+            for cell, base in self.baselines.items():  # 1. the cases that name the statement, where they pass
+                covering = base.covering(statement)
+                if covering and not r.caught:
+                    self.cases(r, cell, "targeted", covering)
+            if not r.caught:  # 2. the wire checks that name it
+                self.wire(r, "targeted wire", statement)
+            for cell in self.baselines:  # 3. every case
+                if not r.caught:
+                    self.cases(r, cell, "broad", None)
+        if not r.caught:  # 4. every wire check
+            self.wire(r, "broad wire", None)
+        if not r.caught:
+            r.errors += [f"wire baseline: {t}: {v}" for t, v in self.run_wire_baseline().verdicts.items() if v != "pass"]
+        r.seconds = round(time.monotonic() - start, 1)
+        return r
 
 
 def print_table(results: list[KnobResult]) -> None:
-    """knob -> the cases that caught it (the first few; mutation.json has them all)."""
+    """knob -> the checks that caught it (the first few; mutation.json has them all)."""
     width = max((len(r.knob) for r in results), default=4)
     print(f"\n{'knob':<{width}}  {'statement':<14} caught by")
     for r in results:
         shown = ", ".join(r.caught_by[:3]) + (f" (+{len(r.caught_by) - 3} more)" if len(r.caught_by) > 3 else "")
         print(f"{r.knob:<{width}}  {r.statement:<14} {shown or 'NOT CAUGHT'}")
+
+
+def baselines(mutation: Mutation, cells: list[MutationCell], jobs: int) -> str | None:
+    """Runs the cells without a knob into mutation.baselines; what is wrong with them (None: clean)."""
+    build, work = mutation.build, mutation.work
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        runs = list(pool.map(lambda c: run_cases.run_manifest(
+            ref_of(c.initiator), build, work / "baseline" / c.dir, areas=c.areas(build),
+            target=ref_of(c.target) if c.target else None), cells))
+    for cell, results in zip(cells, runs):
+        base = mutation.baselines[cell] = Baseline(cell, results)
+        bad = base.problems()
+        if bad:
+            return (f"the baseline of {cell.label} is not clean ({bad[0].case}: {bad[0].verdict}"
+                    f"{': ' + bad[0].reason if bad[0].reason else ''}; {work / 'baseline' / cell.dir}); "
+                    "a knob is only caught against passing cases")
+        silent = sorted(set(cell.areas(build)) - {r.area for r in results})
+        if silent:  # a binary that ran no case (it could not start) would hide the cases it holds
+            return (f"the baseline of {cell.label} has no verdict from uet-cases-{', uet-cases-'.join(silent)} "
+                    f"(see {work / 'baseline' / cell.dir}/<area>.log)")
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -132,6 +353,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "report")
     parser.add_argument("--jobs", type=int, default=2,
                         help="knobs at a time, when their runs are isolated in namespace pairs (default 2)")
+    parser.add_argument("--full", action="store_true",
+                        help="every case of every cell for every knob (the old cross product; about 20 min)")
     args = parser.parse_args(argv)
     all_knobs = knobs()
     unknown = sorted(set(args.knob) - {k[0] for k in all_knobs})
@@ -141,54 +364,63 @@ def main(argv: list[str]) -> int:
     if not run_cases.case_binaries(args.build):
         print(f"mutation: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
-    work = args.out / "mutation"
-    print(f"mutation: baselines ({len(MANIFESTS)} manifests)", flush=True)
-    jobs = max(1, args.jobs if isolated() else 1)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        runs = list(pool.map(lambda m: run_cases.run(m, args.build, work / "baseline" / m.stem), MANIFESTS))
-    baselines = {}
-    for manifest, verdicts in zip(MANIFESTS, runs):
-        bad = [v for v in verdicts if v.verdict in ("fail", "error")]
-        if bad:
-            print(f"mutation: the baseline of {manifest.stem} is not clean ({bad[0].case}: {bad[0].verdict}); "
-                  "a knob is only caught against passing cases", file=sys.stderr)
-            return 3
-        baselines[manifest] = by_case(verdicts)
-    wire_lock, print_lock = threading.Lock(), threading.Lock()
-    wire_baseline: dict[str, str] = {}
+    cells = [c for c in CELLS if c.areas(args.build)]
+    try:
+        isolated = os.geteuid() == 0 and all(manifest_mod.load(ref_of(v)).namespaces
+                                             for c in cells for v in filter(None, (c.initiator, c.target)))
+    except manifest_mod.ManifestError as exc:
+        print(f"mutation: {exc}", file=sys.stderr)
+        return 3
+    jobs = max(1, args.jobs if isolated else 1)
+    started = time.monotonic()
+    mutation = Mutation(args.build, args.out / "mutation", args.full)
+    # The wire checks' baseline overlaps the case baselines (a run without one would wait for it later).
+    threading.Thread(target=mutation.run_wire_baseline, daemon=True).start()
+    print(f"mutation: baselines of {len(cells)} cells ({', '.join(c.label for c in cells)}) and of the wire checks",
+          flush=True)
+    try:  # the baselines wait more than they compute: every cell at once, unless one at a time was asked for
+        problem = baselines(mutation, cells, len(cells) if jobs > 1 else 1)
+    except BaseException:
+        stop_all()
+        raise
+    if problem:
+        print(f"mutation: {problem}", file=sys.stderr)
+        stop_all()
+        return 3
+    print(f"mutation: case baselines done in {time.monotonic() - started:.0f} s "
+          f"({', '.join(f'{c.label}: {len(b.passing)} passing' for c, b in mutation.baselines.items())})", flush=True)
+    print_lock = threading.Lock()
     done = [0]
 
     def one(knob: tuple[str, str, str]) -> KnobResult:
-        start = time.monotonic()
-        r = mutate(knob, baselines, args.build, work)
-        if not r.caught:
-            with wire_lock:
-                if not wire_baseline:
-                    wire_baseline.update(wire_checks(args.build, work / "baseline" / "wire.xml", None))
-                with_knob = wire_checks(args.build, work / r.knob / "wire.xml", r.knob)
-            r.caught_by = [f"wire: {t}" for t, v in with_knob.items() if v == "fail" and wire_baseline.get(t) == "pass"]
-            r.errors += [f"wire: {t}: {v}" for t, v in {**wire_baseline, **with_knob}.items() if v.startswith("error")]
-        r.seconds = round(time.monotonic() - start, 1)  # with the wire checks
+        r = mutation.mutate(knob)
         with print_lock:
             done[0] += 1
             what = "NOT CAUGHT"
             if r.caught:
                 what = f"caught by {r.caught_by[0]}" + (f" (+{len(r.caught_by) - 1})" if len(r.caught_by) > 1 else "")
-            print(f"[{done[0]}/{len(chosen)}] {r.knob:<32} {what}  {r.seconds}s", flush=True)
+            ran = f"{r.cases_run} cases" + (f", {r.wire_checks_run} wire checks" if r.wire_checks_run else "")
+            print(f"[{done[0]}/{len(chosen)}] {r.knob:<28} {what}  ({r.stage or 'every stage'}: {ran}, {r.seconds} s)",
+                  flush=True)
             for e in r.errors[:3]:
                 print(f"    error: {e}", flush=True)
         return r
 
-    print(f"mutation: {len(chosen)} knobs, {jobs} at a time", flush=True)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(one, chosen))  # in faults.def order
+    print(f"mutation: {len(chosen)} knobs, {jobs} at a time{' (--full)' if args.full else ''}", flush=True)
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(one, chosen))  # in faults.def order
+    finally:
+        stop_all()
     caught = sum(r.caught for r in results)
+    seconds = round(time.monotonic() - started, 1)
     report = {"score": f"{caught}/{len(results)}", "caught": caught, "knobs": len(results),
+              "mode": "full" if args.full else "targeted", "cells": [c.label for c in cells], "seconds": seconds,
               "results": [dict(dataclasses.asdict(r), caught=r.caught) for r in results]}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
     print_table(results)
-    print(f"mutation score: {caught}/{len(results)} knobs caught")
+    print(f"mutation score: {caught}/{len(results)} knobs caught ({seconds:.0f} s)")
     for r in results:
         if not r.caught:
             print(f"  not caught: {r.knob} ({r.statement}: {r.rule}) -- a missing case")

@@ -5,30 +5,17 @@ what a case checks makes that case fail within its deadline (no hang)."""
 import pathlib
 
 import pytest
-import yaml
 
-from harness import run_cases
+from harness.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
-BINARIES = ["uet-cases-av", "uet-cases-ep", "uet-cases-completion", "uet-cases-mr"]
-PORT = "48420"  # SOFTUET_UDP_PORT of these runs (the binaries open one domain at a time)
+AREAS = ["av", "ep", "completion", "mr"]
+PORTS = (48420, 48421)  # this side's and the target's UET UDP port (the binaries open one domain at a time)
 
 
-@pytest.fixture(autouse=True)
-def own_port(monkeypatch):
-    monkeypatch.setenv("UET_CASES_PORT", PORT)
-
-
-def verdicts(build_dir, out, manifest, binaries=BINARIES, extra_env=None):
-    path = MANIFESTS / manifest
-    env = run_cases.case_environment(yaml.safe_load(path.read_text()), path, build_dir)
-    env.update(extra_env or {})
-    found = []
-    for name in binaries:
-        found += run_cases.run_binary(build_dir / "cases" / name, run_cases.subprocess.run, env,
-                                      out / f"{name}.{path.stem}.xml", timeout=300)
-    return found
+def results_of(build_dir, out, manifest, areas=AREAS, extra_env=None):
+    return run_manifest(MANIFESTS / manifest, build_dir, out, areas=areas, extra_env=extra_env, ports=PORTS)
 
 
 # the only reasons an RDM case may be "not applicable" to softuet (DGRAM has no fi_rma, so any)
@@ -43,46 +30,46 @@ def short(case):
 
 
 def test_softuet_passes_what_it_claims(build_dir, tmp_path):
-    found = verdicts(build_dir, tmp_path, "softuet.yaml")
+    found = results_of(build_dir, tmp_path, "softuet.yaml")
     assert len(found) >= 55
-    bad = [v for v in found if v.verdict not in ("pass", "not_applicable")]
+    bad = [r for r in found if r.verdict not in ("pass", "not_applicable")]
     assert not bad, bad
-    for v in found:
-        assert v.requirements, f"{v.case} names no catalogue statement"
-        if v.verdict == "not_applicable":
-            assert v.case.endswith("/dgram") or any(why in v.detail for why in SOFTUET_NOT_APPLICABLE), v
+    for r in found:
+        assert r.statements, f"{r.case} names no catalogue statement"
+        if r.verdict == "not_applicable":
+            assert r.case.endswith("/dgram") or any(why in r.reason for why in SOFTUET_NOT_APPLICABLE), r
 
 
 @pytest.mark.parametrize("manifest", ["tcp_rxm.yaml", "udp.yaml"])
 def test_non_uet_providers_pass_generic_checks_and_skip_uet_ones(build_dir, tmp_path, manifest):
-    found = verdicts(build_dir, tmp_path, manifest)
-    assert [v for v in found if v.verdict in ("fail", "error")] == []
-    passed = {short(v.case) for v in found if v.verdict == "pass"}
+    found = results_of(build_dir, tmp_path, manifest)
+    assert [r for r in found if r.verdict in ("fail", "error", "timeout")] == []
+    passed = {short(r.case) for r in found if r.verdict == "pass"}
     assert {"LookupReturnsTheInsertedAddress", "EveryCqFormatReportsASendAndItsReceive",
             "EverySendOfABurstCompletesAndArrives", "EventQueuesCarryEvents",
             "InjectLeavesNoCompletionAndItsBufferFree"} <= passed
     # tcp;ofi_rxm counts; udp opens no counter (not applicable, said so)
     assert ("CountersCountCompletions" in passed) == (manifest == "tcp_rxm.yaml")
     if manifest == "udp.yaml":  # DGRAM only: nothing of the RDM-only MR cases applies
-        assert all(v.verdict == "not_applicable" for v in found if v.case.startswith("Mr"))
-    for v in found:
-        if short(v.case) in {"AddressesOfAnotherFormatAreRefused", "MaxRmaSizeStaysWithinItsRange",
+        assert all(r.verdict == "not_applicable" for r in found if r.case.startswith("Mr"))
+    for r in found:
+        if short(r.case) in {"AddressesOfAnotherFormatAreRefused", "MaxRmaSizeStaysWithinItsRange",
                              "FailedOperationsGiveErrorEntries", "UserKeysPassWhole", "ByteCountersCountBytes"}:
-            assert v.verdict == "not_applicable", v
-            assert "not applicable:" in v.detail
+            assert r.verdict == "not_applicable", r
+            assert r.reason.startswith("not applicable:"), r
 
 
-@pytest.mark.parametrize("knob,binary,case", [
-    ("no_ack", "uet-cases-completion", "Claimed/Completion.EverySendOfABurstCompletesAndArrives/rdm"),
-    ("psn_reuse", "uet-cases-completion", "Claimed/Completion.EverySendOfABurstCompletesAndArrives/rdm"),
-    ("err_not_mapped", "uet-cases-completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
-    ("prov_errno_not_rc", "uet-cases-completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
-    ("mr_bounds_unchecked", "uet-cases-completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
-    ("getname_no_caps", "uet-cases-ep", "Claimed/Ep.AddressIsAssignedAtOpenAndComplete/rdm"),
-    ("key_bits_dropped", "uet-cases-mr", "Mr.UserKeysPassWhole"),
-    ("cntr_on_idempotent_mr", "uet-cases-mr", "Mr.CompletionCounterBindsOnlyWhereAllowed"),
+@pytest.mark.parametrize("knob,area,case", [
+    ("no_ack", "completion", "Claimed/Completion.EverySendOfABurstCompletesAndArrives/rdm"),
+    ("psn_reuse", "completion", "Claimed/Completion.EverySendOfABurstCompletesAndArrives/rdm"),
+    ("err_not_mapped", "completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
+    ("prov_errno_not_rc", "completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
+    ("mr_bounds_unchecked", "completion", "Claimed/Completion.FailedOperationsGiveErrorEntries/rdm"),
+    ("getname_no_caps", "ep", "Claimed/Ep.AddressIsAssignedAtOpenAndComplete/rdm"),
+    ("key_bits_dropped", "mr", "Mr.UserKeysPassWhole"),
+    ("cntr_on_idempotent_mr", "mr", "Mr.CompletionCounterBindsOnlyWhereAllowed"),
 ])
-def test_a_fault_knob_fails_the_case_that_checks_its_rule(build_dir, tmp_path, knob, binary, case):
-    found = {v.case: v for v in verdicts(build_dir, tmp_path, "softuet.yaml", [binary], {"SOFTUET_FAULTS": knob})}
+def test_a_fault_knob_fails_the_case_that_checks_its_rule(build_dir, tmp_path, knob, area, case):
+    found = {r.case: r for r in results_of(build_dir, tmp_path, "softuet.yaml", [area], {"SOFTUET_FAULTS": knob})}
     assert case in found, sorted(found)
     assert found[case].verdict == "fail", found[case]
