@@ -164,6 +164,7 @@ class CellRun:
         log = self.out / f"{area}.log"
         lines.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
+        (self.out / f"{area}.target.log").unlink(missing_ok=True)
         excluded: list[str] = []
         seen = 0
         while not self.stop.is_set():
@@ -175,7 +176,8 @@ class CellRun:
             with open(log, "a") as logf:
                 logf.write(f"$ {' '.join(argv)}\n")
                 logf.flush()
-                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures)), stdout=logf,
+                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
+                                            UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), stdout=logf,
                              stderr=subprocess.STDOUT, start_new_session=True)
                 why = self._watch(proc, lines)
             run = read_case_lines(lines)

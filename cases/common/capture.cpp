@@ -106,6 +106,22 @@ void Capture::drain() {
     if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
     codec::decode(data, hdr->caplen, hdr->len, root, opts, *decoded);
     if (!decoded->reached_uet) continue;
+    // The first fragment of a datagram larger than the link's MTU is short of its UDP length by design: the
+    // kernel fragmented it, the provider did not send it malformed (IPv4: MF, the low bit of ip.flags).
+    const bool ip_fragment = (decoded->values[static_cast<size_t>(wire::Field::ip_flags)] & 0x1) ||
+                             decoded->values[static_cast<size_t>(wire::Field::ip_frag_offset)] != 0;
+    if (decoded->n_diags && !ip_fragment && !malformed_reported_) {
+      // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
+      malformed_reported_ = true;
+      const auto& g = decoded->diags[0];
+      const bool toward = decoded->values[static_cast<size_t>(wire::Field::udp_dstport)] == udp_port_;
+      const Side from = toward ? sender_ : (sender_ == Side::initiator ? Side::target : Side::initiator);
+      observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
+      ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
+                    << wire::header_name(g.header)
+                    << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
+                    << " at byte " << g.offset << " (value " << g.value << ")";
+    }
     WireFrame f;
     for (size_t i = 0; i < decoded->n_emitted; ++i) {
       const wire::Field field = decoded->emitted[i].field;

@@ -1,7 +1,8 @@
 // Wire observations for cases whose statement is on the wire (catalogue check: wire/both): a live
 // libpcap capture on the initiator's side (the manifest's `wire:` interface, BPF `udp port <udp_port>`,
 // immediate mode), decoded with the suite's codec. A case starts it before the operation and then asks
-// for the first request frame that satisfies a condition, with a deadline.
+// for the first request frame that satisfies a condition, with a deadline. A malformed UET frame fails
+// the case, blamed on its sender, whatever the case looks for.
 #pragma once
 
 #include <functional>
@@ -49,6 +50,7 @@ class Capture {
   int linktype_ = 0;
   uint16_t udp_port_ = 0;
   Side sender_ = Side::initiator;  // who sends the frames decoded here
+  bool malformed_reported_ = false;
   std::string error_;
   std::vector<WireFrame> seen_;
   size_t searched_ = 0;

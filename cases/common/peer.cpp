@@ -156,6 +156,17 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
       return error_ = "UET_CASES_PEER_NETNS: cannot open /run/netns/" + netns + ": " + std::strerror(errno), false;
     }
   }
+  // The target's own output goes to a file of its own when the harness names one (UET_CASES_TARGET_LOG),
+  // so each side's log stays apart; opened here, before fork.
+  int log_fd = -1;
+  if (const std::string log = env_or("UET_CASES_TARGET_LOG", ""); !log.empty()) {
+    log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      if (netns_fd >= 0) ::close(netns_fd);
+      if (listen_fd >= 0) ::close(listen_fd);
+      return error_ = "UET_CASES_TARGET_LOG: cannot open " + log + ": " + std::strerror(errno), false;
+    }
+  }
   int sv[2] = {-1, -1};
   if (listen_fd < 0 && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     if (netns_fd >= 0) ::close(netns_fd);
@@ -165,10 +176,12 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
   if (pid == 0) {
     if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
     if (sv[1] >= 0 && ::dup2(sv[1], kPeerChannelFd) < 0) _exit(126);  // dup2 clears close-on-exec
+    if (log_fd >= 0 && (::dup2(log_fd, STDOUT_FILENO) < 0 || ::dup2(log_fd, STDERR_FILENO) < 0)) _exit(126);
     ::execve(exe.c_str(), argv, envp.data());
     _exit(127);
   }
   if (netns_fd >= 0) ::close(netns_fd);
+  if (log_fd >= 0) ::close(log_fd);
   if (sv[1] >= 0) ::close(sv[1]);
   if (pid < 0) {
     if (sv[0] >= 0) ::close(sv[0]);
