@@ -256,6 +256,20 @@ def _tally_rows(tallies, label=lambda k: k):
             for k, t in tallies.items()]
 
 
+def statement_rows(doc):
+    """Every catalogue statement: its level, check kind, whether a check covers it and by how many of
+    this run's results with which verdicts (coverage by statement)."""
+    statements = ((doc.get("coverage") or {}).get("statements")) or {}
+    verdicts = collections.defaultdict(collections.Counter)
+    for r in doc.get("results", []):
+        for ident in r.get("statements") or []:
+            verdicts[ident][r.get("verdict")] += 1
+    return [{"id": ident, "level": _value(st, "level"), "check": _value(st, "check"),
+             "covered": bool(st.get("covered")), "text": st.get("text") or "",
+             "verdicts": ", ".join("%d %s" % (n, VERDICT_LABELS.get(v, v)) for v, n in sorted(verdicts[ident].items()))}
+            for ident, st in statements.items()]
+
+
 def coverage(doc):
     """harness.coverage.compute()'s dict, as tables; None when the run computed none."""
     cov = doc.get("coverage")
@@ -347,4 +361,5 @@ def cell_page(doc, cell, run_dir, statement_text):
     return {"id": cell["id"], "initiator": _value(cell, "initiator"), "target": _value(cell, "target"),
             "kind": _value(cell, "kind"), "seconds": _value(cell, "seconds", "%.1f s"),
             "counts": counts_row(verdict_counts(results)), "rows": rows,
+            "loss": [{"area": area, "pattern": _value(l, "pattern")} for area, l in sorted((cell.get("loss") or {}).items())],
             "failures": failures(results, run_dir, statement_text)}

@@ -221,8 +221,16 @@ class TestCoverage:
 
     def test_uncovered_observable_musts(self, run):
         _, _, root = run
-        listed = [tr.get("data-statement") for tr in section(root, "coverage").iter("tr") if tr.get("data-statement")]
+        table = next(t for t in section(root, "coverage").iter("table") if t.get("class") == "uncovered")
+        listed = [tr.get("data-statement") for tr in table.iter("tr") if tr.get("data-statement")]
         assert listed == syn.EXPECTED_UNCOVERED
+
+    def test_every_statement_has_a_row_with_its_verdicts(self, run):
+        _, doc, root = run
+        table = next(t for t in section(root, "coverage").iter("table") if t.get("class") == "statements")
+        rows = {tr.get("data-statement"): tr.get("data-covered") for tr in table.iter("tr") if tr.get("data-statement")}
+        statements = doc["coverage"]["statements"]
+        assert rows == {k: "yes" if v["covered"] else "no" for k, v in statements.items()}
 
     def test_absent_coverage_is_said(self, render):
         doc = syn.results_document()
