@@ -99,6 +99,12 @@ def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
     return CrossCheck(str(pcap), len(cpp), counts, problems)
 
 
+def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int]]:
+    """(capture, UET port) of each capture listed in a corpus's manifest.json (captures/golden)."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return [(folder / entry["file"], int(entry.get("port", 4793))) for entry in manifest]
+
+
 def load_expected(pcap: pathlib.Path) -> list[dict] | None:
     path = pcap.with_name(pcap.name.rsplit(".", 1)[0] + ".expected.jsonl")
     if not path.exists():

@@ -145,16 +145,14 @@ def blamed_manifest(cell: Cell, side: str | None) -> str | None:
 
 
 def decode_crosscheck(args, progress: Progress) -> dict:
-    from harness.decode_compare import DecoderError, cross_check, load_expected
-    manifest = args.corpus / "manifest.json"
-    if not manifest.exists():
+    from harness.decode_compare import DecoderError, cross_check, golden_captures, load_expected
+    if not (args.corpus / "manifest.json").exists():
         return {"captures": 0, "frames": 0, "disagreements": 0, "error": f"no corpus at {args.corpus}"}
-    entries = json.loads(manifest.read_text())
+    entries = golden_captures(args.corpus)
     frames = bad = 0
-    for entry in entries:
-        pcap = args.corpus / entry["file"]
+    for pcap, port in entries:
         try:
-            result = cross_check(pcap, args.build / "bin" / "uet-decode", int(entry.get("port", 4793)), load_expected(pcap))
+            result = cross_check(pcap, args.build / "bin" / "uet-decode", port, load_expected(pcap))
         except DecoderError as err:
             return {"captures": len(entries), "frames": frames, "disagreements": bad, "error": str(err)}
         frames += result.frames

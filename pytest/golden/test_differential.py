@@ -4,8 +4,7 @@ import pathlib
 
 import pytest
 
-from harness.decode_compare import cross_check, load_expected
-from harness.run_suite import golden_captures
+from harness.decode_compare import cross_check, golden_captures, load_expected
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
 CAPTURES = golden_captures(GOLDEN)
