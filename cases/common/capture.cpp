@@ -52,6 +52,44 @@ std::string summary(const WireFrame& f) {
   return out;
 }
 
+bool matches(const WireFrame& f, const Partial& want) {
+  for (const auto& [field, value] : want)
+    if (f.get(field) != value) return false;
+  return true;
+}
+
+std::string differences(const WireFrame& f, const Partial& want) {
+  std::string out;
+  char text[96];
+  for (const auto& [field, value] : want) {
+    const auto got = f.get(field);
+    if (got == value) continue;
+    if (got) {
+      std::snprintf(text, sizeof text, " is 0x%llx, not 0x%llx", static_cast<unsigned long long>(*got),
+                    static_cast<unsigned long long>(value));
+    } else {
+      std::snprintf(text, sizeof text, " is absent (want 0x%llx)", static_cast<unsigned long long>(value));
+    }
+    out += (out.empty() ? "" : "; ") + std::string(wire::field_name(field)) + text;
+  }
+  return out;
+}
+
+std::optional<WireFrame> Capture::expect(const Partial& want, const std::function<bool(const WireFrame&)>& of_kind,
+                                         std::string* why, int timeout_ms) {
+  std::optional<WireFrame> last;
+  auto found = find([&](const WireFrame& f) {
+    if (!of_kind(f)) return false;
+    last = f;
+    return matches(f, want);
+  }, timeout_ms);
+  if (!found && why) {
+    *why = last ? "the last such frame differs: " + differences(*last, want) : std::string("no such frame at all");
+    if (last) evidence_frame(sender_, summary(*last));
+  }
+  return found;
+}
+
 bool is_request(const WireFrame& f) { return f.get(wire::Field::uet_ses_opcode).has_value(); }
 
 Capture::~Capture() {
@@ -123,6 +161,7 @@ void Capture::drain() {
                     << " at byte " << g.offset << " (value " << g.value << ")";
     }
     WireFrame f;
+    f.malformed = decoded->n_diags != 0;
     for (size_t i = 0; i < decoded->n_emitted; ++i) {
       const wire::Field field = decoded->emitted[i].field;
       f.fields.emplace_back(field, decoded->values[static_cast<size_t>(field)]);

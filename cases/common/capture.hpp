@@ -19,11 +19,19 @@ typedef struct pcap_dumper pcap_dumper_t;
 
 namespace uet::cases {
 
-// The fields of one decoded UET frame.
+// One decoded UET frame: every field it carries, in wire order, and whether the codec found it malformed.
 struct WireFrame {
   std::vector<std::pair<wire::Field, uint64_t>> fields;
+  bool malformed = false;
   std::optional<uint64_t> get(wire::Field f) const;
 };
+
+// A partial frame (gVisor packetimpact's style): only the fields a check cares about, each with the
+// value it wants; the frame's other fields may be anything.
+using Partial = std::vector<std::pair<wire::Field, uint64_t>>;
+bool matches(const WireFrame& f, const Partial& want);
+// "uet.ses.job_id is 0x5a5a02, not 0x5a5a01; ..." for each field of `want` the frame lacks or differs in.
+std::string differences(const WireFrame& f, const Partial& want);
 
 class Capture {
  public:
@@ -39,6 +47,10 @@ class Capture {
   const std::string& error() const { return error_; }
   // The first UET frame captured so far or within `timeout_ms` for which `want` holds.
   std::optional<WireFrame> find(const std::function<bool(const WireFrame&)>& want, int timeout_ms = 3000);
+  // The first frame within `timeout_ms` whose fields are `want`'s among those of `of_kind` (e.g. the
+  // requests); when none is, `why` names the kind's last frame and how it differs from `want`.
+  std::optional<WireFrame> expect(const Partial& want, const std::function<bool(const WireFrame&)>& of_kind,
+                                  std::string* why, int timeout_ms = 3000);
   // Every UET frame seen so far (including those find() passed over).
   const std::vector<WireFrame>& seen() const { return seen_; }
 

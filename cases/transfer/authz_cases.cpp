@@ -30,10 +30,10 @@ void ExpectTargetSendsJobId(Endpoint& me, Target& target, uint32_t job) {
   Capture cap;
   ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
   const RecvResult sent = target.send(to_me, 16, 0x4A);
-  const auto f = cap.find([](const WireFrame& f) { return is_request(f); });
-  ASSERT_TRUE(f) << "no SES request from the target captured (send: state " << sent.state << ", err " << sent.err
-                 << ") " << target.error();
-  EXPECT_EQ(f->get(w::Field::uet_ses_job_id), job) << "ses.job_id of the target's request";
+  std::string why;
+  const auto f = cap.expect({{w::Field::uet_ses_job_id, job}}, is_request, &why);
+  EXPECT_TRUE(f) << "no SES request from the target carries ses.job_id " << job << ": " << why << " (send: state "
+                 << sent.state << ", err " << sent.err << ") " << target.error();
   EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err << ", prov_errno "
                                                << sent.prov_errno;
   EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
@@ -263,9 +263,9 @@ TEST_P(Authz, DirectJobIdIsOnTheWire) {
   ASSERT_TRUE(cap.start()) << cap.error();
   ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   const Outcome o = Send("direct");
-  const auto f = cap.find([](const WireFrame& f) { return is_request(f); });
-  ASSERT_TRUE(f) << "no SES request captured";
-  EXPECT_EQ(f->get(w::Field::uet_ses_job_id), kJobB) << "ses.job_id is the endpoint's auth_key JobID";
+  std::string why;
+  EXPECT_TRUE(cap.expect({{w::Field::uet_ses_job_id, kJobB}}, is_request, &why))
+      << "no SES request carries the endpoint's auth_key JobID " << kJobB << ": " << why;
   EXPECT_EQ(o.state, Outcome::completed) << "err " << o.error.err;
 }
 
