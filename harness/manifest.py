@@ -46,6 +46,7 @@ class Manifest:
     name: str
     data: dict
     sha256: str               # of the files it was built from, in order
+    variant_names: tuple[str, ...] = ()  # the file's own variants
 
     @property
     def provider(self) -> str:
@@ -68,7 +69,7 @@ class Manifest:
         return bool(self.data.get("peer_netns"))
 
     def variants(self) -> list[str]:
-        return sorted(_read(self.path)[0].get("variants") or {})
+        return list(self.variant_names)
 
     def resolve(self, *, build: pathlib.Path, port: int) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest)."""
@@ -150,8 +151,8 @@ def split_ref(ref: str) -> tuple[pathlib.Path, str | None]:
     return pathlib.Path(path), (variant or None)
 
 
-def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) -> tuple[dict, list[str]]:
-    """(merged keys, texts read) of path[#variant] with its extends chain."""
+def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) -> tuple[dict, list[str], dict]:
+    """(merged keys, texts read, the file's own keys) of path[#variant] with its extends chain."""
     path = path.resolve()
     if path in seen:
         raise ManifestError([f"{path}: extends: a cycle ({' -> '.join(map(str, seen + (path,)))})"])
@@ -163,7 +164,7 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
     merged: dict = {}
     if "extends" in doc:
         base_path, base_variant = split_ref(doc["extends"])
-        merged, base_texts = _layers(path.parent / base_path, base_variant, seen + (path,), full)
+        merged, base_texts, _ = _layers(path.parent / base_path, base_variant, seen + (path,), full)
         texts = base_texts + texts
     own = {k: v for k, v in doc.items() if k not in ("extends", "variants")}
     merged = _merge(merged, own)
@@ -173,7 +174,7 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
             known = ", ".join(sorted(variants)) or "none"
             raise ManifestError([f"{path}: variants: no variant '{variant}' (this file has: {known})"])
         merged = _merge(merged, variants[variant])
-    return merged, texts
+    return merged, texts, doc
 
 
 def load(ref: str | pathlib.Path) -> Manifest:
@@ -182,23 +183,36 @@ def load(ref: str | pathlib.Path) -> Manifest:
     if not path.exists() and not path.is_absolute() and (MANIFESTS / path).exists():
         path = MANIFESTS / path  # a bare name: one of the suite's own manifests
     full = schema()
-    merged, texts = _layers(path, variant, (), full)
+    merged, texts, own = _layers(path, variant, (), full)
     problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
     if problems:
         raise ManifestError(problems)
     digest = hashlib.sha256("\0".join(texts + [variant or ""]).encode()).hexdigest()  # a variant is its own manifest
-    own = _read(path)[0]  # the name is the file's own (an extended file's name is not inherited)
-    name = own.get("name") or path.stem
+    name = own.get("name") or path.stem  # the file's own: an extended file's name is not inherited
     if variant:
         name = (own.get("variants") or {})[variant].get("name") or f"{name}-{variant.replace('_', '-')}"
     return Manifest(ref=str(ref), path=path.resolve(), variant=variant, name=name,
-                    data=merged, sha256=digest)
+                    data=merged, sha256=digest, variant_names=tuple(sorted(own.get("variants") or {})))
 
 
-def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int) -> pathlib.Path:
+def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int) -> dict:
+    """Writes the resolved record a side's binaries read, and returns it."""
+    record = manifest.resolve(build=build, port=port)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(manifest.resolve(build=build, port=port), indent=2) + "\n")
-    return out
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def environment_over(base: dict, record: dict) -> dict:
+    """`base` with a resolved record's environment over it (a null value unsets) and its provider."""
+    env = dict(base)
+    for key, value in record["environment"].items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    env["FI_PROVIDER"] = record["provider"]
+    return env
 
 
 def main(argv: list[str]) -> int:

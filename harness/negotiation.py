@@ -4,6 +4,7 @@ and the pair's verdict. Rows and columns are the manifests' profile sets when th
 default run: softuet's seven profile sets), else the manifests' names."""
 from __future__ import annotations
 
+from harness.plan import manifests_of
 from harness.results import FAILING, Result, counts
 
 AREA = "negotiation"
@@ -18,7 +19,7 @@ def matrix(cells, results: list[Result]) -> dict | None:
     ran = [c for c in cells if AREA in c.areas]
     if not ran:
         return None
-    manifests = list({m.name: m for c in ran for m in (c.initiator, c.target)}.values())
+    manifests = manifests_of(ran)
     labels = [label(m) for m in manifests]
     by_profiles = len(set(labels)) == len(labels)
     name = {m.name: (label(m) if by_profiles else m.name) for m in manifests}

@@ -91,3 +91,8 @@ def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str]) ->
         out += [Cell(m, m, _areas(all_areas, True, True, chosen)) for m in manifests]
         out += [Cell(a, b, _areas(all_areas, False, True, chosen)) for a in manifests for b in manifests if a is not b]
     return [c for c in out if c.areas]
+
+
+def manifests_of(cells: list[Cell]) -> list[manifest_mod.Manifest]:
+    """Each manifest the cells name, once, by name, in the order they first appear as initiator then target."""
+    return list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())

@@ -75,29 +75,18 @@ def placement(cell: Cell, use_namespaces: bool | None):
                                                                           "UET_CASES_CONTROL_LISTEN": pair.a.control_ipv6}, "namespaces", pair
 
 
-def side_environment(base: dict, resolved_initiator: dict) -> dict:
-    env = dict(base)
-    for key, value in resolved_initiator["environment"].items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    env["FI_PROVIDER"] = resolved_initiator["provider"]
-    return env
-
-
 class CellRun:
     """Runs the binaries of one cell; `on_result` is called for every case as it ends."""
 
     def __init__(self, cell: Cell, build: pathlib.Path, out: pathlib.Path, *, seed: int = 0,
                  case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
-                 extra_env: dict | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)):
+                 ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)):
         self.cell, self.build, self.out, self.seed = cell, build, out, seed
         self.case_filter, self.use_namespaces = case_filter, use_namespaces
         self.on_result = on_result or (lambda r: None)
         self.stop = stop or threading.Event()
-        self.case_deadline, self.extra_env, self.ports = case_deadline, extra_env or {}, ports
+        self.case_deadline, self.ports = case_deadline, ports
         self.results: list[Result] = []
         self.placement = None
         self.timings: dict[str, dict[str, float]] = {}  # per area: wall and CPU seconds of its binary runs
@@ -108,13 +97,11 @@ class CellRun:
         self.out.mkdir(parents=True, exist_ok=True)
         init_json = self.out / "initiator.manifest.json"
         target_json = self.out / "target.manifest.json"
-        resolved = self.cell.initiator.resolve(build=self.build, port=self.ports[0])
-        manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0])
+        resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0])
         manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1])
-        env = side_environment(os.environ, resolved)
+        env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})
-        env.update(self.extra_env)
         with placement(self.cell, self.use_namespaces) as (popen, placement_env, where, pair):
             self.placement = where
             env.update(placement_env)
@@ -165,10 +152,10 @@ class CellRun:
         lines.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
         (self.out / f"{area}.target.log").unlink(missing_ok=True)
-        excluded: list[str] = []
         seen = 0
         while not self.stop.is_set():
-            negative = ":".join(excluded + [r.case for r in self.results if r.area == area])
+            # Every case with a verdict (a crashed or timed-out one included) is not run again.
+            negative = ":".join(r.case for r in self.results if r.area == area)
             gfilter = self.case_filter
             if negative:
                 gfilter += (":" if "-" in gfilter else "-") + negative
@@ -195,45 +182,41 @@ class CellRun:
             if why == "stopped":
                 verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
             self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
-            excluded.append(run.running)
             if why == "stopped":
                 return
 
     def _watch(self, proc, lines: pathlib.Path) -> str:
         """Waits for the binary; kills its process group at a case's deadline or a stop. Why it ended.
         Reaps it with wait4 to learn the CPU time it (and the target peers it reaped) used."""
-        started_case, last_size, t0 = time.monotonic(), -1, time.monotonic()
+        started_case, last_size, t0, why = time.monotonic(), -1, time.monotonic(), None
         pidfd = os.pidfd_open(proc.pid)  # readable when the binary exits: no polling interval to guess
         try:
-            return self._reap(proc, lines, pidfd, t0, started_case, last_size)
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    proc.returncode = os.waitstatus_to_exitcode(status)
+                    timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
+                    timing["wall"] += time.monotonic() - t0
+                    timing["cpu"] += usage.ru_utime + usage.ru_stime
+                    return why or "exited"
+                if why is None:
+                    size = lines.stat().st_size if lines.exists() else 0
+                    if size != last_size:  # a case started or ended: its deadline starts again
+                        started_case, last_size = time.monotonic(), size
+                    why = "stopped" if self.stop.is_set() else (
+                        "deadline" if time.monotonic() - started_case > self.case_deadline else None)
+                    if why:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(proc.pid, signal.SIGKILL)
+                select.select([pidfd], [], [], 0.2)
         finally:
             os.close(pidfd)
-
-    def _reap(self, proc, lines, pidfd, t0, started_case, last_size) -> str:
-        why = None
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
-                timing["wall"] += time.monotonic() - t0
-                timing["cpu"] += usage.ru_utime + usage.ru_stime
-                return why or "exited"
-            if why is None:
-                size = lines.stat().st_size if lines.exists() else 0
-                if size != last_size:  # a case started or ended: its deadline starts again
-                    started_case, last_size = time.monotonic(), size
-                why = "stopped" if self.stop.is_set() else (
-                    "deadline" if time.monotonic() - started_case > self.case_deadline else None)
-                if why:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-            select.select([pidfd], [], [], 0.2)
 
 
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,
                  areas: list[str] | None = None, extra_env: dict | None = None, case_filter: str = "*",
-                 use_namespaces: bool | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)) -> list[Result]:
+                 use_namespaces: bool | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT),
+                 on_result=None, per_cell_folder: bool = False) -> list[Result]:
     """The results of one cell, for tests and the mutation run: `initiator` (and `target`, default the
     same) are manifest references; `areas` default to every area the cell runs; `extra_env` goes over both
     sides' environment (a fault knob)."""
@@ -245,7 +228,8 @@ def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathli
             tgt, data=dict(tgt.data, environment={**(tgt.data.get("environment") or {}), **extra_env}))
     solo = init.ref == tgt.ref
     cell = Cell(init, tgt, areas or areas_for(solo, build))
-    return CellRun(cell, build, out, case_filter=case_filter, use_namespaces=use_namespaces, ports=ports).run()
+    return CellRun(cell, build, out / cell.id if per_cell_folder else out, case_filter=case_filter,
+                   use_namespaces=use_namespaces, ports=ports, on_result=on_result).run()
 
 
 def describe_status(rc: int | None) -> str:
@@ -271,24 +255,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "cases")
     parser.add_argument("--filter", default="*", help="a gtest filter of cases")
     args = parser.parse_args(argv)
-    try:
-        init = manifest_mod.load(args.initiator)
-        target = manifest_mod.load(args.target) if args.target else init
-    except manifest_mod.ManifestError as exc:
-        print(exc, file=sys.stderr)
-        return 2
     if not case_binaries(args.build):
         print(f"run_cases: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
-    solo = init.ref == target.ref
-    cell = Cell(init, target, areas_for(solo, args.build))
 
     def show(r: Result):
         print(f"{r.verdict:<15}{r.case}" + (f"  -- {(r.reason or r.message or '').splitlines()[0]}" if r.verdict != "pass" and (r.reason or r.message) else ""))
 
-    results = CellRun(cell, args.build, args.out / cell.id, case_filter=args.filter, on_result=show).run()
+    try:
+        results = run_manifest(args.initiator, args.build, args.out, target=args.target, case_filter=args.filter,
+                               on_result=show, per_cell_folder=True)
+    except manifest_mod.ManifestError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     c = counts(results)
-    print(f"{cell.id}: " + ", ".join(f"{n} {k}" for k, n in c.items() if n and k != "total"))
+    print(f"{results[0].cell if results else args.initiator}: " + ", ".join(f"{n} {k}" for k, n in c.items() if n and k != "total"))
     return 1 if c["fail"] or c["error"] or c["timeout"] else 0
 
 

@@ -45,13 +45,7 @@ def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[bool,
     tool = fi_info_binary()
     if not tool:
         return True, "not checked (no fi_info)"
-    resolved = m.resolve(build=build, port=4793)
-    env = dict(os.environ)
-    for k, v in resolved["environment"].items():
-        if v is None:
-            env.pop(k, None)
-        else:
-            env[k] = v
+    env = manifest_mod.environment_over(os.environ, m.resolve(build=build, port=4793))
     proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env, timeout=30)
     if proc.returncode != 0:
         said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()

@@ -41,6 +41,7 @@ from harness import run_info as run_info_mod
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
 from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
+from reports.render import render_html
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
@@ -115,7 +116,7 @@ def check_report_folder(folder: pathlib.Path) -> None:
 
 def preflight(cells: list[Cell], args) -> dict[str, str]:
     """Checks before any case runs; the providers' versions as fi_info gives them."""
-    manifests = {c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}
+    manifests = {m.name: m for m in plan_mod.manifests_of(cells)}
     if not args.same_host and os.geteuid() != 0 and any(m.namespaces for m in manifests.values()):
         raise UsageError("each side runs in a network namespace of its own and the wire is captured, which needs "
                          "root: run as root (sudo ./uet run ...), or add --same-host to run both sides on this host "
@@ -235,12 +236,11 @@ def main(argv: list[str]) -> int:
             on_result(Result(cell.id, "harness", "-", f"{cell.id} (cell)", "error", reason=f"the cell could not run: {exc}"))
         for error in evidence_mod.check_captures(runner.results, args.build / "bin" / "uet-decode", run_dir):
             on_result(error)
-        placement.add(runner.placement or "none")
         with lock:
+            placement.add(runner.placement or "none")
             losses[cell.id] = runner.loss
             timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
                                 "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
-        with lock:
             mine = [r for r in results if r.cell == cell.id]
         progress.cell(cell.id, counts(mine), time.monotonic() - t0)
 
@@ -255,7 +255,7 @@ def main(argv: list[str]) -> int:
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, started=started, cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses)
-    write_outputs(doc, results, run_dir, args.report)
+    write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
                  f"warning, {s['error']} error, {s['timeout']} timeout; coverage {doc['coverage']['covered_observable']} "
@@ -269,7 +269,7 @@ def main(argv: list[str]) -> int:
 def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir,
              timings, losses) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
-    manifests = list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())
+    manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, manifests=manifests,
                                 provider_versions=versions, placement=placement)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
@@ -297,14 +297,10 @@ def assemble(*, run_id, command, mode, seed, started, cells, results, versions, 
     return doc
 
 
-def write_outputs(doc: dict, results: list[Result], run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
+def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
-    try:
-        from reports.render import render_html
-        render_html(doc, run_dir)
-    except ImportError:
-        pass
+    render_html(doc, run_dir)
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():
         latest.unlink(missing_ok=True)
