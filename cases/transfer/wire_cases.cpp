@@ -132,8 +132,7 @@ class FrameCapture {
     while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
       Frame f;
       f.bytes.assign(data, data + hdr->caplen);
-      codec::DecodeOptions opts;
-      opts.udp_port = to_target_;
+      codec::DecodeOptions opts = decode_options(to_target_);
       codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
       if (!decoded->reached_uet && to_initiator_ && to_initiator_ != to_target_) {
         opts.udp_port = to_initiator_;
