@@ -1,0 +1,91 @@
+"""Wireshark with the generated uet.lua (build/share/uet/uet.lua) shows every golden capture as uet-decode
+decodes it: frame by frame, every uet.* field uet-decode emits is shown with the same value and nothing
+else is, each field that rests on a choice of spec/wire.yaml carries that choice's id, and each
+diagnostic of a UET header is an expert info. Runs on Debian 12's Wireshark 4.0."""
+import functools
+import json
+import pathlib
+
+import pytest
+
+from harness.decode_compare import golden_captures
+from tshark_record import shown_frames
+
+GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
+CAPTURES = golden_captures(GOLDEN)
+
+# Frames the two cannot agree on by design: (capture, frame) -> why. Each must still differ, so a stale
+# entry fails.
+BY_DESIGN = {}
+
+
+def uet_part(record: dict) -> tuple[dict, dict, set]:
+    fields = {k: v for k, v in record["fields"].items() if k.startswith("uet.")}
+    uncertain = {k: v for k, v in record.get("uncertain", {}).items() if k.startswith("uet.")}
+    diagnostics = {(d["kind"], d["header"], d.get("field")) for d in record.get("diagnostics", [])
+                   if d["header"].startswith("uet")}
+    return fields, uncertain, diagnostics
+
+
+def differences(record: dict, shown) -> list[str]:
+    fields, uncertain, diagnostics = uet_part(record)
+    out = [f"{name}: uet-decode {fields.get(name, '<absent>')!r} != tshark {shown.fields.get(name, '<absent>')!r}"
+           for name in sorted(set(fields) | set(shown.fields)) if fields.get(name) != shown.fields.get(name)]
+    if uncertain != shown.uncertain:
+        out.append(f"choices: uet-decode {uncertain} != tshark {shown.uncertain}")
+    if missing := diagnostics - shown.diagnostics:
+        out.append(f"diagnostics not shown as expert infos: {sorted(missing, key=str)}")
+    if shown.repeated:
+        out.append(f"fields shown twice: {shown.repeated}")
+    if record["status"] != "non-uet" and fields and shown.payload_len != record["payload_len"]:
+        out.append(f"payload_len: uet-decode {record['payload_len']} != tshark {shown.payload_len}")
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def decoded(pcap: pathlib.Path, port: int, uet_decode, tshark) -> tuple[list, list]:
+    """(uet-decode records, tshark frames) of one capture."""
+    ud = uet_decode("--port", port, pcap)
+    assert ud.returncode == 0, ud.stderr
+    ts = tshark("-o", f"uetsuite.udp_port:{port}", "-r", pcap, "-T", "json")
+    assert ts.returncode == 0, ts.stderr
+    assert "Lua: Error" not in ts.stderr and "Lua: Error" not in ts.stdout, ts.stderr
+    return [json.loads(line) for line in ud.stdout.splitlines() if line.strip()], shown_frames(ts.stdout)
+
+
+@pytest.mark.parametrize("pcap,port", CAPTURES, ids=[p.name for p, _ in CAPTURES])
+class TestWiresharkShowsWhatUetDecodeDecodes:
+    def test_every_uet_field_value_choice_and_diagnostic(self, pcap, port, cmd_uet_decode, cmd_tshark):
+        records, shown = decoded(pcap, port, cmd_uet_decode, cmd_tshark)
+        assert len(shown) == len(records), f"tshark read {len(shown)} frames, uet-decode {len(records)}"
+        report, agreed_by_design = [], set()
+        for record, frame in zip(records, shown):
+            key = (pcap.name, record["frame"])
+            diff = differences(record, frame)
+            if key in BY_DESIGN:
+                assert diff, f"frame {key} is listed as differing by design ({BY_DESIGN[key]}) but agrees"
+                agreed_by_design.add(key)
+            elif diff:
+                report.append(f"frame {record['frame']}: " + "; ".join(diff))
+        assert not report, "\n".join(report[:40])
+
+    def test_uet_frames_show_fields(self, pcap, port, cmd_uet_decode, cmd_tshark):
+        """The comparison above is not vacuous: frames uet-decode finds UET fields in are dissected."""
+        records, shown = decoded(pcap, port, cmd_uet_decode, cmd_tshark)
+        with_uet = [(r, s) for r, s in zip(records, shown) if uet_part(r)[0]]
+        if pcap.name.startswith("encap_") and not with_uet:
+            pytest.skip("no UET fields in this capture")
+        assert with_uet and all(s.fields for _, s in with_uet)
+
+
+def test_choices_are_marked(cmd_uet_decode, cmd_tshark):
+    """Every field uet-decode decodes under an `uncertain:` choice carries the choice id in tshark's tree,
+    and the corpus has such fields under several choices."""
+    marked = {}
+    for pcap, port in CAPTURES:
+        records, shown = decoded(pcap, port, cmd_uet_decode, cmd_tshark)
+        for record, frame in zip(records, shown):
+            for name, choice in uet_part(record)[1].items():
+                assert frame.uncertain.get(name) == choice, f"{pcap.name} frame {record['frame']}: {name} not marked"
+                marked.setdefault(choice, set()).add(name)
+    assert {"tss-layout", "rendezvous-ext-layout", "amo-semantic-control"} <= set(marked), marked
