@@ -16,7 +16,18 @@ CAPTURES = golden_captures(GOLDEN)
 
 # Frames the two cannot agree on by design: (capture, frame) -> why. Each must still differ, so a stale
 # entry fails.
-BY_DESIGN = {}
+NO_UDP_PAYLOAD = "Wireshark's UDP dissector calls no subdissector for an empty payload, so the `truncated` " \
+                 "diagnostic of header uet has no frame to appear in"
+BOGUS_IP_VERSION = "Wireshark's IP dissector stops at an IP version that does not match the link or ethertype; " \
+                   "uet-decode reports invalid_value and decodes on"
+BY_DESIGN = {
+    ("malformed.pcap", 51): NO_UDP_PAYLOAD,
+    ("malformed.pcap", 52): NO_UDP_PAYLOAD,
+    ("port4800.pcap", 4): NO_UDP_PAYLOAD,
+    ("malformed.pcap", 127): BOGUS_IP_VERSION,
+    ("malformed.pcap", 128): BOGUS_IP_VERSION,
+    ("encap_ipv4.pcap", 2): BOGUS_IP_VERSION,
+}
 
 
 def uet_part(record: dict) -> tuple[dict, dict, set]:
@@ -58,24 +69,19 @@ class TestWiresharkShowsWhatUetDecodeDecodes:
     def test_every_uet_field_value_choice_and_diagnostic(self, pcap, port, cmd_uet_decode, cmd_tshark):
         records, shown = decoded(pcap, port, cmd_uet_decode, cmd_tshark)
         assert len(shown) == len(records), f"tshark read {len(shown)} frames, uet-decode {len(records)}"
-        report, agreed_by_design = [], set()
+        report, compared = [], 0
         for record, frame in zip(records, shown):
             key = (pcap.name, record["frame"])
             diff = differences(record, frame)
             if key in BY_DESIGN:
                 assert diff, f"frame {key} is listed as differing by design ({BY_DESIGN[key]}) but agrees"
-                agreed_by_design.add(key)
             elif diff:
                 report.append(f"frame {record['frame']}: " + "; ".join(diff))
+            else:
+                compared += len(uet_part(record)[0])
         assert not report, "\n".join(report[:40])
-
-    def test_uet_frames_show_fields(self, pcap, port, cmd_uet_decode, cmd_tshark):
-        """The comparison above is not vacuous: frames uet-decode finds UET fields in are dissected."""
-        records, shown = decoded(pcap, port, cmd_uet_decode, cmd_tshark)
-        with_uet = [(r, s) for r, s in zip(records, shown) if uet_part(r)[0]]
-        if pcap.name.startswith("encap_") and not with_uet:
-            pytest.skip("no UET fields in this capture")
-        assert with_uet and all(s.fields for _, s in with_uet)
+        # Not vacuous: every capture of the corpus has UET frames.
+        assert compared > 0, f"no uet.* field of {pcap.name} was compared"
 
 
 def test_choices_are_marked(cmd_uet_decode, cmd_tshark):
