@@ -151,9 +151,9 @@ def decode_crosscheck(args, progress: Progress) -> dict:
         return {"captures": 0, "frames": 0, "disagreements": 0, "error": f"no corpus at {args.corpus}"}
     entries = golden_captures(args.corpus)
     frames = bad = 0
-    for pcap, port in entries:
+    for pcap, port, version in entries:
         try:
-            result = cross_check(pcap, args.build / "bin" / "uet-decode", port, load_expected(pcap))
+            result = cross_check(pcap, args.build / "bin" / "uet-decode", port, load_expected(pcap, version), version)
         except DecoderError as err:
             return {"captures": len(entries), "frames": frames, "disagreements": bad, "error": str(err)}
         frames += result.frames

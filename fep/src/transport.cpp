@@ -77,7 +77,8 @@ bool is_atomic(uint64_t opcode) {
          opcode == wire::ses_request_opcode::UET_TSEND_ATOMIC ||
          opcode == wire::ses_request_opcode::UET_TSEND_FETCH_ATOMIC;
 }
-bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::MSWAP; }
+// The AMO opcodes that carry the compare-and-swap extension: CSWAP..CSWAP_GT, not MSWAP (choice cas-for-mswap).
+bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::CSWAP_GT; }
 
 // The paths of standard-header request packets (digest I.7): SOM or continuation, then the atomic
 // extension (and the CAS operands) for atomics.
