@@ -12,18 +12,20 @@ UDP port table (preference, default constants.udp_port) and the IP protocol tabl
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import jinja2
 
-from wire_model import FieldUse, Model, Node, SpecError, load
-
-# The versions of the spec the dissector's "spec version" preference offers; the first is the default.
-SPEC_VERSIONS = ("1.0.1", "1.0.3")
+from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, load
 
 
 def lua_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def lua_key(k) -> str:
+    return k if isinstance(k, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) else f"[{lua_value(k)}]"
 
 
 def lua_value(v) -> str:
@@ -39,7 +41,7 @@ def lua_value(v) -> str:
     if isinstance(v, (list, tuple)):
         return "{" + ", ".join(lua_value(x) for x in v) + "}"
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{k}={lua_value(x)}" for k, x in v.items() if x is not None) + "}"
+        return "{" + ", ".join(f"{lua_key(k)}={lua_value(x)}" for k, x in v.items() if x is not None) + "}"
     raise SpecError(f"no Lua literal for {v!r}")
 
 
@@ -68,6 +70,20 @@ def protofield(name: str, info, bits: int) -> str:
     return f"{sign}{size}"
 
 
+def versions_entry(versions: Versions) -> dict | None:
+    """since/before as 0-based indices into the model's versions, as the dissector's preference counts."""
+    return {"since": versions.since, "before": versions.before} if versions else None
+
+
+def when_entry(when) -> dict | None:
+    return {"field": when.field, "op": when.op, "values": when.values} if when else None
+
+
+def check_entry(chk: Check) -> dict:
+    return {"field": chk.field, "invalid": chk.invalid, "require": chk.require, "when": when_entry(chk.when),
+            "versions": versions_entry(chk.versions)}
+
+
 def field_entry(f: FieldUse) -> dict:
     entry = {"name": f.name, "at": f.at, "bit": f.bit, "bits": f.bits, "nbytes": f.nbytes, "kind": f.kind,
              "enum": f.enum, "uncertain": f.uncertain, "require": f.require}
@@ -75,8 +91,7 @@ def field_entry(f: FieldUse) -> dict:
         entry["internal"] = True
     if f.invalid:
         entry["invalid"] = f.invalid
-    if f.when:
-        entry["when"] = {"field": f.when.field, "op": f.when.op, "values": f.when.values}
+    entry["when"] = when_entry(f.when)
     return entry
 
 
@@ -92,9 +107,10 @@ def node_entry(node: Node, read: set[str]) -> dict:
     for c in node.next.cases:
         if c.op == "param":
             raise SpecError(f"{node.id}: select parameter {c.param} inside UET has no Lua mapping")
-        cases.append({"op": c.op, "values": c.values, "to": c.to})
+        cases.append({"op": c.op, "values": c.values, "to": c.to, "versions": versions_entry(c.versions)})
     return {"header": node.header, "dispatch": node.dispatch, "min_len": node.min_len, "size": node.size,
             "payload_length": node.payload_length, "fields": [field_entry(f) for f in node.fields],
+            "checks": [check_entry(c) for c in node.checks],
             "select": node.next.field, "cases": cases, "default": node.next.default}
 
 
@@ -103,7 +119,8 @@ def fields_read(model: Model) -> set[str]:
     out = set()
     decoded = {f.name for n in uet_nodes(model) for f in n.fields}
     for node in uet_nodes(model):
-        names = [f.when.field for f in node.fields if f.when] + ([node.next.field] if node.next.field else [])
+        names = ([f.when.field for f in node.fields if f.when] + [c.field for c in node.checks]
+                 + [c.when.field for c in node.checks if c.when] + ([node.next.field] if node.next.field else []))
         for name in names:
             if name not in decoded:
                 raise SpecError(f"{node.id}: reads {name}, which no UET node decodes (the Lua dissector starts at UET)")
@@ -147,10 +164,13 @@ def render(model: Model) -> str:
     fields = [(name, protofield(name, model.fields[name], bits), model.fields[name].enum)
               for name, bits in width.items()]
     udp_root, ip_root = roots(model)
-    return env.get_template("uet.lua.j2").render(udp_root=udp_root, ip_root=ip_root,
+    enum_versions = {e: {v: versions_entry(held) for v, held in model.enums[e].get("_versions", {}).items()}
+                     for e in enums}
+    choices = {cid: str(c.get("confidence", "unknown")) for cid, c in model.choices.items()}
+    return env.get_template("uet.lua.j2").render(udp_root=udp_root, ip_root=ip_root, enum_versions=enum_versions,
+        spec_versions=model.versions, default_version=model.default_version, choices=choices,
         nodes=nodes, fields=fields, enums={e: enum_names(model.enums[e]) for e in enums},
-        choices=sorted(model.choices), udp_port=int(model.constants["udp_port"]["value"]),
-        ip_proto=int(model.constants["uet_ip_proto"]["value"]), spec_versions=SPEC_VERSIONS)
+        udp_port=int(model.constants["udp_port"]["value"]), ip_proto=int(model.constants["uet_ip_proto"]["value"]))
 
 
 def main(argv: list[str]) -> int:
