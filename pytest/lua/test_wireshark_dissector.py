@@ -8,24 +8,25 @@ import pathlib
 
 import pytest
 
-from harness.decode_compare import golden_captures
+from harness.decode_compare import golden_captures, load_expected
 from tshark_record import shown_frames
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
 CAPTURES = golden_captures(GOLDEN)
 
-# Frames the two cannot agree on by design: (capture, frame) -> why. Each must still differ, so a stale
-# entry fails.
+# Frames the two cannot agree on by design: (capture, case of the golden corpus) -> why. Each must still
+# differ, so a stale entry fails.
 NO_UDP_PAYLOAD = "Wireshark's UDP dissector calls no subdissector for an empty payload, so the `truncated` " \
                  "diagnostic of header uet has no frame to appear in"
 BOGUS_IP_VERSION = "Wireshark's IP dissector stops at an IP version that does not match the link or ethertype; " \
                    "uet-decode reports invalid_value and decodes on"
 BY_DESIGN = {
-    ("malformed.pcap", 51): NO_UDP_PAYLOAD,
-    ("malformed.pcap", 52): NO_UDP_PAYLOAD,
-    ("port4800.pcap", 4): NO_UDP_PAYLOAD,
-    ("malformed.pcap", 127): BOGUS_IP_VERSION,
-    ("encap_ipv4.pcap", 2): BOGUS_IP_VERSION,
+    ("malformed.pcap", "empty UDP payload to 4793 (IPv4)"): NO_UDP_PAYLOAD,
+    ("malformed.pcap", "empty UDP payload to 4793 (IPv6)"): NO_UDP_PAYLOAD,
+    ("port4800.pcap", "empty UDP payload to port 4800"): NO_UDP_PAYLOAD,
+    ("malformed.pcap", "ethertype IPv4, version nibble 6 (ihl 5): ip.version invalid, decoding goes on"):
+        BOGUS_IP_VERSION,
+    ("encap_ipv4.pcap", "version nibble 6 (ihl 5) under LINKTYPE_IPV4: ip.version is not 4"): BOGUS_IP_VERSION,
 }
 
 
@@ -71,9 +72,10 @@ class TestWiresharkShowsWhatUetDecodeDecodes:
     def test_every_uet_field_value_choice_and_diagnostic(self, pcap, port, version, cmd_uet_decode, cmd_tshark):
         records, shown = decoded(pcap, port, version, cmd_uet_decode, cmd_tshark)
         assert len(shown) == len(records), f"tshark read {len(shown)} frames, uet-decode {len(records)}"
+        cases = [r["case"] for r in load_expected(pcap, version)]
         report, compared = [], 0
-        for record, frame in zip(records, shown):
-            key = (pcap.name, record["frame"])
+        for record, frame, case in zip(records, shown, cases):
+            key = (pcap.name, case)
             diff = differences(record, frame)
             if key in BY_DESIGN:
                 assert diff, f"frame {key} is listed as differing by design ({BY_DESIGN[key]}) but agrees"
