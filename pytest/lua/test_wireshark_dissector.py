@@ -26,6 +26,7 @@ BY_DESIGN = {
     ("port4800.pcap", "empty UDP payload to port 4800"): NO_UDP_PAYLOAD,
     ("malformed.pcap", "ethertype IPv4, version nibble 6 (ihl 5): ip.version invalid, decoding goes on"):
         BOGUS_IP_VERSION,
+    ("malformed.pcap", "ethertype IPv6 carrying version 4 bits"): BOGUS_IP_VERSION,
     ("encap_ipv4.pcap", "version nibble 6 (ihl 5) under LINKTYPE_IPV4: ip.version is not 4"): BOGUS_IP_VERSION,
 }
 
