@@ -100,3 +100,16 @@ def test_choices_are_marked(cmd_uet_decode, cmd_tshark):
                 assert frame.uncertain.get(name) == choice, f"{pcap.name} frame {record['frame']}: {name} not marked"
                 marked.setdefault(choice, set()).add(name)
     assert {"tss-layout", "rendezvous-ext-layout", "amo-semantic-control"} <= set(marked), marked
+
+
+def test_loads_beside_a_builtin_uet_protocol(cmd_tshark, tmp_path):
+    """Newer Wireshark registers a protocol "uet" with uet.* fields before any Lua script runs. With a stand-in
+    for it loaded first (the name, and a field of ours under the same name and type), uet.lua still loads
+    and dissects, and a filter on the shared name finds its items."""
+    standin = tmp_path / "builtin_uet.lua"
+    standin.write_text('local p = Proto("uet", "stand-in for a built-in UET dissector")\n'
+                       'p.fields = { ProtoField.uint32("uet.pds.psn", "PSN") }\n')
+    shown = cmd_tshark("-r", GOLDEN / "pds.pcap", "-Y", "uet.pds.psn == 100", "-T", "fields", "-e", "frame.protocols",
+                       load_first=[standin])
+    assert shown.returncode == 0 and "Lua: Error" not in shown.stderr, shown.stderr
+    assert shown.stdout.split() == ["eth:ethertype:ip:udp:uetsuite"], shown.stdout
