@@ -45,6 +45,11 @@ def lua_value(v) -> str:
     raise SpecError(f"no Lua literal for {v!r}")
 
 
+def lua_items(table: dict, *keys: str) -> str:
+    """Some entries of a table as Lua `key=value` pairs (nil ones left out), to spread a table over lines."""
+    return ", ".join(f"{k}={lua_value(table[k])}" for k in keys if table.get(k) is not None)
+
+
 def uet_nodes(model: Model) -> list[Node]:
     return [n for n in model.nodes.values() if n.uet]
 
@@ -153,6 +158,7 @@ def render(model: Model) -> str:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["lua"] = lua_value
+    env.filters["lua_items"] = lua_items
     read = fields_read(model)
     width = field_width(model)
     nodes = {n.id: node_entry(n, read) for n in uet_nodes(model)}
@@ -166,7 +172,8 @@ def render(model: Model) -> str:
     udp_root, ip_root = roots(model)
     enum_versions = {e: {v: versions_entry(held) for v, held in model.enums[e].get("_versions", {}).items()}
                      for e in enums}
-    choices = {cid: str(c.get("confidence", "unknown")) for cid, c in model.choices.items()}
+    cited = sorted({f.uncertain for n in uet_nodes(model) for f in n.fields if f.uncertain})
+    choices = {cid: str(model.choices[cid].get("confidence", "unknown")) for cid in cited}
     return env.get_template("uet.lua.j2").render(udp_root=udp_root, ip_root=ip_root, enum_versions=enum_versions,
         spec_versions=model.versions, default_version=model.default_version, choices=choices,
         nodes=nodes, fields=fields, enums={e: enum_names(model.enums[e]) for e in enums},
