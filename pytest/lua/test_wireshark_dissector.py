@@ -45,6 +45,10 @@ def differences(record: dict, shown) -> list[str]:
            for name in sorted(set(fields) | set(shown.fields)) if fields.get(name) != shown.fields.get(name)]
     if uncertain != shown.uncertain:
         out.append(f"choices: uet-decode {uncertain} != tshark {shown.uncertain}")
+    if record.get("confidence", {}) != shown.confidence:
+        out.append(f"confidence: uet-decode {record.get('confidence')} != tshark {shown.confidence}")
+    if shown.errors:
+        out.append(f"errors in tshark's view: {shown.errors}")
     if missing := diagnostics - shown.diagnostics:
         out.append(f"diagnostics not shown as expert infos: {sorted(missing, key=str)}")
     if shown.repeated:

@@ -16,9 +16,11 @@ DIAGNOSTIC = re.compile(r"(\w+) in (\S+?)(?: field (\S+?))?:")
 class ShownFrame:
     fields: dict = dataclasses.field(default_factory=dict)        # name -> value, as uet-decode writes it
     uncertain: dict = dataclasses.field(default_factory=dict)     # name -> choice id
+    confidence: dict = dataclasses.field(default_factory=dict)    # choice id -> its confidence
     diagnostics: set = dataclasses.field(default_factory=set)     # (kind, header, field or None)
     payload_len: int | None = None
     repeated: list = dataclasses.field(default_factory=list)      # field names shown twice in one frame
+    errors: list = dataclasses.field(default_factory=list)        # errors of the Lua dissector
 
 
 def _value(text: str):
@@ -32,10 +34,13 @@ def _walk(pairs: list, frame: ShownFrame) -> None:
     for key, value in pairs:
         if isinstance(value, list):  # an object, kept as its (key, value) pairs
             if key.endswith("_tree") and UET_FIELD.fullmatch(key[:-5]):
-                choice = dict(value).get("uetsuite.choice")
-                if choice is not None:
-                    frame.uncertain[key[:-5]] = choice
+                mark = dict(value)
+                if "uetsuite.choice" in mark:
+                    frame.uncertain[key[:-5]] = mark["uetsuite.choice"]
+                    frame.confidence[mark["uetsuite.choice"]] = mark.get("uetsuite.confidence")
             _walk(value, frame)
+        elif key == "_ws.lua.error" or key.startswith("Lua Error"):
+            frame.errors.append(key)
         elif key == "_ws.expert.message" and (m := DIAGNOSTIC.match(value)):
             frame.diagnostics.add((m.group(1), m.group(2), m.group(3)))
         elif key == "uetsuite.payload_len":
