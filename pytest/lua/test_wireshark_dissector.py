@@ -5,6 +5,8 @@ diagnostic of a UET header is an expert info. Runs on Debian 12's Wireshark 4.0.
 import functools
 import json
 import pathlib
+import random
+import struct
 
 import pytest
 
@@ -117,3 +119,27 @@ def test_loads_beside_a_builtin_uet_protocol(cmd_tshark, tmp_path):
                        load_first=[standin])
     assert shown.returncode == 0 and "Lua: Error" not in shown.stderr, shown.stderr
     assert shown.stdout.split() == ["eth:ethertype:ip:udp:uetsuite"], shown.stdout
+
+
+def random_uet_frames(rng: random.Random, count: int) -> list[bytes]:
+    """Ethernet/IPv4 frames to UDP port 4793, and to IP protocol 253 with an entropy header, whose UET bytes
+    are random after a first byte that walks through every 5-bit type: most headers and values come up,
+    complete, truncated, reserved bits set and unknown values."""
+    frames = []
+    for i in range(count):
+        uet = bytes([(i % 32) << 3 | rng.randrange(8)]) + rng.randbytes(rng.randrange(100))
+        over_udp = i % 4 != 3
+        inner = (struct.pack("!HHHH", 0xC001, 4793, 8 + len(uet), 0) if over_udp else rng.randbytes(4)) + uet
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(inner), i, 0, 64, 17 if over_udp else 253, 0,
+                         bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
+        frames.append(bytes.fromhex("020000000002020000000001") + struct.pack("!H", 0x0800) + ip + inner)
+    return frames
+
+
+def test_random_uet_bytes_are_shown_as_uet_decode_decodes_them(capture_file, cmd_uet_decode, cmd_tshark):
+    pcap = capture_file(random_uet_frames(random.Random(4793), 640))
+    records, shown = decoded(pcap, 4793, None, cmd_uet_decode, cmd_tshark)
+    assert len(shown) == len(records) == 640
+    report = [f"frame {r['frame']}: " + "; ".join(d) for r, s in zip(records, shown) if (d := differences(r, s))]
+    assert not report, "\n".join(report[:40])
+    assert sum(bool(uet_part(r)[2]) for r in records) > 100, "the random frames should carry many diagnostics"
