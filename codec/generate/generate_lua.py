@@ -15,8 +15,7 @@ import os
 import re
 import sys
 
-import jinja2
-
+from templating import environment
 from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, load
 
 
@@ -154,11 +153,7 @@ def roots(model: Model) -> tuple[str, str]:
 
 
 def render(model: Model) -> str:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters["lua"] = lua_value
-    env.filters["lua_items"] = lua_items
+    env = environment({"lua": lua_value, "lua_items": lua_items})
     read = fields_read(model)
     width = field_width(model)
     nodes = {n.id: node_entry(n, read) for n in uet_nodes(model)}
