@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-import jinja2
-
+from templating import environment
 from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, When, ident, load
 
 KIND_CPP = {"uint": "uint_", "int": "int_", "bytes": "bytes", "mac": "mac", "ipv4": "ipv4", "ipv6": "ipv6",
@@ -216,11 +215,7 @@ def max_on_path(model: Model) -> tuple[int, int]:
 
 
 def render(model: Model, out_dir: str) -> None:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters["ident"] = ident
-    env.filters["c_str"] = c_str
+    env = environment({"ident": ident, "c_str": c_str})
     emitter = Emitter(model)
     max_fields, max_headers = max_on_path(model)
     nodes = list(model.nodes.values())
