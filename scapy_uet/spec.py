@@ -56,6 +56,8 @@ def confidence(choice):
     """How confident choice `choice` is (high, medium, low, unknown), from its outside evidence."""
     return str(WIRE["choices"][choice]["confidence"])
 UET_IP_PROTO = int(WIRE["constants"]["uet_ip_proto"]["value"])
+# Nodes after which the UET packet ends when the parse graph ends there (`payload: none`).
+PAYLOAD_NONE = frozenset(node_id for node_id, node in WIRE["nodes"].items() if node.get("payload") == "none")
 
 
 def enum(name):
