@@ -5,6 +5,7 @@ Allowed uses (and the only ones made here):
   * ``enums``: the value -> name tables (for the ``*EnumField`` of the layers and for the
     ``unknown_value`` diagnostic);
   * the ``uncertain`` marks of nodes and fields (for the record's ``uncertain`` map);
+  * the ``payload: none`` marks of nodes (after which a UET packet is complete: ``trailing_bytes``);
   * the field names, for the cross-check test only.
 
 The header LAYOUTS (offsets, bit positions, sizes) are NOT read from here: they are written by hand
