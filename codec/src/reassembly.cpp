@@ -44,7 +44,7 @@ void diag(Decoded& d, const Fragment& f, DiagKind kind, uint64_t v, const char* 
 
 }  // namespace
 
-const Reassembled* Reassembler::add(uint64_t number, Decoded& d) {
+const Reassembled* Reassembler::add_fragment(uint64_t number, Decoded& d) {
   if (d.status() != Status::fragment || d.caplen != d.len) return nullptr;  // a cut fragment cannot be used
   Fragment f{};
   Key key{};

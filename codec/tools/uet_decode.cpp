@@ -93,16 +93,17 @@ int main(int argc, char** argv) {
   while ((rc = pcap_next_ex(pcap, &hdr, &data)) == 1) {
     uet::codec::decode(data, hdr->caplen, hdr->len, *root, options, frame_decode);
     const uet::codec::Decoded* decoded = &frame_decode;
-    uet::codec::FrameMeta meta{counts.frames + 1, hdr->ts.tv_sec, static_cast<uint32_t>(hdr->ts.tv_usec), false};
-    if (const uet::codec::Reassembled* whole = reassembler.add(meta.number, frame_decode)) {
+    const uet::codec::Reassembled* whole = reassembler.add(counts.frames + 1, frame_decode);
+    if (whole) {
       // The fragment completed its datagram: this frame reports the datagram's decode.
       const auto size = static_cast<uint32_t>(whole->frame.size());
       uet::codec::decode(whole->frame.data(), size, size, *root, options, datagram_decode);
       decoded = &datagram_decode;
-      meta.reassembled_from = whole->from;
     }
     counts.add(decoded->status());
     if (mode == Mode::count) continue;
+    uet::codec::FrameMeta meta{counts.frames, hdr->ts.tv_sec, static_cast<uint32_t>(hdr->ts.tv_usec), false};
+    if (whole) meta.reassembled_from = whole->from;
     if (mode == Mode::json) {
       writer.write(*decoded, meta);
       if (writer.text().size() > (1u << 20)) flush(writer);

@@ -35,7 +35,10 @@ class Reassembler {
   // held or contradicts the datagram's length gets a fragment_overlap or fragment_inconsistent
   // diagnostic in `decoded` and is not used. Returns the reassembled datagram when this fragment
   // completed it (valid until the next call), nullptr otherwise.
-  const Reassembled* add(uint64_t number, Decoded& decoded);
+  const Reassembled* add(uint64_t number, Decoded& decoded) {
+    // Inline so that a frame that is no fragment costs one test.
+    return decoded.fragment ? add_fragment(number, decoded) : nullptr;
+  }
 
   size_t held() const { return held_.size(); }
 
@@ -60,6 +63,7 @@ class Reassembler {
     uint32_t ip_at = 0;           // where the IP header starts in `head`
   };
 
+  const Reassembled* add_fragment(uint64_t number, Decoded& decoded);
   const Reassembled* complete(Datagram& dg, Decoded& decoded, uint32_t diag_at);
 
   size_t max_datagrams_;
