@@ -2,7 +2,7 @@
 against an expected decode when one is kept (the golden corpus).
 
 Records follow codec/DECODE-OUTPUT.md; what is compared is listed there: status, layers, fields,
-payload_len, uncertain, confidence, and the set of (kind, header, field) of the diagnostics. Both decoders
+payload_len, uncertain, confidence, reassembled_from, and the set of (kind, header, field) of the diagnostics. Both decoders
 follow one spec version (spec/wire.yaml spec_versions; None means its default).
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import json
 import pathlib
 import subprocess
 
-COMPARED_KEYS = ("status", "layers", "fields", "payload_len", "uncertain", "confidence")
+COMPARED_KEYS = ("status", "layers", "fields", "payload_len", "uncertain", "confidence", "reassembled_from")
 
 
 def comparable(record: dict) -> dict:
@@ -26,7 +26,7 @@ def differences(left: dict, right: dict, left_name: str, right_name: str) -> lis
     """Human-readable differences between two records, field by field."""
     a, b = comparable(left), comparable(right)
     out = []
-    for key in ("status", "layers", "payload_len", "diagnostics"):
+    for key in ("status", "layers", "payload_len", "diagnostics", "reassembled_from"):
         if a[key] != b[key]:
             out.append(f"{key}: {left_name} {a[key]!r} != {right_name} {b[key]!r}")
     for key in ("fields", "uncertain", "confidence"):
@@ -55,11 +55,9 @@ def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int = 4793, t
 def decode_scapy(pcap: pathlib.Path, port: int = 4793, spec_version: str | None = None) -> list[dict]:
     from scapy_uet import spec  # imported late: Scapy takes a second to load
     from scapy_uet.pcapio import read_frames
-    from scapy_uet.record import decode_record
+    from scapy_uet.reassembly import decode_capture
 
-    version = spec_version or spec.DEFAULT_VERSION
-    return [decode_record(f.data, f.linktype, f.caplen, f.wirelen, udp_port=port, spec_version=version)
-            for f in read_frames(str(pcap))]
+    return list(decode_capture(read_frames(str(pcap)), port, spec_version or spec.DEFAULT_VERSION))
 
 
 @dataclasses.dataclass
@@ -91,7 +89,7 @@ def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
         problems.append(Disagreement(0, "", "uet-decode/scapy", [f"frame count {len(cpp)} != {len(scapy)}"]))
     if expected is not None and len(expected) != len(cpp):
         problems.append(Disagreement(0, "", "uet-decode/expected", [f"frame count {len(cpp)} != {len(expected)}"]))
-    counts = {"uet": 0, "malformed": 0, "non-uet": 0}
+    counts = {"uet": 0, "malformed": 0, "non-uet": 0, "fragment": 0}
     for i, (c, s) in enumerate(zip(cpp, scapy)):
         counts[c["status"]] = counts.get(c["status"], 0) + 1
         case = expected[i].get("case", "") if expected and i < len(expected) else ""

@@ -11,10 +11,12 @@ import sys
 from . import spec
 from .layers import UDP_PORT
 from .pcapio import PcapError, read_frames
+from .reassembly import decode_capture
 from .record import decode_record
 
 
 def full_record(index, frame, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+    """The record of one frame on its own (no reassembly: a fragment stays a fragment)."""
     rec = decode_record(frame.data, frame.linktype, frame.caplen, frame.wirelen, udp_port, spec_version)
     out = {"frame": index, "ts": frame.ts}
     out.update(rec)
@@ -36,8 +38,8 @@ def main(argv=None):
         parser.error("--port must be between 0 and 65535")
     out = sys.stdout
     try:
-        for index, frame in enumerate(read_frames(args.file), 1):
-            out.write(json.dumps(full_record(index, frame, args.port, args.spec_version)) + "\n")
+        for record in decode_capture(read_frames(args.file), args.port, args.spec_version):
+            out.write(json.dumps(record) + "\n")
     except BrokenPipeError:          # e.g. piped into `head`
         try:
             sys.stdout = open(os.devnull, "w")

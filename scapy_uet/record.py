@@ -13,7 +13,12 @@ checking that they are all there, so that truncation, bounds and diagnostics fol
   * ``invalid_value``: ip.version != 4, ipv6.version != 6, ip.ihl < 5 (keeps the ip fields, stops),
     SES message_id 0;
   * ``inconsistent_length``: ip.len / ipv6.plen / udp.length smaller than the header (stops) or
-    larger than the bytes present when caplen == len; a payload_length field != payload_len.
+    larger than the bytes present when caplen == len; a payload_length field above payload_len;
+  * ``trailing_bytes``: bytes after a complete UET packet: after a header the parse graph of
+    spec/wire.yaml marks ``payload: none``, or beyond a payload_length field.
+
+An IP fragment (IPv4 MF or offset, IPv6 Fragment header with M or an offset) is not decoded past IP:
+its status is ``fragment``; putting fragments together is the capture reader's job (reassembly.py).
 
 ``decode_record`` never raises.
 """
@@ -23,17 +28,19 @@ import socket
 from scapy.config import conf
 from scapy.fields import ConditionalField, StrFixedLenField, _BitField, _EnumField
 from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6
+from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
 from scapy.layers.l2 import CookedLinux, CookedLinuxV2, Dot1Q, Ether
 
 from . import spec
-from .layers import (DECODING, PDS_CLASSES, TSS, UDP_PORT, UET_ENTROPY, UET_IP_PROTO, UET_PDS_CP, UET_TSS,
-                     _PDSPacket, spec_version)
+from .layers import (DECODING, PDS_CLASSES, TSS, UDP_PORT, UET_DEFERRABLE_RTR, UET_ENTROPY, UET_IP_PROTO,
+                     UET_PDS_CP, UET_TSS, _PDSPacket)
+from .layers import spec_version as spec_version_of
 
 # pcap LINKTYPE -> first node
 LINKTYPES = {1: "eth", 101: "raw", 12: "raw", 228: "ip", 229: "ipv6", 113: "sll", 276: "sll2"}
 
 ETH_IPV4, ETH_IPV6, ETH_VLAN = 0x0800, 0x86DD, 0x8100
+IPV6_FRAGMENT = 44   # next header value of the IPv6 Fragment header
 
 
 class _EtherII(Ether):
@@ -107,6 +114,10 @@ class _Decoder(object):
         self.unknown_reported = set()
         self.payload_length_fields = []
         self.reached_uet = False
+        self.fragment = False      # decoding stopped at an IP fragment
+        self.ended_normally = False   # the last walk of UET headers reached an end of the graph
+        self.end_node = None       # the wire.yaml node it ended at
+        self.ip_at = None          # offset of the IPv4 / IPv6 header (for reassembly)
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -256,7 +267,11 @@ class _Decoder(object):
         ok = self.bound("ip", "ip.len", start, int(pkt.len), size)
         self.pos = start + size
         self.last = self.pos
+        self.ip_at = start
         if not ok:
+            return None
+        if int(pkt.flags) & 1 or int(pkt.frag):     # MF, or not the first fragment (RFC 791)
+            self.fragment = True
             return None
         return self.ip_next(int(pkt.proto))
 
@@ -290,7 +305,31 @@ class _Decoder(object):
         ok = self.bound("ipv6", "ipv6.plen", start, int(pkt.plen) + 40, 40)
         self.pos = start + 40
         self.last = self.pos
+        self.ip_at = start
         if not ok:
+            return None
+        if int(pkt.nh) == IPV6_FRAGMENT:
+            return "fraghdr"
+        return self.ip_next(int(pkt.nh))
+
+    def n_fraghdr(self):
+        """IPv6 Fragment header (RFC 8200 4.5). Offset 0 without M is an atomic fragment (RFC 6946),
+        decoded on; a real fragment stops here."""
+        start = self.pos
+        if not self.need(8, "ipv6.fraghdr"):
+            return None
+        pkt = IPv6ExtHdrFragment(self.data[start:start + 8])
+        self.emit("ipv6.fraghdr", "ipv6.fraghdr.nxt", int(pkt.nh))
+        for name, offset in (("res1", start + 1), ("res2", start + 3)):
+            if int(getattr(pkt, name)):
+                self.diag("reserved_nonzero", "ipv6.fraghdr", None, offset,
+                          "reserved bits (%s) = %#x" % (name, int(getattr(pkt, name))))
+        self.emit("ipv6.fraghdr", "ipv6.fraghdr.offset", int(pkt.offset))
+        self.emit("ipv6.fraghdr", "ipv6.fraghdr.more", int(pkt.m))
+        self.emit("ipv6.fraghdr", "ipv6.fraghdr.ident", int(pkt.id))
+        self.listed("ipv6.fraghdr", 8)
+        if int(pkt.m) or int(pkt.offset):
+            self.fragment = True
             return None
         return self.ip_next(int(pkt.nh))
 
@@ -320,6 +359,7 @@ class _Decoder(object):
         return "uet" if self.walk(UET_ENTROPY, single=True) else None
 
     def n_uet(self):
+        self.ended_normally = False
         if not self.need(1, "uet"):
             return None
         first = self.data[self.pos] >> 3
@@ -363,7 +403,25 @@ class _Decoder(object):
                 return True
             prev = pkt
             cls = pkt.guess_payload_class(b"")
+        self.end_node = self.end_node_of(prev)
+        self.ended_normally = self.end_node is not None
         return True
+
+    def end_node_of(self, pkt):
+        """The spec/wire.yaml node at which the parse graph ends after `pkt`, the last UET header
+        decoded; None when it stops at an unknown next_hdr (a select error, not an end)."""
+        header = pkt.uet_header
+        if header == "uet.pds.cp":
+            return "uet.pds.cp.negotiation" if "uet.pds.neg.type" in self.fields else "uet.pds.cp.payload"
+        if header.startswith("uet.pds."):
+            return "uet.pds.next" if self.fields.get("uet.pds.next_hdr") == 0 else None
+        if header == "uet.ses.std":
+            if self.fields.get("uet.ses.opcode") == UET_DEFERRABLE_RTR:
+                return "uet.ses.std.rtr"
+            return "uet.ses.std.som" if self.fields.get("uet.ses.som") == 1 else "uet.ses.std.cont"
+        if header == "uet.tss":
+            return "uet.tss.tsc"
+        return header    # a header of one node: the node has its name
 
     def uet_fields(self, pkt, start, limit=None):
         """Report the fields of a UET layer and check them. With `limit`, only the fields inside
@@ -400,17 +458,35 @@ class _Decoder(object):
 
     # -- the whole frame -------------------------------------------------------------------------
 
+    def packet_payload(self, left):
+        """The payload of the UET packet among the `left` bytes after its last header: bytes after a
+        complete packet are trailing_bytes, not payload. Only when the graph ended normally."""
+        if not self.ended_normally:
+            return left
+        if self.end_node in spec.PAYLOAD_NONE:
+            if left:
+                self.diag("trailing_bytes", self.layers[-1], None, self.last,
+                          "%d bytes follow the end of the UET packet" % left)
+            return 0
+        if not self.payload_length_fields:
+            return left
+        header, name, offset = self.payload_length_fields[-1]
+        said = self.fields[name]
+        if left > said:
+            self.diag("trailing_bytes", header, name, self.last + said,
+                      "%d bytes follow the %d payload bytes %s gives" % (left - said, said, name))
+            return said
+        # Contract: only a frame captured whole can fall short of its payload_length.
+        if left < said and self.whole:
+            self.diag("inconsistent_length", header, name, offset,
+                      "%s = %d but %d payload bytes follow" % (name, said, left))
+        return left
+
     def run(self):
         node = LINKTYPES.get(self.linktype)
         while node is not None:
             node = getattr(self, "n_" + node)()
-        payload_len = max(0, self.end - self.last)
-        # Contract: only a frame captured whole can contradict its payload_length.
-        for header, name, offset in (self.payload_length_fields if self.whole else []):
-            if header in self.layers and self.fields.get(name) != payload_len:
-                self.diag("inconsistent_length", header, name, offset,
-                          "%s = %d but %d payload bytes follow"
-                          % (name, self.fields.get(name), payload_len))
+        payload_len = self.packet_payload(max(0, self.end - self.last))
         uncertain = {}
         for name in self.fields:
             choice = spec.uncertain_choice(self.field_header[name], name, self.fields)
@@ -418,6 +494,8 @@ class _Decoder(object):
                 uncertain[name] = choice
         if self.diags:
             status = "malformed"
+        elif self.fragment:
+            status = "fragment"
         elif self.reached_uet:
             status = "uet"
         else:
@@ -435,18 +513,26 @@ def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_vers
     bounds field beyond the captured bytes is only a diagnostic when they are equal).
     `spec_version` names the spec version the decode follows (a key of wire.yaml spec_versions).
     Never raises."""
+    return decode_located(frame, linktype, caplen, wirelen, udp_port, spec_version)[0]
+
+
+def decode_located(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+    """decode_record, and where the frame's IP header and the bytes after its last header begin
+    (None when there is no IP header): what reassembly needs of a fragment. Never raises."""
     try:
-        return _strict_decode(frame, linktype, caplen, wirelen, udp_port, spec_version)
+        with spec_version_of(spec_version):
+            decoder = _Decoder(frame, linktype, caplen, wirelen, udp_port)
+            return decoder.run(), decoder.ip_at, decoder.last
     except Exception as exc:  # pragma: no cover - a bug; the robustness test guards against it
         return {"caplen": caplen, "len": wirelen, "status": "malformed", "layers": [],
                 "fields": {},
                 "payload_len": 0,
                 "diagnostics": [{"kind": "decoder_error", "header": None, "field": None,
                                  "offset": 0, "message": "%s: %s" % (type(exc).__name__, exc)}],
-                "uncertain": {}, "confidence": {}}
+                "uncertain": {}, "confidence": {}}, None, None
 
 
 def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version_name=spec.DEFAULT_VERSION):
     """decode_record without the safety net (used by the robustness test)."""
-    with spec_version(spec_version_name):
+    with spec_version_of(spec_version_name):
         return _Decoder(frame, linktype, caplen, wirelen, udp_port).run()

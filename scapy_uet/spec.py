@@ -5,6 +5,7 @@ Allowed uses (and the only ones made here):
   * ``enums``: the value -> name tables (for the ``*EnumField`` of the layers and for the
     ``unknown_value`` diagnostic);
   * the ``uncertain`` marks of nodes and fields (for the record's ``uncertain`` map);
+  * the ``payload: none`` marks of nodes (after which a UET packet is complete: ``trailing_bytes``);
   * the field names, for the cross-check test only.
 
 The header LAYOUTS (offsets, bit positions, sizes) are NOT read from here: they are written by hand
@@ -56,6 +57,8 @@ def confidence(choice):
     """How confident choice `choice` is (high, medium, low, unknown), from its outside evidence."""
     return str(WIRE["choices"][choice]["confidence"])
 UET_IP_PROTO = int(WIRE["constants"]["uet_ip_proto"]["value"])
+# Nodes after which the UET packet ends when the parse graph ends there (`payload: none`).
+PAYLOAD_NONE = frozenset(node_id for node_id, node in WIRE["nodes"].items() if node.get("payload") == "none")
 
 
 def enum(name):

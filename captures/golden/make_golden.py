@@ -20,10 +20,12 @@ import json
 import os
 import socket
 import sys
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
 
 import warnings  # noqa: E402
 
@@ -38,8 +40,11 @@ from scapy.packet import NoPayload, Packet, Padding, Raw  # noqa: E402
 from scapy_uet.layers import *  # noqa: E402,F401,F403
 from scapy_uet.layers import _UETPacket  # noqa: E402
 from scapy_uet.__main__ import full_record  # noqa: E402
+from scapy_uet.reassembly import decode_capture  # noqa: E402
 from scapy_uet.spec import DEFAULT_VERSION  # noqa: E402
 from scapy_uet.pcapio import Frame, write_pcap, write_pcapng_ns  # noqa: E402
+
+import datagram_cases  # noqa: E402
 
 conf.verb = 0
 
@@ -287,6 +292,42 @@ class Capture(object):
                     out = {"case": case}
                     out.update(records[version])
                     fh.write(json.dumps(out) + "\n")
+
+
+class ReassembledCapture(Capture):
+    """A capture whose records depend on each other: read whole, as uet-decode reads it, with IP
+    fragments reassembled across frames (scapy_uet.reassembly). Frames are added, then finish()
+    decodes them all and checks each record against what its case intends."""
+
+    def __init__(self, *args, **kw):
+        Capture.__init__(self, *args, **kw)
+        self.intents = []
+
+    def add(self, case, pkt, status=None, diags=(), layers=None, reassembled_from=None):
+        """status/diags/layers as Capture.add; reassembled_from: the frame numbers this frame's record
+        says the datagram came from (status then defaults to "uet")."""
+        data = bytes(pkt)
+        self.frames.append((case, data, len(data), None))
+        self.intents.append((status, diags, layers, reassembled_from))
+
+    def finish(self):
+        frames = [Frame(data, self.linktype, len(data), wirelen, "%d.%06d" % (TS_SEC, i + 1))
+                  for i, (_c, data, wirelen, _r) in enumerate(self.frames)]
+        records = list(decode_capture(frames, self.port))
+        for i, (rec, (status, diags, layers, parts)) in enumerate(zip(records, self.intents)):
+            case, data, wirelen, _r = self.frames[i]
+            where = "%s frame %d (%s)" % (self.name, i + 1, case)
+            status = status or ("malformed" if diags else "uet")
+            got = {(d["kind"], d["header"], d["field"]) for d in rec["diagnostics"]}
+            if rec["status"] != status or not set(map(tuple, diags)) <= got:
+                raise CorpusError("%s: status %s, diagnostics %s; intended %s, %s"
+                                  % (where, rec["status"], sorted(got, key=str), status, list(diags)))
+            if rec.get("reassembled_from") != parts:
+                raise CorpusError("%s: reassembled from %s, intended %s" % (where, rec.get("reassembled_from"), parts))
+            if layers is not None and rec["layers"] != layers:
+                raise CorpusError("%s: layers %s, intended %s" % (where, rec["layers"], layers))
+            self.frames[i] = (case, data, wirelen, {DEFAULT_VERSION: rec})
+        return self
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1086,13 +1127,13 @@ def malformed():
     c.add("payload_length 100 with 10 payload bytes (standard SOM=0)",
           v4(req(), UET_SES_STD(som=0, message_id=1, payload_length=100), pay(10)),
           diags=[(L, "uet.ses.std", "uet.ses.payload_length")])
-    c.add("payload_length 4 with 10 payload bytes (standard SOM=0 + atomic extension)",
+    c.add("payload_length 4 with 10 payload bytes (standard SOM=0 + atomic extension): 6 trailing",
           v4(req(), UET_SES_STD(opcode=UET_ATOMIC, som=0, message_id=1, payload_length=4),
              UET_SES_ATOMIC(), pay(10)),
-          diags=[(L, "uet.ses.std", "uet.ses.payload_length")])
-    c.add("payload_length 0 with 16 bytes (response with data)",
+          diags=[("trailing_bytes", "uet.ses.std", "uet.ses.payload_length")])
+    c.add("payload_length 0 with 16 bytes (response with data): 16 trailing",
           v4(UET_PDS_ACK(), UET_SES_RESPONSE_DATA(payload_length=0), pay(16)),
-          diags=[(L, "uet.ses.response_data", "uet.ses.rsp.payload_length")])
+          diags=[("trailing_bytes", "uet.ses.response_data", "uet.ses.rsp.payload_length")])
     c.add("payload_length 8 with 4 bytes (response with small data)",
           v4(UET_PDS_ACK(), UET_SES_RESPONSE_DATA_SMALL(payload_length=8), pay(4)),
           diags=[(L, "uet.ses.response_data_small", "uet.ses.rsp.payload_length")])
@@ -1138,14 +1179,16 @@ def spec_versions():
           v4(UET_PDS_NACK(nack_code=0x03, nack_psn=0x10, spdcid=0x11, dpdcid=0x22)),
           by_version={"1.0.3": dict(diags=[(U, "uet.pds.nack", "uet.pds.nack_code")])})
     negotiation = dict(ctl_type=9, psn=0x900, spdcid=0x33, dpdcid=0x44)
+    # Read by 1.0.1, a control packet ends after its 4-byte payload: the other 4 bytes trail it.
+    trails = {"1.0.1": dict(diags=[("trailing_bytes", "uet.pds.cp", None)])}
     c.add("NEGOTIATION with the 1.0.3 PDS_NEG_ON_OFF payload 01 02 00 00 00 00 00 01",
-          v4(UET_PDS_CP(syn_retx_transfer=1, **negotiation)), build_version="1.0.3")
+          v4(UET_PDS_CP(syn_retx_transfer=1, **negotiation)), build_version="1.0.3", by_version=trails)
     c.add("NEGOTIATION, SYN_RETX_TRANSFER off",
-          v4(UET_PDS_CP(syn_retx_transfer=0, **negotiation)), build_version="1.0.3")
+          v4(UET_PDS_CP(syn_retx_transfer=0, **negotiation)), build_version="1.0.3", by_version=trails)
     c.add("NEGOTIATION with neg_type 2 and neg_length 3",
           v4(UET_PDS_CP(neg_type=2, neg_length=3, **negotiation)), build_version="1.0.3",
-          status="uet", by_version={"1.0.3": dict(status=None, diags=[(I, "uet.pds.cp", "uet.pds.neg.type"),
-                                                                      (I, "uet.pds.cp", "uet.pds.neg.length")])})
+          by_version=dict(trails, **{"1.0.3": dict(diags=[(I, "uet.pds.cp", "uet.pds.neg.type"),
+                                                          (I, "uet.pds.cp", "uet.pds.neg.length")])}))
     c.add("NEGOTIATION with the generic 4-byte payload (16 bytes)",
           v4(UET_PDS_CP(cp_payload=0x0102, **negotiation)),
           by_version={"1.0.3": dict(diags=[(T, "uet.pds.cp", None)])})
@@ -1169,8 +1212,16 @@ def spec_versions():
     return c
 
 
+def fragments():
+    return datagram_cases.fragments(types.SimpleNamespace(**globals()))
+
+
+def trailing():
+    return datagram_cases.trailing(types.SimpleNamespace(**globals()))
+
+
 BUILDERS = (encap_eth, encap_sll, encap_sll2, encap_raw, encap_ipv4, encap_ipv6, encap_ns,
-            pds, ses, edge, malformed, port_alt, spec_versions)
+            pds, ses, edge, malformed, port_alt, spec_versions, fragments, trailing)
 
 
 def build_all():

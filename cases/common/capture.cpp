@@ -136,18 +136,23 @@ bool Capture::start(Toward toward) {
 void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
   const codec::DecodeOptions opts = decode_options(udp_port_);
-  auto decoded = std::make_unique<codec::Decoded>();
+  auto frame_decode = std::make_unique<codec::Decoded>();
+  auto datagram_decode = std::make_unique<codec::Decoded>();
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
     if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
-    codec::decode(data, hdr->caplen, hdr->len, root, opts, *decoded);
+    codec::decode(data, hdr->caplen, hdr->len, root, opts, *frame_decode);
+    codec::Decoded* decoded = frame_decode.get();
+    // A fragment is no UET frame on its own (status fragment); the one that completes a datagram
+    // stands for the datagram.
+    if (const codec::Reassembled* whole = reassembler_.add(++frames_, *frame_decode)) {
+      const auto size = static_cast<uint32_t>(whole->frame.size());
+      codec::decode(whole->frame.data(), size, size, root, opts, *datagram_decode);
+      decoded = datagram_decode.get();
+    }
     if (!decoded->reached_uet) continue;
-    // The first fragment of a datagram larger than the link's MTU is short of its UDP length by design: the
-    // kernel fragmented it, the provider did not send it malformed (IPv4: MF, the low bit of ip.flags).
-    const bool ip_fragment = (decoded->values[static_cast<size_t>(wire::Field::ip_flags)] & 0x1) ||
-                             decoded->values[static_cast<size_t>(wire::Field::ip_frag_offset)] != 0;
-    if (decoded->n_diags && !ip_fragment && !malformed_reported_) {
+    if (decoded->n_diags && !malformed_reported_) {
       // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
       malformed_reported_ = true;
       const auto& g = decoded->diags[0];

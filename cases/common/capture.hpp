@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "uet/codec/reassembly.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 typedef struct pcap pcap_t;
@@ -63,6 +64,10 @@ class Capture {
   uint16_t udp_port_ = 0;
   Side sender_ = Side::initiator;  // who sends the frames decoded here
   bool malformed_reported_ = false;
+  // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
+  // as uet-decode does, it is checked as one frame.
+  codec::Reassembler reassembler_;
+  uint64_t frames_ = 0;
   std::string error_;
   std::vector<WireFrame> seen_;
   size_t searched_ = 0;

@@ -25,6 +25,7 @@
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/codec/decoded.hpp"
+#include "uet/codec/reassembly.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -132,11 +133,18 @@ class FrameCapture {
     while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
       Frame f;
       f.bytes.assign(data, data + hdr->caplen);
+      uint32_t caplen = hdr->caplen, len = hdr->len;
       codec::DecodeOptions opts = decode_options(to_target_);
-      codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
+      codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
+      // A datagram the kernel fragmented: the frame completing it stands for the whole datagram.
+      if (const codec::Reassembled* whole = reassembler_.add(++frames_, *decoded)) {
+        f.bytes = whole->frame;
+        caplen = len = static_cast<uint32_t>(f.bytes.size());
+        codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
+      }
       if (!decoded->reached_uet && to_initiator_ && to_initiator_ != to_target_) {
         opts.udp_port = to_initiator_;
-        codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
+        codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
         f.sender = Side::target;
       }
       if (!decoded->reached_uet) continue;
@@ -156,6 +164,8 @@ class FrameCapture {
   pcap_t* pcap_ = nullptr;
   int linktype_ = 0;
   uint16_t to_target_ = 0, to_initiator_ = 0;
+  codec::Reassembler reassembler_;
+  uint64_t frames_ = 0;
   std::vector<uint8_t> target_fa_;
   std::string error_;
   std::vector<Frame> seen_;

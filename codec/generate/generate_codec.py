@@ -14,7 +14,7 @@ import os
 import sys
 
 from templating import environment
-from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, When, ident, load
+from wire_model import PSEUDO_TARGETS, Check, FieldUse, Model, Node, SpecError, Versions, When, ident, load
 
 KIND_CPP = {"uint": "uint_", "int": "int_", "bytes": "bytes", "mac": "mac", "ipv4": "ipv4", "ipv6": "ipv6",
             "reserved": "reserved"}
@@ -110,17 +110,19 @@ class Emitter:
         body = f"{{ const uint64_t x = c.val({fid}); if ({bad}) c.diag(DiagKind::invalid_value, {hdr}, {fid}, c.p + {at}, x); }}"
         return [f"if ({' && '.join(conds)}) {body}" if conds else body]
 
-    def target(self, to: str) -> str:
+    def target(self, node: Node, to: str) -> str:
         # A direct (tail) call: the compiler chains the node functions without an indirect jump.
         if to == "end":
-            return "kEnd"
+            return "c.packet_ends()" if node.payload_none else "kEnd"
+        if to == "fragment":
+            return "c.fragment_ends()"
         return f"node_{ident(to)}(c)"
 
     def select_code(self, node: Node) -> list[str]:
         sel = node.next
         diag_header = f"H::{ident(node.header)}" if (not node.dispatch or node.fields) else "c.header"
         default = (f"c.select_error(F::{ident(sel.field)}, {diag_header})" if sel.default == "error"
-                   else self.target(sel.default))
+                   else self.target(node, sel.default))
         if sel.field is None:
             return [f"return {default};"]
         out = [f"{{ const uint64_t s = c.val(F::{ident(sel.field)});"]
@@ -136,7 +138,7 @@ class Emitter:
             held = version_expr(case.versions)
             if held:
                 cond = f"({cond}) && {held}"
-            out.append(f"  if ({cond}) return {self.target(case.to)};")
+            out.append(f"  if ({cond}) return {self.target(node, case.to)};")
         out.append(f"  return {default}; }}")
         return out
 
@@ -206,7 +208,7 @@ def max_on_path(model: Model) -> tuple[int, int]:
         best[0] = max(best[0], nfields)
         best[1] = max(best[1], len(headers))
         for t in [c.to for c in node.next.cases] + [node.next.default]:
-            if t not in ("end", "error"):
+            if t not in PSEUDO_TARGETS:
                 walk(t, nfields, headers)
 
     for link in model.links.values():
@@ -235,7 +237,7 @@ def render(model: Model, out_dir: str) -> None:
         kind_cpp=KIND_CPP, max_fields=max_fields, max_headers=max_headers, layouts=layouts, whens=when_list,
         node_bodies={n.id: emitter.node_fn(n) for n in nodes},
         enum_valid_fns=[enum_valid_fn(name, e) for name, e in model.enums.items()],
-        libfabric=model.libfabric, int=int, ident=ident,
+        libfabric=model.libfabric, int=int, ident=ident, pseudo=PSEUDO_TARGETS,
     )
     os.makedirs(os.path.join(out_dir, "uet", "wire"), exist_ok=True)
     outputs = {

@@ -113,7 +113,8 @@ def node_entry(node: Node, read: set[str]) -> dict:
             raise SpecError(f"{node.id}: select parameter {c.param} inside UET has no Lua mapping")
         cases.append({"op": c.op, "values": c.values, "to": c.to, "versions": versions_entry(c.versions)})
     return {"header": node.header, "dispatch": node.dispatch, "min_len": node.min_len, "size": node.size,
-            "payload_length": node.payload_length, "fields": [field_entry(f) for f in node.fields],
+            "payload_length": node.payload_length, "payload_none": node.payload_none,
+            "fields": [field_entry(f) for f in node.fields],
             "checks": [check_entry(c) for c in node.checks],
             "select": node.next.field, "cases": cases, "default": node.next.default}
 

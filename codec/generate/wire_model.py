@@ -106,11 +106,17 @@ class Check:
     versions: Versions
 
 
+# Where an edge can lead besides a node: decoding ends (`end`), reports the select field as unknown
+# (`error`, default only), or ends at an IP fragment (`fragment`). The number is the edge's code in the
+# generated tables (CaseInfo::to, NodeInfo::default_to).
+PSEUDO_TARGETS = {"end": -1, "error": -2, "fragment": -3}
+
+
 @dataclasses.dataclass
 class Select:
     field: str | None  # None = always
     cases: list[Case]
-    default: str       # node id, "end" or "error"
+    default: str       # node id or a pseudo-target (PSEUDO_TARGETS)
 
 
 @dataclasses.dataclass
@@ -123,6 +129,7 @@ class Node:
     size_rule: dict | None      # {field, scale, min}
     bounds: dict | None         # {field, includes_header}
     payload_length: str | None
+    payload_none: bool          # `payload: none`: an `end` taken here ends the UET packet
     uncertain: str | None
     fields: list[FieldUse]
     next: Select
@@ -276,6 +283,13 @@ def _spec_versions(doc: dict) -> tuple[list[str], int]:
     return known, known.index(str(raw["default"]))
 
 
+def _payload_none(raw: dict, node_id: str) -> bool:
+    payload = raw.get("payload")
+    if payload not in (None, "none"):
+        raise SpecError(f"{node_id}: `payload` can only be `none` (got {payload!r})")
+    return payload == "none"
+
+
 def load(path: str) -> Model:
     with open(path, encoding="utf-8") as fh:
         doc = yaml.load(fh, Loader=_UniqueKeyLoader)
@@ -295,6 +309,7 @@ def load(path: str) -> Model:
         nodes[node_id] = Node(
             id=node_id, header=header, dispatch=bool(raw.get("dispatch")), min_len=min_len, size=fixed,
             size_rule=size_rule, bounds=raw.get("bounds"), payload_length=raw.get("payload_length"),
+            payload_none=_payload_none(raw, node_id),
             uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id, known),
             uet=header == "uet" or header.startswith("uet."), checks=_checks(raw.get("checks"), node_id, known))
     model = Model(constants=doc["constants"], choices=doc["choices"], enums=doc["enums"],
@@ -384,7 +399,7 @@ def _check(model: Model) -> None:
             raise SpecError(f"{node.id}: cites unknown choice {node.uncertain}")
         targets = [c.to for c in node.next.cases] + [node.next.default]
         for t in targets:
-            if t not in ("end", "error") and t not in nodes:
+            if t not in PSEUDO_TARGETS and t not in nodes:
                 raise SpecError(f"{node.id}: next node {t} does not exist")
         for c in node.next.cases:
             if c.param and c.param not in ("udp_port",):
@@ -438,7 +453,7 @@ def _check_paths(model: Model) -> None:
         if node.next.field:
             need(node.next.field, "`select`")
         for t in [c.to for c in node.next.cases] + [node.next.default]:
-            if t not in ("end", "error"):
+            if t not in PSEUDO_TARGETS:
                 walk(t, frozenset(decoded), path + (node_id,))
 
     for link in model.links.values():

@@ -41,6 +41,7 @@ struct Cursor {
   const uint8_t* header_start = nullptr;      // where that header began
   wire::Field payload_field = kNoField;       // a payload_length field to check when decoding ends
   wire::Header payload_header = wire::Header::COUNT;
+  bool packet_ended = false;                  // ended at a `payload: none` node: nothing may follow
 
   uint32_t at(const uint8_t* q) const { return static_cast<uint32_t>(q - frame); }
   // The spec version the decode follows, as an index into wire::SpecVersion.
@@ -85,6 +86,17 @@ struct Cursor {
   }
   void set(wire::Field f, uint64_t v) { out.values[static_cast<size_t>(f)] = v; }
   uint64_t val(wire::Field f) const { return out.values[static_cast<size_t>(f)]; }
+
+  // The parse graph's ends that say more than kEnd: the UET packet is complete (anything after it is
+  // trailing_bytes), or the frame is an IP fragment (not decoded past IP on its own).
+  int packet_ends() {
+    packet_ended = true;
+    return kEnd;
+  }
+  int fragment_ends() {
+    out.fragment = true;
+    return kEnd;
+  }
 
   bool already_reported(wire::Field f) const {
     for (unsigned i = 0; i < out.n_diags; ++i)

@@ -19,6 +19,9 @@ const char* diag_kind_name(DiagKind kind) {
     case DiagKind::unknown_value: return "unknown_value";
     case DiagKind::invalid_value: return "invalid_value";
     case DiagKind::inconsistent_length: return "inconsistent_length";
+    case DiagKind::trailing_bytes: return "trailing_bytes";
+    case DiagKind::fragment_overlap: return "fragment_overlap";
+    case DiagKind::fragment_inconsistent: return "fragment_inconsistent";
   }
   return "?";
 }
@@ -28,6 +31,7 @@ const char* status_name(Status status) {
     case Status::uet: return "uet";
     case Status::malformed: return "malformed";
     case Status::non_uet: return "non-uet";
+    case Status::fragment: return "fragment";
   }
   return "?";
 }
@@ -45,6 +49,7 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
   out.caplen = caplen;
   out.len = len;
   out.reached_uet = false;
+  out.fragment = false;
   out.n_emitted = 0;
   out.present.reset();
   out.n_layers = 0;
@@ -53,9 +58,24 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
   // The node functions call their successors themselves; they return kEnd or kStop.
   const int next = detail::kNodeFns[static_cast<size_t>(root)](c);
   out.payload_offset = c.at(c.p);
-  out.payload_len = static_cast<uint32_t>(c.left());
-  if (next == detail::kEnd && caplen == len && c.payload_field != kNoField && c.val(c.payload_field) != out.payload_len)
-    c.diag(DiagKind::inconsistent_length, c.payload_header, c.payload_field, c.p, c.val(c.payload_field));
+  size_t payload = c.left();
+  if (next == detail::kEnd) {
+    // Bytes after a complete UET packet (several packets in one datagram, as with UDP segmentation
+    // offload, or junk) are reported, never taken as its payload.
+    if (c.packet_ended && payload) {
+      c.diag(DiagKind::trailing_bytes, c.header, kNoField, c.p, payload);
+      payload = 0;
+    } else if (c.payload_field != kNoField) {
+      const uint64_t said = c.val(c.payload_field);
+      if (payload > said) {
+        c.diag(DiagKind::trailing_bytes, c.payload_header, c.payload_field, c.p + said, payload - said);
+        payload = said;
+      } else if (payload < said && caplen == len) {
+        c.diag(DiagKind::inconsistent_length, c.payload_header, c.payload_field, c.p, said);
+      }
+    }
+  }
+  out.payload_len = static_cast<uint32_t>(payload);
 }
 
 std::optional<wire::Node> root_for_linktype(int linktype) { return wire::root_for_linktype(linktype); }

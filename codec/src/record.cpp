@@ -47,6 +47,13 @@ std::string diag_message(const Decoded& d, const Diagnostic& g) {
     case DiagKind::reserved_nonzero:
       std::snprintf(msg, sizeof msg, "reserved bits %s are 0x%" PRIx64 ", must be 0", g.detail ? g.detail : "?", g.value);
       break;
+    case DiagKind::trailing_bytes:
+      std::snprintf(msg, sizeof msg, "%" PRIu64 " bytes follow the end of the UET packet at offset %u", g.value, g.offset);
+      break;
+    case DiagKind::fragment_overlap:
+    case DiagKind::fragment_inconsistent:
+      std::snprintf(msg, sizeof msg, "%s; the fragment is not used", g.detail ? g.detail : "?");
+      break;
     default:
       std::snprintf(msg, sizeof msg, "%s = %" PRIu64 " (0x%" PRIx64 ")", wire::field_name(g.field), g.value, g.value);
   }
@@ -97,6 +104,7 @@ void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
     if (cited[c]) choices.push_back(&wire::choice_info(static_cast<wire::Choice>(c)));
   std::sort(choices.begin(), choices.end(), [](auto* a, auto* b) { return std::strcmp(a->id, b->id) < 0; });
   for (const wire::ChoiceInfo* c : choices) confidence[c->id] = c->confidence;
+  if (!meta.reassembled_from.empty()) r["reassembled_from"] = meta.reassembled_from;
   impl_->text += r.dump();
   impl_->text += '\n';
 }
@@ -150,13 +158,15 @@ std::string summary_line(const Decoded& d, const FrameMeta& meta) {
   if (auto t = d.get(wire::Field::uet_pds_type)) s += " " + field_text(wire::Field::uet_pds_type);
   for (wire::Field f : kSummaryFields)
     if (d.get(f)) s += std::string(" ") + short_field(f) + "=" + field_text(f);
-  if (d.status() == Status::uet || d.status() == Status::malformed) s += " payload=" + std::to_string(d.payload_len);
+  if (d.status() != Status::non_uet) s += " payload=" + std::to_string(d.payload_len);
   for (unsigned i = 0; i < d.n_diags; ++i) {
     s += " !";
     s += diag_kind_name(d.diags[i].kind);
     s += ":";
     s += d.diags[i].field == kNoField ? wire::header_name(d.diags[i].header) : wire::field_name(d.diags[i].field);
   }
+  for (size_t i = 0; i < meta.reassembled_from.size(); ++i)
+    s += (i ? ",#" : " reassembled from #") + std::to_string(meta.reassembled_from[i]);
   return s;
 }
 

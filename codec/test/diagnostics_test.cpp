@@ -66,6 +66,7 @@ TEST_P(EveryUetPathMalformed, CutAtEveryByteReportsTheCutHeader) {
       EXPECT_FALSE(of_cut_header.count(d.emitted[i].field))
           << wire::field_name(d.emitted[i].field) << " of a truncated header was emitted";
   }
+  if (built.payload.empty()) return;  // the path ends the UET packet: it has no payload to cut
   // Cut inside the payload: nothing wrong, the payload is just shorter.
   const Decoded d = decode_bytes(built.bytes, static_cast<uint32_t>(payload_start + 1),
                                  static_cast<uint32_t>(built.bytes.size()), path.options());
@@ -233,8 +234,66 @@ TEST(PayloadLength, SomZeroPayloadLengthMustMatchThePayload) {
   std::vector<uint8_t> bytes = f.built.bytes;
   EXPECT_EQ(whole(bytes).n_diags, 0);
   const size_t cont = f.node_at(Node::uet_ses_std_cont);
-  put_bits(bytes.data(), cont + 14, 2, 14, 15);
+  put_bits(bytes.data(), cont + 14, 2, 14, 17);  // one byte more than the 16 that follow
   EXPECT_TRUE(has_diag(whole(bytes), DiagKind::inconsistent_length, Field::uet_ses_payload_length));
+}
+
+// payload_length 10 with 16 bytes after the header: the packet's payload is 10 bytes, 6 trail it.
+TEST(PayloadLength, BytesBeyondPayloadLengthTrailThePacket) {
+  SendFrame f = send_frame("pds_rud_rod_req__ses_std__ses_std_buffer_offset__ses_std_cont");
+  std::vector<uint8_t> bytes = f.built.bytes;
+  put_bits(bytes.data(), f.node_at(Node::uet_ses_std_cont) + 14, 2, 14, 10);
+  const Decoded d = whole(bytes);
+  ASSERT_EQ(d.n_diags, 1) << diags_text(d);
+  EXPECT_EQ(d.diags[0].kind, DiagKind::trailing_bytes);
+  EXPECT_EQ(d.diags[0].field, Field::uet_ses_payload_length);
+  EXPECT_EQ(d.diags[0].offset, bytes.size() - 6);
+  EXPECT_EQ(d.diags[0].value, 6u);
+  EXPECT_EQ(d.payload_len, 10u);
+}
+
+// An ACK without SES (next_hdr 0) is a whole UET packet: what follows it within UDP is trailing, and
+// the ACK has no payload; Ethernet padding beyond the UDP length is not.
+TEST(PayloadNone, BytesAfterAnAckWithoutSesTrailThePacket) {
+  SendFrame f = send_frame("pds_ack");
+  const Decoded clean = whole(f.built.bytes);
+  EXPECT_EQ(clean.n_diags, 0) << diags_text(clean);
+  EXPECT_EQ(clean.payload_len, 0u);
+  std::vector<uint8_t> padded = f.built.bytes;
+  padded.resize(padded.size() + 9, 0xAA);
+  EXPECT_EQ(whole(padded).n_diags, 0) << "padding beyond the IP and UDP lengths is not part of the datagram";
+  std::vector<uint8_t> bytes = f.built.bytes;
+  bytes.resize(bytes.size() + 9, 0xAA);
+  const size_t ip = f.node_at(Node::ip), udp = f.node_at(Node::udp);
+  put_bits(bytes.data(), ip + 2, 0, 16, bytes.size() - ip);
+  put_bits(bytes.data(), udp + 4, 0, 16, bytes.size() - udp);
+  const Decoded d = whole(bytes);
+  ASSERT_EQ(d.n_diags, 1) << diags_text(d);
+  EXPECT_EQ(d.diags[0].kind, DiagKind::trailing_bytes);
+  EXPECT_EQ(d.diags[0].header, Header::uet_pds_ack);
+  EXPECT_EQ(d.diags[0].offset, f.built.bytes.size());
+  EXPECT_EQ(d.diags[0].value, 9u);
+  EXPECT_EQ(d.payload_len, 0u);
+}
+
+// An IPv4 fragment (MF set, or a non-zero offset) is not decoded past IP: no UDP, no UET.
+TEST(Fragments, AnIpv4FragmentStopsAfterIp) {
+  SendFrame f = send_frame();
+  const size_t ip = f.node_at(Node::ip);
+  for (const auto& [flags, offset] : {std::pair{1, 0}, std::pair{0, 185}, std::pair{3, 1}}) {
+    std::vector<uint8_t> bytes = f.built.bytes;
+    put_bits(bytes.data(), ip + 6, 0, 3, flags);
+    put_bits(bytes.data(), ip + 6, 3, 13, offset);
+    const Decoded d = whole(bytes);
+    SCOPED_TRACE("flags " + std::to_string(flags) + " offset " + std::to_string(offset));
+    EXPECT_EQ(d.n_diags, 0) << diags_text(d);
+    EXPECT_EQ(d.status(), Status::fragment);
+    EXPECT_FALSE(d.reached_uet);
+    EXPECT_EQ(d.n_layers, 2u);
+    EXPECT_FALSE(d.get(Field::udp_dstport).has_value());
+    EXPECT_EQ(d.payload_offset, f.node_at(Node::udp));
+    EXPECT_EQ(d.payload_len, bytes.size() - f.node_at(Node::udp));
+  }
 }
 
 TEST(PayloadLength, ResponseWithDataPayloadLengthMustMatchThePayload) {

@@ -256,6 +256,8 @@ BuiltFrame build_frame(const GraphPath& path, std::mt19937_64& rng, size_t paylo
       v.set(l.field, x);
     }
   }
+  // A path that ends at a `payload: none` node is a complete UET packet: bytes after it are not payload.
+  if (wire::node_info(path.steps.back().node).payload_none) payload_len = 0;
   out.payload.resize(payload_len);
   for (auto& x : out.payload) x = static_cast<uint8_t>(rng());
   const std::vector<Node> nodes = path.nodes();

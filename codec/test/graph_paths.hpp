@@ -53,6 +53,7 @@ struct BuiltFrame {
 
 // Values chosen with `rng` so that every select on the path takes the path's edge, every enum field
 // holds a listed value, `invalid`/`require` are respected, and sizes/lengths are derived by the encoder.
+// A path that ends the UET packet (`payload: none`) gets no payload whatever `payload_len` says.
 BuiltFrame build_frame(const GraphPath& path, std::mt19937_64& rng, size_t payload_len = 7);
 
 // The fields a decoder must emit for this path and these values, in order.

@@ -1,4 +1,6 @@
 // uet-decode: decode the UET frames of a pcap/pcapng file into JSON records or summary lines.
+// IP fragments are reassembled across frames (uet/codec/reassembly.hpp); the frame that completes a
+// datagram reports the datagram's decode.
 //
 // Exit status: 0 decoded the whole file; 1 --strict and a frame was malformed; 2 bad usage;
 // 3 the file cannot be opened or its link type is not decodable; 4 the file ends in the middle of a
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "uet/codec/decoded.hpp"
+#include "uet/codec/reassembly.hpp"
 #include "uet/codec/record.hpp"
 
 namespace {
@@ -18,13 +21,14 @@ namespace {
 enum class Mode { json, summary, count };
 
 struct Counts {
-  uint64_t frames = 0, uet = 0, malformed = 0, non_uet = 0;
+  uint64_t frames = 0, uet = 0, malformed = 0, non_uet = 0, fragment = 0;
   void add(uet::codec::Status s) {
     ++frames;
     switch (s) {
       case uet::codec::Status::uet: ++uet; break;
       case uet::codec::Status::malformed: ++malformed; break;
       case uet::codec::Status::non_uet: ++non_uet; break;
+      case uet::codec::Status::fragment: ++fragment; break;
     }
   }
 };
@@ -79,22 +83,32 @@ int main(int argc, char** argv) {
   uet::codec::DecodeOptions options;
   options.udp_port = port;
   options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
-  uet::codec::Decoded decoded;
+  uet::codec::Decoded frame_decode, datagram_decode;
+  uet::codec::Reassembler reassembler;
   uet::codec::RecordWriter writer;
   Counts counts;
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   int rc;
   while ((rc = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-    uet::codec::decode(data, hdr->caplen, hdr->len, *root, options, decoded);
-    counts.add(decoded.status());
+    uet::codec::decode(data, hdr->caplen, hdr->len, *root, options, frame_decode);
+    const uet::codec::Decoded* decoded = &frame_decode;
+    const uet::codec::Reassembled* whole = reassembler.add(counts.frames + 1, frame_decode);
+    if (whole) {
+      // The fragment completed its datagram: this frame reports the datagram's decode.
+      const auto size = static_cast<uint32_t>(whole->frame.size());
+      uet::codec::decode(whole->frame.data(), size, size, *root, options, datagram_decode);
+      decoded = &datagram_decode;
+    }
+    counts.add(decoded->status());
     if (mode == Mode::count) continue;
-    const uet::codec::FrameMeta meta{counts.frames, hdr->ts.tv_sec, static_cast<uint32_t>(hdr->ts.tv_usec), false};
+    uet::codec::FrameMeta meta{counts.frames, hdr->ts.tv_sec, static_cast<uint32_t>(hdr->ts.tv_usec), false};
+    if (whole) meta.reassembled_from = whole->from;
     if (mode == Mode::json) {
-      writer.write(decoded, meta);
+      writer.write(*decoded, meta);
       if (writer.text().size() > (1u << 20)) flush(writer);
     } else {
-      std::printf("%s\n", uet::codec::summary_line(decoded, meta).c_str());
+      std::printf("%s\n", uet::codec::summary_line(*decoded, meta).c_str());
     }
   }
   flush(writer);
@@ -106,9 +120,11 @@ int main(int argc, char** argv) {
   }
   pcap_close(pcap);
   std::fflush(stdout);
-  std::fprintf(mode == Mode::count ? stdout : stderr, "%llu frames: %llu uet, %llu malformed, %llu non-uet\n",
+  std::fprintf(mode == Mode::count ? stdout : stderr,
+               "%llu frames: %llu uet, %llu malformed, %llu non-uet, %llu fragment\n",
                static_cast<unsigned long long>(counts.frames), static_cast<unsigned long long>(counts.uet),
-               static_cast<unsigned long long>(counts.malformed), static_cast<unsigned long long>(counts.non_uet));
+               static_cast<unsigned long long>(counts.malformed), static_cast<unsigned long long>(counts.non_uet),
+               static_cast<unsigned long long>(counts.fragment));
   if (status == 0 && strict && counts.malformed) status = 1;
   return status;
 }

@@ -40,7 +40,7 @@ class TestRecords:
         assert send["fields"]["eth.dst"] == "02:00:00:00:00:02"
         assert send["payload_len"] == 4
         assert send["diagnostics"] == [] and send["uncertain"] == {}
-        assert proc.stderr.strip() == "2 frames: 1 uet, 0 malformed, 1 non-uet"
+        assert proc.stderr.strip() == "2 frames: 1 uet, 0 malformed, 1 non-uet, 0 fragment"
 
     def test_summary_names_opcodes_and_types(self, cmd_uet_decode, capture_file):
         proc = cmd_uet_decode(capture_file([SEND]), "--summary")
@@ -52,12 +52,12 @@ class TestRecords:
     def test_count_mode_prints_only_the_counts(self, cmd_uet_decode, capture_file):
         proc = cmd_uet_decode(capture_file([SEND, SEND[:60], ARP]), "--count")
         assert proc.returncode == 0
-        assert proc.stdout == "3 frames: 1 uet, 1 malformed, 1 non-uet\n"
+        assert proc.stdout == "3 frames: 1 uet, 1 malformed, 1 non-uet, 0 fragment\n"
 
     def test_another_port_only_when_asked(self, cmd_uet_decode, capture_file):
         frame = ipv4_udp(SEND[42:], dport=5000)
         path = capture_file([frame])
-        assert cmd_uet_decode(path, "--count").stdout.startswith("1 frames: 0 uet, 0 malformed, 1 non-uet")
+        assert cmd_uet_decode(path, "--count").stdout.startswith("1 frames: 0 uet, 0 malformed, 1 non-uet, 0 fragment")
         assert cmd_uet_decode(path, "--count", "--port", "5000").stdout.startswith("1 frames: 1 uet")
 
     def test_strict_fails_on_malformed_frames(self, cmd_uet_decode, capture_file):
@@ -67,6 +67,39 @@ class TestRecords:
         assert strict.returncode == 1
         record = json.loads(strict.stdout)
         assert [(d["kind"], d["header"]) for d in record["diagnostics"]] == [("truncated", "uet.ses.std")]
+
+
+def ipv4_fragment(frame: bytes, start: int, end: int, more: bool) -> bytes:
+    """The IPv4 fragment of `frame` (Ethernet/IPv4, 20-byte header) holding IP payload bytes [start, end)."""
+    data = frame[34:][start:end]
+    ip = bytearray(frame[14:34])
+    ip[2:4] = (20 + len(data)).to_bytes(2, "big")
+    dont_fragment = int.from_bytes(ip[6:8], "big") & 0x4000   # kept: a datagram's DF is its fragments' too
+    ip[6:8] = (dont_fragment | (0x2000 if more else 0) | start // 8).to_bytes(2, "big")
+    return ETH + bytes(ip) + data
+
+
+class TestFragments:
+    def test_the_completing_frame_reports_the_datagram(self, cmd_uet_decode, capture_file):
+        first, last = ipv4_fragment(SEND, 0, 32, True), ipv4_fragment(SEND, 32, len(SEND) - 34, False)
+        proc = cmd_uet_decode(capture_file([last, first, SEND]))
+        assert proc.returncode == 0, proc.stderr
+        records = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [r["status"] for r in records] == ["fragment", "uet", "uet"]
+        assert records[0]["layers"] == ["eth", "ip"] and "udp.dstport" not in records[0]["fields"]
+        assert records[1]["reassembled_from"] == [2, 1]
+        whole, sent = records[1], records[2]
+        assert whole["layers"] == sent["layers"] and whole["payload_len"] == sent["payload_len"] == 4
+        assert {k: v for k, v in whole["fields"].items() if k != "ip.checksum"} == \
+            {k: v for k, v in sent["fields"].items() if k != "ip.checksum"}
+        assert "reassembled_from" not in sent
+        assert proc.stderr.strip() == "3 frames: 2 uet, 0 malformed, 0 non-uet, 1 fragment"
+
+    def test_summary_says_where_the_datagram_came_from(self, cmd_uet_decode, capture_file):
+        first, last = ipv4_fragment(SEND, 0, 32, True), ipv4_fragment(SEND, 32, len(SEND) - 34, False)
+        lines = cmd_uet_decode(capture_file([first, last]), "--summary").stdout.splitlines()
+        assert "[fragment]" in lines[0]
+        assert lines[1].endswith("reassembled from #1,#2") and "[uet]" in lines[1]
 
 
 class TestBadInput:

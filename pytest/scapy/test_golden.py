@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from conftest import GOLDEN, ROOT
-from scapy_uet.__main__ import full_record
 from scapy_uet.pcapio import read_frames
+from scapy_uet.reassembly import decode_capture
 
 with open(os.path.join(GOLDEN, "manifest.json")) as _fh:
     MANIFEST = json.load(_fh)
@@ -44,8 +44,7 @@ class TestGoldenDecode:
         frames = list(read_frames(os.path.join(GOLDEN, entry["file"])))
         want = expected(entry)
         assert len(frames) == len(want) == entry["frames"]
-        for index, (frame, exp) in enumerate(zip(frames, want), 1):
-            got = full_record(index, frame, entry["port"])
+        for index, (got, exp) in enumerate(zip(decode_capture(frames, entry["port"]), want), 1):
             exp = {k: v for k, v in exp.items() if k != "case"}
             assert got == exp, "%s frame %d (%s)" % (entry["file"], index,
                                                       want[index - 1]["case"])
@@ -106,9 +105,22 @@ class TestGoldenCoverage:
     def test_diagnostic_kinds_and_statuses(self):
         kinds = {d["kind"] for _e, rec in all_records() for d in rec["diagnostics"]}
         assert kinds == {"truncated", "reserved_nonzero", "unknown_value", "invalid_value",
-                         "inconsistent_length"}
+                         "inconsistent_length", "trailing_bytes", "fragment_overlap", "fragment_inconsistent"}
         statuses = {rec["status"] for _e, rec in all_records()}
-        assert statuses == {"uet", "non-uet", "malformed"}
+        assert statuses == {"uet", "non-uet", "malformed", "fragment"}
+
+    def test_reassembled_datagrams(self):
+        """Each reassembled record names fragments that come before it and decode as fragments."""
+        for entry in MANIFEST:
+            records = expected(entry)
+            for rec in records:
+                for number in rec.get("reassembled_from", []):
+                    assert number <= rec["frame"]
+                    assert records[number - 1]["status"] == "fragment" or number == rec["frame"]
+        reassembled = [rec for _e, rec in all_records() if "reassembled_from" in rec]
+        assert {len(rec["reassembled_from"]) for rec in reassembled} == {2, 3}
+        assert any(rec["reassembled_from"] != sorted(rec["reassembled_from"]) for rec in reassembled)
+        assert any("ipv6" in rec["layers"] for rec in reassembled)
         assert any(rec["caplen"] < rec["len"] for _e, rec in all_records())
 
     def test_link_types_and_ports(self):

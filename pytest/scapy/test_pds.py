@@ -68,10 +68,13 @@ class TestPdsRequest:
         assert (f["uet.pds.ccc_id"], f["uet.pds.credit_target"]) == (1, 2)
 
     def test_rud_with_next_hdr_none(self):
+        """Without a SES header the packet ends with the PDS header: what follows trails it."""
+        assert decode(eth_ip_udp() / UET_PDS_RUD_ROD_REQ(next_hdr=0))["status"] == "uet"
         rec = decode(eth_ip_udp() / UET_PDS_RUD_ROD_REQ(next_hdr=0) / Raw(b"abc"))
         assert rec["layers"][-1] == "uet.pds.rud_rod_req"
-        assert rec["payload_len"] == 3
-        assert rec["status"] == "uet"
+        assert rec["payload_len"] == 0
+        assert diag_set(rec) == {("trailing_bytes", "uet.pds.rud_rod_req", None)}
+        assert rec["diagnostics"][0]["offset"] == 42 + 12
 
     def test_reserved_flag_bits(self):
         rec = decode(eth_ip_udp() / UET_PDS_RUD_ROD_REQ(rsvd_f5=1))
@@ -265,7 +268,8 @@ class TestPdsControl:
     def test_control_packet_has_no_ses_header(self):
         rec = decode(eth_ip_udp() / UET_PDS_CP(ctl_type=1) / Raw(bytes(44)))
         assert rec["layers"][-1] == "uet.pds.cp"
-        assert rec["payload_len"] == 44
+        assert rec["payload_len"] == 0
+        assert diag_set(rec) == {("trailing_bytes", "uet.pds.cp", None)}
 
     def test_unknown_ctl_type(self):
         rec = decode(eth_ip_udp() / UET_PDS_CP(ctl_type=12))

@@ -306,11 +306,14 @@ class TestSesResponse:
         assert rec["fields"]["uet.ses.rsp.original_request_psn"] == 0x1000
         assert rec["uncertain"]["uet.ses.rsp.job_id"] == "response-data-small-layout"
 
-    def test_payload_length_mismatch(self):
-        rec = decode(eth_ip_udp() / UET_PDS_ACK() / UET_SES_RESPONSE_DATA(payload_length=3) /
-                     Raw(bytes(5)))
-        assert diag_set(rec) == {("inconsistent_length", "uet.ses.response_data",
-                                  "uet.ses.rsp.payload_length")}
+    def test_payload_length_against_the_bytes_that_follow(self):
+        """More bytes than payload_length says trail the packet; fewer are a length inconsistency."""
+        for said, kind, payload_len in ((7, "inconsistent_length", 5), (3, "trailing_bytes", 3)):
+            rec = decode(eth_ip_udp() / UET_PDS_ACK() / UET_SES_RESPONSE_DATA(payload_length=said) /
+                         Raw(bytes(5)))
+            assert diag_set(rec) == {(kind, "uet.ses.response_data", "uet.ses.rsp.payload_length")}
+            assert rec["payload_len"] == payload_len
+        assert rec["diagnostics"][0]["offset"] == 42 + 12 + 20 + 3
 
     def test_vendor_response_opcodes_valid_and_unknown_ones(self):
         assert decode(eth_ip_udp() / UET_PDS_ACK() / UET_SES_RESPONSE(opcode=0x30))["status"] \

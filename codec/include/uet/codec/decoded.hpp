@@ -12,10 +12,14 @@
 
 namespace uet::codec {
 
-enum class DiagKind : uint8_t { truncated, reserved_nonzero, unknown_value, invalid_value, inconsistent_length };
+// The last two are given by reassembly (uet/codec/reassembly.hpp), never by decode().
+enum class DiagKind : uint8_t {
+  truncated, reserved_nonzero, unknown_value, invalid_value, inconsistent_length, trailing_bytes,
+  fragment_overlap, fragment_inconsistent
+};
 const char* diag_kind_name(DiagKind kind);
 
-enum class Status : uint8_t { uet, malformed, non_uet };
+enum class Status : uint8_t { uet, malformed, non_uet, fragment };
 const char* status_name(Status status);
 
 inline constexpr wire::Field kNoField = wire::Field::COUNT;
@@ -50,6 +54,7 @@ class Decoded {
   uint32_t caplen = 0;
   uint32_t len = 0;
   bool reached_uet = false;
+  bool fragment = false;      // an IP fragment: decoding stopped after the IP header (or IPv6 fragment header)
   uint32_t payload_offset = 0;
   uint32_t payload_len = 0;
 
@@ -68,6 +73,7 @@ class Decoded {
 
   Status status() const {
     if (n_diags) return Status::malformed;
+    if (fragment) return Status::fragment;
     return reached_uet ? Status::uet : Status::non_uet;
   }
   // The value of an emitted field, or nullopt when the frame does not carry it.

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,8 @@ struct FrameMeta {
   int64_t ts_sec;
   uint32_t ts_frac;    // microseconds or nanoseconds
   bool ts_nanos;
+  // A datagram reassembled from IP fragments: their frame numbers in offset order (empty otherwise).
+  std::span<const uint64_t> reassembled_from = {};
 };
 
 // Appends JSON records, one per line, to an internal buffer; the caller drains it.
