@@ -4,7 +4,8 @@
     /usr/bin/python3 captures/golden/make_golden.py [OUTDIR]
 
 Every frame is built with the scapy_uet layers (or, for truncated headers, from the bytes those
-layers build). The expected record of each frame is the decode of scapy_uet.record.decode_record,
+layers build). The expected record of each frame is the decode of scapy_uet.record.decode_record
+(for fragments.pcap, of the capture read whole: scapy_uet.reassembly.decode_capture),
 but only after this script has checked, frame by frame:
   * every field value set explicitly when building the frame appears unchanged in the record
     (for every header the record lists);

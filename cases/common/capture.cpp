@@ -122,7 +122,7 @@ bool Capture::start(Toward toward) {
   pcap_set_buffer_size(pcap_, 64 << 20);
   if (pcap_activate(pcap_) < 0) return error_ = std::string("pcap_activate (needs root): ") + pcap_geterr(pcap_), false;
   bpf_program prog{};
-  const std::string filter = "udp port " + std::to_string(udp_port_);
+  const std::string filter = "udp port " + std::to_string(udp_port_) + kIpFragmentsFilter;
   if (pcap_compile(pcap_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
     return error_ = "pcap filter '" + filter + "': " + pcap_geterr(pcap_), false;
   pcap_freecode(&prog);

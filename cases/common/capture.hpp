@@ -74,6 +74,10 @@ class Capture {
   unsigned dropped_ = 0;  // frames the kernel dropped for want of room (pcap_stats), reported as they grow
 };
 
+// Added to a capture's "udp port N" filter: the IP fragments that filter cannot see (it matches only
+// a datagram's first IPv4 fragment, and no IPv6 fragment), so that datagrams can be reassembled.
+inline constexpr const char* kIpFragmentsFilter = " or (ip[6:2] & 0x1fff != 0) or (ip6 and ip6[6] == 44)";
+
 // One line of a frame's UET fields, values by name (evidence in reports).
 std::string summary(const WireFrame& f);
 // True for a frame carrying an SES request (it has an opcode).

@@ -85,6 +85,7 @@ class FrameCapture {
     if (pcap_activate(pcap_) < 0) return error_ = std::string("pcap_activate (needs root): ") + pcap_geterr(pcap_), false;
     std::string filter = "udp port " + std::to_string(to_target_);
     if (to_initiator_ && to_initiator_ != to_target_) filter += " or udp port " + std::to_string(to_initiator_);
+    filter += kIpFragmentsFilter;
     bpf_program prog{};
     if (pcap_compile(pcap_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
       return error_ = "pcap filter '" + filter + "': " + pcap_geterr(pcap_), false;
