@@ -81,9 +81,22 @@ std::optional<Config> load_config(std::string* error) {
     cfg.def_data_dscp = static_cast<uint8_t>(*v);
   }
 
+  // The path MTU packets are sized for, when the interface's is not the path's (a route through a smaller
+  // link, a tunnel).
+  if (const char* mtu = std::getenv("SOFTUET_MTU")) {
+    auto v = parse_uint(mtu, kMaxLinkMtu);
+    if (!v || *v < kMinLinkMtu) {
+      *error = std::string("SOFTUET_MTU='") + mtu + "': not an MTU (" + std::to_string(kMinLinkMtu) + ".." +
+               std::to_string(kMaxLinkMtu) + ")";
+      return std::nullopt;
+    }
+    cfg.mtu = static_cast<uint32_t>(*v);
+  }
+
   // Large messages (digest A.5): the rendezvous thresholds (choice rendezvous-size-default) are message
   // sizes (request_length is 32 bits); the eager part of a rendezvous travels in its one request packet, so
-  // it is at most a payload MTU (choice max-eager-size-default).
+  // it is at most a payload MTU (choice max-eager-size-default): the largest one here, and on a smaller
+  // path the domain carries no more than that path's payload MTU (rendezvous.cpp).
   struct SizeVar {
     const char* name;
     uint64_t Config::*field;
@@ -92,7 +105,7 @@ std::optional<Config> load_config(std::string* error) {
   const SizeVar sizes[] = {
       {"UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &Config::msg_rendezvous_size, uet::wire::k_rendezvous_size_default, 1, 0xFFFFFFFFu},
       {"UET_PROVIDER_TAG_RENDEZVOUS_SIZE", &Config::tag_rendezvous_size, uet::wire::k_rendezvous_size_default, 1, 0xFFFFFFFFu},
-      {"UET_PROVIDER_MAX_EAGER_SIZE", &Config::max_eager_size, uet::wire::k_max_eager_size_default, 0, kPayloadMtu},
+      {"UET_PROVIDER_MAX_EAGER_SIZE", &Config::max_eager_size, uet::wire::k_max_eager_size_default, 0, kMaxPayloadMtu},
   };
   for (const SizeVar& v : sizes) {
     cfg.*v.field = v.fallback;

@@ -54,11 +54,20 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
     return -FI_EINVAL;
   }
   if (info->domain_attr->name && ip->text != info->domain_attr->name) return -FI_ENODATA;
+  const PathMtu mtu = fep_path_mtu(cfg->mtu, ip->ip);
+  if (!mtu.payload) {
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "the MTU of %s (%u) leaves no room for a UET packet's payload\n", ip->text.c_str(),
+            mtu.link_mtu);
+    return -FI_EINVAL;
+  }
+  FI_INFO(&g_prov, FI_LOG_DOMAIN, "path MTU %u (%s): %zu payload bytes per packet\n", mtu.link_mtu,
+          mtu.configured ? "SOFTUET_MTU" : mtu.link_mtu ? "interface" : "unknown", mtu.payload);
   auto* d = new (std::nothrow) Domain;
   if (!d) return -FI_ENOMEM;
   d->fabric = obj<Fabric>(fabric);
   d->cfg = *cfg;
   d->ip = *ip;
+  d->mtu = mtu;
   d->pid_on_fep = process_pid_on_fep();
   d->initiator = cfg->initiator_id.value_or(default_initiator(*ip));
   d->av_auth_keys = info->domain_attr->auth_key_size == FI_AV_AUTH_KEY;

@@ -32,7 +32,7 @@ int entropy_socket(Domain* d, const UdpPeer& peer) {
   setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   const SockAddr local = sockaddr_of(UdpPeer{d->ip.ip, 0});
   const SockAddr remote = sockaddr_of(peer);
-  if (set_dscp(d, fd) != 0 || bind(fd, &local.u.sa, local.len) != 0 || connect(fd, &remote.u.sa, remote.len) != 0) {
+  if (set_dscp(d, fd) != 0 || forbid_fragments(fd, d->ip.ip.v6) != 0 || bind(fd, &local.u.sa, local.len) != 0 || connect(fd, &remote.u.sa, remote.len) != 0) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "no entropy socket towards %s:%u (%s): datagrams leave from the FEP's port\n",
             ip_text(peer.ip).c_str(), peer.port, strerror(errno));
     close(fd);

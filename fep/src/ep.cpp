@@ -170,7 +170,7 @@ int ep_getopt(fid* f, int level, int optname, void* optval, size_t* optlen) {
       return 0;
     case FI_OPT_MAX_MSG_SIZE:
       if (*optlen < sizeof(size_t)) return -FI_ETOOSMALL;
-      *static_cast<size_t*>(optval) = ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+      *static_cast<size_t*>(optval) = ep->type == FI_EP_DGRAM ? ep->domain->mtu.payload : kMaxRdmMsg;
       *optlen = sizeof(size_t);
       return 0;
     case FI_OPT_MAX_TAGGED_SIZE:

@@ -36,7 +36,8 @@ constexpr uint64_t kUtilityProviderQuery = 1ULL << 59;
 
 char* dup(const std::string& s) { return strdup(s.c_str()); }
 
-bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const LocalIp& ip, std::string* why) {
+bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const LocalIp& ip, size_t payload_mtu,
+             std::string* why) {
   if (!hints) return true;
   const uint64_t offered = caps_for(type, cfg);
   if (hints->caps & ~offered) {
@@ -59,7 +60,7 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const Loc
       *why = "endpoint type";
       return false;
     }
-    const size_t max = type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+    const size_t max = type == FI_EP_DGRAM ? payload_mtu : kMaxRdmMsg;
     if (hints->ep_attr->max_msg_size > max) {
       *why = "max_msg_size";
       return false;
@@ -113,7 +114,7 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const Loc
   return true;
 }
 
-fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip) {
+fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip, size_t payload_mtu) {
   fi_info* info = fi_allocinfo();
   if (!info) return nullptr;
   const uint64_t offered = caps_for(type, cfg);
@@ -160,7 +161,8 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->ep_attr->type = type;
   info->ep_attr->protocol = FI_PROTO_UNSPEC;
   info->ep_attr->protocol_version = 1;
-  info->ep_attr->max_msg_size = type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg;
+  // A datagram is one packet: at most a payload MTU of the FEP's path.
+  info->ep_attr->max_msg_size = type == FI_EP_DGRAM ? payload_mtu : kMaxRdmMsg;
   info->ep_attr->tx_ctx_cnt = 1;
   info->ep_attr->rx_ctx_cnt = 1;
 
@@ -250,6 +252,12 @@ int getinfo(uint32_t version, const char* node, const char* service, uint64_t fl
     FI_WARN(&g_prov, FI_LOG_CORE, "%s\n", error.c_str());
     return -FI_ENODATA;
   }
+  const PathMtu mtu = fep_path_mtu(cfg->mtu, ip->ip);
+  if (!mtu.payload) {
+    FI_WARN(&g_prov, FI_LOG_CORE, "the MTU of %s (%u) leaves no room for a UET packet's payload\n", ip->text.c_str(),
+            mtu.link_mtu);
+    return -FI_ENODATA;
+  }
   // node names a UET address; without FI_SOURCE the provider should not answer at all (digest C.6).
   if (node && !(flags & FI_SOURCE)) {
     FI_INFO(&g_prov, FI_LOG_CORE, "node given without FI_SOURCE: no info (spec 2.2.5.2.2)\n");
@@ -271,12 +279,12 @@ int getinfo(uint32_t version, const char* node, const char* service, uint64_t fl
   fi_info** tail = &head;
   for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
     std::string why;
-    if (!hint_ok(hints, type, *cfg, *ip, &why)) {
+    if (!hint_ok(hints, type, *cfg, *ip, mtu.payload, &why)) {
       FI_INFO(&g_prov, FI_LOG_CORE, "%s: hints not supported (%s)\n", fi_tostr(&type, FI_TYPE_EP_TYPE),
               why.c_str());
       continue;
     }
-    fi_info* i = make_info(type, hints, *cfg, *ip);
+    fi_info* i = make_info(type, hints, *cfg, *ip, mtu.payload);
     if (!i) {
       fi_freeinfo(head);
       return -FI_ENOMEM;

@@ -21,7 +21,7 @@ ssize_t send_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t dest, void
   if (!(ep->caps & FI_SEND) || (tag && !(ep->caps & FI_TAGGED)) || (!tag && !(ep->caps & FI_MSG)))
     return -FI_EOPNOTSUPP;
   if (tag && ep->type != FI_EP_RDM) return -FI_EOPNOTSUPP;
-  if (len > (ep->type == FI_EP_DGRAM ? kPayloadMtu : kMaxRdmMsg)) return -FI_EMSGSIZE;
+  if (len > (ep->type == FI_EP_DGRAM ? d->mtu.payload : kMaxRdmMsg)) return -FI_EMSGSIZE;
   if (inject && len > kInjectSize) return -FI_EMSGSIZE;
   if (fault(d, Fault::no_header_data)) data = nullptr;
   // A send runs no progress: the CQ reads (and the FEP thread) do, and a pingpong's turn then costs no

@@ -121,9 +121,9 @@ void flush_outbox(Domain* d) {
     const int err = sent < 0 ? errno : 0;
     if (c.frames[0] > 1 &&
         (err == EMSGSIZE || err == EINVAL || err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP)) {
-      // The kernel refused the run: a segment larger than the path MTU (EMSGSIZE, EINVAL; one frame alone
-      // would be sent in IP fragments), a device without checksum offload (EIO), or a kernel without UDP
-      // GSO. Frames of this size go one by one from now on.
+      // The kernel refused the run: a segment larger than the path MTU (EMSGSIZE, EINVAL; alone, such a
+      // frame fails too, below: fragmentation is off), a device without checksum offload (EIO), or a kernel
+      // without UDP GSO. Frames of this size go one by one from now on.
       const size_t seg = d->outbox[done].frame.size();
       d->gso_max_segment = std::min(d->gso_max_segment, seg - 1);
       FI_INFO(&g_prov, FI_LOG_EP_DATA, "UDP_SEGMENT refused for %zu-byte frames (%s): sent one by one\n", seg,

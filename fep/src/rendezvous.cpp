@@ -147,8 +147,10 @@ std::optional<Deferral> large_send(Ep* ep, const Dest& dest, const iovec* iov, s
   wire::LargeSend kind = wire::large_send_kind(mine, peer);
   if (kind == wire::LargeSend::rendezvous) {
     if (std::optional<RendezvousExt> x = rendezvous_source(ep, iov, count, desc)) {
-      // The eager bytes MUST NOT exceed UET_PROVIDER_MAX_EAGER_SIZE (2.2.5.4.1.2-e, 2.2.5.4.2.2-c).
-      const size_t limit = fault(d, Fault::eager_over_limit) ? kPayloadMtu : d->cfg.max_eager_size;
+      // The eager bytes MUST NOT exceed UET_PROVIDER_MAX_EAGER_SIZE (2.2.5.4.1.2-e, 2.2.5.4.2.2-c), and travel
+      // in the request's one packet.
+      const size_t payload = d->mtu.payload;
+      const size_t limit = fault(d, Fault::eager_over_limit) ? payload : std::min<size_t>(d->cfg.max_eager_size, payload);
       x->eager_length = static_cast<uint32_t>(std::min(r.payload.size(), limit));
       r.payload.resize(x->eager_length);
       r.opcode = tagged ? op::UET_RENDEZVOUS_TSEND : op::UET_RENDEZVOUS_SEND;
@@ -198,12 +200,12 @@ Response take_rendezvous(Ep* ep, PostedRecv&& r, InRequest&& m, bool tagged, boo
   later.later = true;
   // The rest of the message, as far as the receive holds it, in reads of one payload MTU each.
   std::vector<OutRequest> reads;
-  for (size_t off = x.eager_length; off < total; off += kPayloadMtu) {
+  for (size_t off = x.eager_length; off < total; off += d->mtu.payload) {
     OutRequest q;
     q.opcode = op::UET_READ;
     q.match_bits = x.read_key;
     q.buffer_offset = x.read_offset + off;
-    q.request_length = static_cast<uint32_t>(std::min(kPayloadMtu, total - off));
+    q.request_length = static_cast<uint32_t>(std::min(d->mtu.payload, total - off));
     q.result_offset = off;
     reads.push_back(std::move(q));
   }

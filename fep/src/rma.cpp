@@ -85,7 +85,7 @@ ssize_t do_read(fid_ep* f, const RmaCall& c) {
     r.opcode = wire::ses_request_opcode::UET_READ;
     r.match_bits = c.key;
     r.buffer_offset = c.addr + off;
-    r.request_length = static_cast<uint32_t>(std::min(kPayloadMtu, len - off));
+    r.request_length = static_cast<uint32_t>(std::min(ep->domain->mtu.payload, len - off));
     r.result_offset = off;
     off += r.request_length;
     msgs.push_back(std::move(r));
@@ -147,6 +147,12 @@ Response rma_target(Ep* ep, InRequest&& req) {
   Response rsp;
   const bool write = req.opcode == wire::ses_request_opcode::UET_WRITE;
   const size_t len = write ? req.payload.size() : req.request_length;
+  // A read's data come back in one packet (UET_RESPONSE_W_DATA): no more than this FEP's payload MTU. The
+  // initiator splits reads so; one that asks for more has a larger payload MTU than the fabric's.
+  if (!write && len > ep->domain->mtu.payload) {
+    rsp.rc = wire::ses_return_code::RC_UNSUPPORTED_SIZE;
+    return rsp;
+  }
   Mr* mr = mr_for_access(ep, req.match_bits, req.buffer_offset, len, write ? FI_REMOTE_WRITE : FI_REMOTE_READ,
                          req.job_id, &rsp.rc);
   if (!mr) return rsp;

@@ -13,6 +13,7 @@
 #include "uet/codec/encoder.hpp"
 #include "uet/wire/libfabric_gen.hpp"
 #include "uet/wire/profiles.hpp"
+#include "wire_paths.hpp"
 
 namespace softuet {
 
@@ -21,6 +22,7 @@ using uet::wire::Field;
 using uet::wire::Node;
 namespace wire = uet::wire;
 using pds::Clock;
+using namespace paths;
 
 namespace {
 
@@ -36,24 +38,13 @@ constexpr unsigned kRudiTries = 20;  // then the packet, and its operation, fail
 // Packets in flight before a new operation waits (-FI_EAGAIN); one larger operation still goes alone.
 constexpr size_t kRudiOutstanding = 8192;
 
-constexpr Node kRudiPdsPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rudi};
-constexpr Node kRudiRspPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rudi, Node::uet_pds_next,
-                                 Node::uet_ses_response};
-constexpr Node kRudiRspDataPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rudi, Node::uet_pds_next,
-                                     Node::uet_ses_response_data};
-
-template <const auto& Path>
-const uet::codec::PathEncoder& encoder() {
-  static const uet::codec::PathEncoder e{Path};
-  return e;
-}
 
 std::vector<uint8_t> rudi_header(uint64_t type, uint8_t next_hdr, uint32_t pkt_id, bool retx) {
   FieldValues v;
   v.set(Field::uet_pds_type, type).set(Field::uet_pds_next_hdr, next_hdr);
   v.set(Field::uet_pds_flags_m, 0).set(Field::uet_pds_flags_retx, retx ? 1 : 0);
   v.set(Field::uet_pds_pkt_id, pkt_id);
-  return encoder<kRudiPdsPath>().encode(v);
+  return encoder<kRudiPds>().encode(v);
 }
 
 uint32_t alloc_pkt_id(Domain* d) {
@@ -103,13 +94,13 @@ void send_response(Domain* d, const UdpPeer& to, uint32_t pkt_id, uint16_t messa
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_read_request_message_id, message_id);
       v.set(Field::uet_ses_rsp_message_offset, 0);
-      queue_frame(d, sockaddr_of(to), encoder<kRudiRspDataPath>().encode(v, rsp.data), true);
+      queue_frame(d, sockaddr_of(to), encoder<kRudiRspData>().encode(v, rsp.data), true);
     } else {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE);
       v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_ri_generation, 0);
-      queue_frame(d, sockaddr_of(to), encoder<kRudiRspPath>().encode(v), true);
+      queue_frame(d, sockaddr_of(to), encoder<kRudiRsp>().encode(v), true);
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a RUDI response failed: %s\n", e.what());
@@ -140,9 +131,6 @@ Response carry_out(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&
     }
     m.buffer_offset += offset;
     m.header_data.reset();  // RUDI never carries remote CQ data: no target completion per packet
-  } else if (m.request_length > kPayloadMtu) {
-    rsp.rc = wire::ses_return_code::RC_UNSUPPORTED_SIZE;
-    return rsp;
   }
   return rma_target(ep, std::move(m));
 }
@@ -240,7 +228,7 @@ void rudi_timers(Domain* d, pds::TimePoint now) {
       packet_answered(d, op_id, FI_EIO, FI_EIO);
       continue;
     }
-    encoder<kRudiPdsPath>().rewrite(rp.frame, Field::uet_pds_flags_retx, 1);
+    encoder<kRudiPds>().rewrite(rp.frame, Field::uet_pds_flags_retx, 1);
     rp.deadline = now + rto(rp.tries);
     queue_frame(d, sockaddr_of(rp.peer), std::vector<uint8_t>(rp.frame));
     ++it;

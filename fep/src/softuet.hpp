@@ -32,6 +32,7 @@
 
 #include "domain_mutex.hpp"
 #include "faults.hpp"
+#include "payload_mtu.hpp"
 #include "pdc.hpp"
 #include "softuet/fi_addr_uet.h"
 #include "udp_peer.hpp"
@@ -55,9 +56,6 @@ inline constexpr uint32_t kOldestCallerApi = FI_VERSION(1, 21);
 inline constexpr uint32_t kBuiltApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 inline constexpr uint32_t kProviderVersion = FI_VERSION(0, 1);
 
-// Payload bytes per UET packet. The spec leaves Max PDU to the implementation (digest A.2, footnote 5)
-// but requires every FEP of a fabric to use the same value; 4096 is the common default (S-SPECQ).
-inline constexpr size_t kPayloadMtu = 4096;
 // Largest RDM message: request_length is 32 bits on the wire, but a receiver reassembles into memory,
 // so a bounded size protects it from a hostile request_length.
 inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
@@ -124,6 +122,7 @@ struct Config {
   uint64_t faults = 0;                   // SOFTUET_FAULTS: fault_bit() of each knob turned on
   std::string addr;                      // SOFTUET_ADDR, empty = discover
   bool udp_gso = true;                   // SOFTUET_UDP_GSO (outbox.cpp)
+  std::optional<uint32_t> mtu;           // SOFTUET_MTU: the path MTU packets are sized for (payload_mtu.cpp)
   // Large messages (digest A.5; choices rendezvous-size-default, max-eager-size-default): sends of at least
   // these sizes use rendezvous (HPC) or deferrable send (AI Full); a rendezvous carries at most
   // max_eager_size bytes of the message itself.
@@ -507,7 +506,7 @@ struct Reassembly {
   InRequest req;
   size_t received = 0;
   bool som_seen = false;   // header_data travels only in the SOM packet
-  std::vector<bool> have;  // per packet index, so a duplicate is not counted twice
+  std::map<uint64_t, uint64_t> spans;  // [offset, end) of each packet taken, so a duplicate is not counted twice
 };
 
 // The receive side of a domain's socket (transport.cpp): the recvmmsg batch, the decoded frame and the
@@ -530,6 +529,9 @@ struct Domain {
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
+  // The path MTU and the payload bytes per packet it leaves (payload_mtu.hpp): the size of segments, of
+  // read requests, of eager bytes and datagrams, and the one-packet criterion of the SES header choice.
+  PathMtu mtu;
   bool av_auth_keys = false;  // opened with auth_key_size FI_AV_AUTH_KEY (the AV JobID method)
   int sock = -1;
   std::unique_ptr<RecvBatch, RecvBatchDeleter> rx;  // used under mu

@@ -23,6 +23,7 @@
 #include "uet/codec/decoded.hpp"
 #include "uet/codec/encoder.hpp"
 #include "uet/wire/libfabric_gen.hpp"
+#include "wire_paths.hpp"
 
 namespace softuet {
 
@@ -31,6 +32,7 @@ using uet::wire::Field;
 using uet::wire::Node;
 namespace wire = uet::wire;
 using pds::Clock;
+using namespace paths;
 
 namespace {
 
@@ -41,18 +43,6 @@ const size_t kPdsReqSize = wire::node_info(Node::uet_pds_rud_rod_req).size;
 // After an RDM endpoint's last frame, how long it keeps answering before it closes, and at most how long.
 constexpr auto kLingerQuiet = std::chrono::milliseconds(200);
 constexpr auto kLingerMax = std::chrono::milliseconds(3000);
-
-constexpr Node kUudPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_uud, Node::uet_pds_next,
-                             Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
-constexpr Node kUudAsRudPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next,
-                                  Node::uet_ses_std, Node::uet_ses_std_buffer_offset, Node::uet_ses_std_som};
-constexpr Node kReqPdsPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req};
-constexpr Node kAckPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next};
-constexpr Node kAckRspPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next,
-                                Node::uet_ses_response};
-constexpr Node kAckRspDataPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_ack, Node::uet_pds_next,
-                                    Node::uet_ses_response_data};
-constexpr Node kNackPath[] = {Node::uet, Node::uet_pds, Node::uet_pds_nack, Node::uet_pds_next};
 
 // How long the initiator waits for the SES response of a message whose last packet is ACKed, before it
 // sends that packet again, and how often.
@@ -80,52 +70,8 @@ bool is_atomic(uint64_t opcode) {
 // The AMO opcodes that carry the compare-and-swap extension: CSWAP..CSWAP_GT, not MSWAP (choice cas-for-mswap).
 bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::CSWAP_GT; }
 
-// The paths of standard-header request packets (digest I.7): SOM or continuation, then the atomic
-// extension (and the CAS operands) for atomics.
-#define SOFTUET_REQUEST_PATH(ses_part, ...)                                                                  \
-  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_std,             \
-   Node::uet_ses_std_buffer_offset, ses_part __VA_OPT__(,) __VA_ARGS__}
-constexpr Node kReqSom[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som);
-constexpr Node kReqCont[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont);
-constexpr Node kReqSomAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic);
-constexpr Node kReqContAtomic[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic);
-constexpr Node kReqSomCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_atomic, Node::uet_ses_cas);
-constexpr Node kReqContCas[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_cont, Node::uet_ses_atomic, Node::uet_ses_cas);
-// A rendezvous send: the extension header after the SOM standard header (choice rendezvous-ext-som-only).
-constexpr Node kReqSomRendezvous[] = SOFTUET_REQUEST_PATH(Node::uet_ses_std_som, Node::uet_ses_rendezvous);
-#undef SOFTUET_REQUEST_PATH
-// A deferrable send: the restart tokens in place of buffer_offset (2.2.10.4-g); an RTR (its own layout).
-#define SOFTUET_TOKEN_PATH(...) \
-  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_std, __VA_ARGS__}
-constexpr Node kReqSomDeferrable[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_restart_tokens, Node::uet_ses_std_som);
-constexpr Node kReqContDeferrable[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_restart_tokens, Node::uet_ses_std_cont);
-constexpr Node kReqRtr[] = SOFTUET_TOKEN_PATH(Node::uet_ses_std_rtr);
-#undef SOFTUET_TOKEN_PATH
-// One-packet requests in the small message / small RMA header (uet.ses.medium, next_hdr 2).
-#define SOFTUET_MEDIUM_PATH(...) \
-  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_medium __VA_OPT__(,) __VA_ARGS__}
-constexpr Node kReqMedium[] = SOFTUET_MEDIUM_PATH();
-constexpr Node kReqMediumAtomic[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic);
-constexpr Node kReqMediumCas[] = SOFTUET_MEDIUM_PATH(Node::uet_ses_atomic, Node::uet_ses_cas);
-#undef SOFTUET_MEDIUM_PATH
-// One-packet RMA and atomics to an OPTIMIZED key in the optimized non-matching header (uet.ses.small,
-// next_hdr 1).
-#define SOFTUET_SMALL_PATH(...) \
-  {Node::uet, Node::uet_pds, Node::uet_pds_rud_rod_req, Node::uet_pds_next, Node::uet_ses_small __VA_OPT__(,) __VA_ARGS__}
-constexpr Node kReqSmall[] = SOFTUET_SMALL_PATH();
-constexpr Node kReqSmallAtomic[] = SOFTUET_SMALL_PATH(Node::uet_ses_atomic);
-constexpr Node kReqSmallCas[] = SOFTUET_SMALL_PATH(Node::uet_ses_atomic, Node::uet_ses_cas);
-#undef SOFTUET_SMALL_PATH
-
 // The SES header a request travels in.
 enum class SesHeader { standard, medium, small };
-
-// The encoder of one path, its graph walk done on first use.
-template <const auto& Path>
-const uet::codec::PathEncoder& encoder() {
-  static const uet::codec::PathEncoder e{Path};
-  return e;
-}
 
 // Where a field lies in the frames of one path, found on first use.
 template <const auto& Path, Field F>
@@ -311,7 +257,7 @@ void send_request(Domain* d, PeerPdc& p, const pds::RequestFields& f, std::vecto
   } else {
     v.set(Field::uet_pds_dpdcid, p.peer_tgt_id.value_or(0));
   }
-  const std::vector<uint8_t> pds = encoder<kReqPdsPath>().encode(v);
+  const std::vector<uint8_t> pds = encoder<kReqPds>().encode(v);
   std::memcpy(frame.data(), pds.data(), kPdsReqSize);
   queue_frame(d, sockaddr_of(p.peer), std::vector<uint8_t>(frame));  // the original stays for retransmission
 }
@@ -468,7 +414,7 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
     const SockAddr to = sockaddr_of(p.peer);
     if (!rsp) {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_NONE);
-      queue_frame(d, to, encoder<kAckPath>().encode(v), true);
+      queue_frame(d, to, encoder<kAck>().encode(v), true);
       return;
     }
     v.set(Field::uet_ses_rsp_list, rsp->expected ? wire::ses_list::UET_EXPECTED : wire::ses_list::UET_OVERFLOW);
@@ -484,13 +430,13 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
       v.set(Field::uet_ses_rsp_message_id, next_message_id(d));
       v.set(Field::uet_ses_rsp_read_request_message_id, message_id);
       v.set(Field::uet_ses_rsp_message_offset, 0);
-      queue_frame(d, to, encoder<kAckRspDataPath>().encode(v, rsp->data), true);
+      queue_frame(d, to, encoder<kAckRspData>().encode(v, rsp->data), true);
     } else {
       v.set(Field::uet_pds_next_hdr, wire::pds_next_hdr::UET_HDR_RESPONSE);
       v.set(Field::uet_ses_rsp_opcode, wire::ses_response_opcode::UET_RESPONSE);
       v.set(Field::uet_ses_rsp_message_id, message_id);
       v.set(Field::uet_ses_rsp_ri_generation, 0);
-      queue_frame(d, to, encoder<kAckRspPath>().encode(v), true);
+      queue_frame(d, to, encoder<kAckRsp>().encode(v), true);
     }
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding an ACK failed: %s\n", e.what());
@@ -509,7 +455,7 @@ void send_nack(Domain* d, PeerPdc& p, pds::Psn psn) {
   v.set(Field::uet_pds_dpdcid, p.peer_ini_id.value_or(0));
   v.set(Field::uet_pds_nack_payload, 0);
   try {
-    queue_frame(d, sockaddr_of(p.peer), encoder<kNackPath>().encode(v), true);
+    queue_frame(d, sockaddr_of(p.peer), encoder<kNack>().encode(v), true);
   } catch (const uet::codec::EncodeError& e) {
     FI_WARN(&g_prov, FI_LOG_EP_DATA, "encoding a NACK failed: %s\n", e.what());
   }
@@ -576,19 +522,23 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
   const bool write = part.opcode == wire::ses_request_opcode::UET_WRITE;
   if (total > (write ? ep->max_rma_size : kMaxRdmMsg)) return std::nullopt;
   const uint64_t offset = som ? 0 : pkt.get(Field::uet_ses_message_offset).value_or(~0ull);
-  if (offset % kPayloadMtu || offset + part.payload.size() > total) return std::nullopt;
+  // The sender chose the size of each packet (its payload MTU, which the spec wants equal across the fabric
+  // but this FEP does not rely on): a packet is its message's bytes [offset, end), and may not overlap
+  // another's.
+  const uint64_t end = offset + part.payload.size();
+  if (part.payload.empty() || end > total) return std::nullopt;
   const auto key = std::make_tuple(part.src, part.message_id, ep->resource_index);
   auto [it, fresh] = d->reassembly.try_emplace(key);
   Reassembly& r = it->second;
   if (fresh) {
     if (d->reassembly.size() > kQueueDepth) d->reassembly.erase(d->reassembly.begin() == it ? std::next(it) : d->reassembly.begin());
     r.req.payload.resize(total);
-    r.have.assign((total + kPayloadMtu - 1) / kPayloadMtu, false);
   }
   if (r.req.payload.size() != total) return std::nullopt;
-  const size_t index = offset / kPayloadMtu;
-  if (index >= r.have.size() || r.have[index]) return std::nullopt;
-  r.have[index] = true;
+  const auto after = r.spans.lower_bound(offset);
+  if ((after != r.spans.end() && after->first < end) || (after != r.spans.begin() && std::prev(after)->second > offset))
+    return std::nullopt;
+  r.spans.emplace_hint(after, offset, end);
   std::memcpy(r.req.payload.data() + offset, part.payload.data(), part.payload.size());
   r.received += part.payload.size();
   if (som) {
@@ -862,6 +812,9 @@ int transport_open(Domain* d) {
   // The data traffic class.
   if (set_dscp(d, d->sock) != 0)
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot set DSCP %u: %s\n", d->dscp, strerror(errno));
+  // Packets are sized to the path (payload_mtu.cpp); one that is not must fail to send, not leave in fragments.
+  if (forbid_fragments(d->sock, d->ip.ip.v6) != 0)
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot forbid IP fragmentation: %s\n", strerror(errno));
   const SockAddr a = sockaddr_of(UdpPeer{d->ip.ip, d->cfg.udp_port});
   if (bind(d->sock, &a.u.sa, a.len) != 0) {
     const int err = errno;
@@ -1067,7 +1020,8 @@ bool build_messages(Ep* ep, const Dest& dest, const std::vector<OutRequest>& msg
                               r.opcode == wire::ses_request_opcode::UET_DEFERRABLE_TSEND;
       ids.push_back({message_id, r.result_offset, r.rendezvous.has_value(), deferrable});
       const size_t len = r.payload.size();
-      const size_t packets = len ? (len + kPayloadMtu - 1) / kPayloadMtu : 1;
+      const size_t mtu = d->mtu.payload;
+      const size_t packets = len ? (len + mtu - 1) / mtu : 1;
       const SesHeader header = header_of(d, dest, r, packets);
       for (size_t k = 0; k < packets; ++k) {
         FieldValues v;
@@ -1097,8 +1051,8 @@ bool build_messages(Ep* ep, const Dest& dest, const std::vector<OutRequest>& msg
           v.set(Field::uet_ses_rdv_read_key, r.rendezvous->read_key);
         }
         v.set(Field::uet_ses_som, som).set(Field::uet_ses_eom, eom);
-        const size_t off = k * kPayloadMtu;
-        const std::span<const uint8_t> payload(r.payload.data() + off, std::min(kPayloadMtu, len - off));
+        const size_t off = k * mtu;
+        const std::span<const uint8_t> payload(r.payload.data() + off, std::min(mtu, len - off));
         if (som) {
           v.set(Field::uet_ses_hd, r.header_data ? 1 : 0);
           if (r.header_data) v.set(Field::uet_ses_header_data, *r.header_data);
@@ -1263,7 +1217,7 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
                        const uint64_t* header_data) {
   Domain* d = ep->domain;
   const bool rud = fault(d, Fault::dgram_over_rud);  // DGRAM MUST use UUD (spec 2.2.6-a)
-  const uet::codec::PathEncoder& enc = rud ? encoder<kUudAsRudPath>() : encoder<kUudPath>();
+  const uet::codec::PathEncoder& enc = rud ? encoder<kUudAsRud>() : encoder<kUud>();
   // The header of the endpoint's last datagram without remote CQ data is kept with its destination: while
   // the application names the same AV entry (and the AV has not changed), the next one rewrites only the
   // message id and the length.
@@ -1280,9 +1234,9 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
   try {
     if (reuse) {
       using Place = uet::codec::PathEncoder::Place;
-      const Place& id = rud ? place<kUudAsRudPath, Field::uet_ses_message_id>() : place<kUudPath, Field::uet_ses_message_id>();
-      const Place& length = rud ? place<kUudAsRudPath, Field::uet_ses_request_length>()
-                                : place<kUudPath, Field::uet_ses_request_length>();
+      const Place& id = rud ? place<kUudAsRud, Field::uet_ses_message_id>() : place<kUud, Field::uet_ses_message_id>();
+      const Place& length = rud ? place<kUudAsRud, Field::uet_ses_request_length>()
+                                : place<kUud, Field::uet_ses_request_length>();
       uet::codec::PathEncoder::rewrite(kept.bytes, id, datagram_message_id(d));
       uet::codec::PathEncoder::rewrite(kept.bytes, length, len);
     } else {
@@ -1343,8 +1297,13 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
       refused = true;
       continue;
     }
-    ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN : errno == ECONNREFUSED ? 0 : -FI_EIO;
-    if (ret == -FI_EIO) FI_WARN(&g_prov, FI_LOG_EP_DATA, "%s: %s\n", copy ? "sendto" : "sendmsg", strerror(errno));
+    // EMSGSIZE: the datagram is larger than the path's MTU (fragmentation is off: payload_mtu.hpp), so the
+    // FEP's MTU is set larger than its path's.
+    ret = errno == EAGAIN || errno == ENOBUFS ? -FI_EAGAIN
+          : errno == ECONNREFUSED             ? 0
+          : errno == EMSGSIZE                 ? -FI_EMSGSIZE
+                                              : -FI_EIO;
+    if (ret == -FI_EIO || ret == -FI_EMSGSIZE) FI_WARN(&g_prov, FI_LOG_EP_DATA, "%s: %s\n", copy ? "sendto" : "sendmsg", strerror(errno));
     break;
   }
   flush_outbox(d);  // after our datagram, the ACKs an earlier call left

@@ -15,6 +15,25 @@ namespace softuet_test {
 
 std::string fi_err(long ret) { return std::to_string(ret) + " (" + fi_strerror(static_cast<int>(-ret)) + ")"; }
 
+fi_info* softuet_info(fi_ep_type type, uint64_t caps, const char* service, int* rc) {
+  fi_info* hints = fi_allocinfo();
+  hints->ep_attr->type = type;
+  hints->caps = caps;
+  hints->fabric_attr->prov_name = strdup("softuet");
+  fi_info* info = nullptr;
+  *rc = fi_getinfo(FI_VERSION(2, 0), nullptr, service, 0, hints, &info);
+  fi_freeinfo(hints);
+  return *rc ? nullptr : info;
+}
+
+size_t softuet_payload_mtu() {
+  int rc = 0;
+  fi_info* info = softuet_info(FI_EP_DGRAM, FI_MSG, nullptr, &rc);
+  const size_t mtu = info ? info->ep_attr->max_msg_size : 0;
+  fi_freeinfo(info);
+  return mtu;
+}
+
 void SoftuetApi::SetUp() {
   fi_info* hints = fi_allocinfo();
   ASSERT_NE(hints, nullptr);

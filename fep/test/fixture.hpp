@@ -22,6 +22,12 @@ inline constexpr int kB = 1;
 
 // "-11 (Resource temporarily unavailable)": what a failed fi_* call returned, for assertion messages.
 std::string fi_err(long ret);
+// fi_getinfo for softuet endpoints of `type` with `caps` (and `service`): the list (the caller frees it), or
+// nullptr with the code in *rc.
+fi_info* softuet_info(fi_ep_type type, uint64_t caps, const char* service, int* rc);
+// The payload bytes one softuet packet carries on this FEP's path: a datagram is one packet, so it is a DGRAM
+// endpoint's max_msg_size (0 when fi_getinfo gives no DGRAM info).
+size_t softuet_payload_mtu();
 
 class SoftuetApi : public ::testing::Test {
  protected:

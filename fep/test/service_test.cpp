@@ -25,15 +25,9 @@ class Service : public SoftuetApi {
   }
   // fi_getinfo with `service`: the RDM info, or nullptr with *rc.
   fi_info* Info(const char* service, int* rc) {
-    fi_info* hints = fi_allocinfo();
-    hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_MSG;
-    hints->fabric_attr->prov_name = strdup("softuet");
-    fi_info* info = nullptr;
-    *rc = fi_getinfo(FI_VERSION(2, 0), nullptr, service, 0, hints, &info);
-    fi_freeinfo(hints);
+    fi_info* info = softuet_info(FI_EP_RDM, FI_MSG, service, rc);
     if (info) infos_.push_back(info);
-    return *rc ? nullptr : info;
+    return info;
   }
   // An endpoint of the fixture's domain from `info`; its RI, or the negative fi_endpoint code.
   int Open(fi_info* info) {
