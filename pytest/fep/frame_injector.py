@@ -19,6 +19,7 @@ The copies leave with IP TTL 17, so the injector never copies its own frames.
 Prints "ready" once it listens, "injected N" every 250 copies, and on SIGTERM one JSON line with what it saw
 and injected; then exits.
 """
+import ctypes
 import json
 import random
 import signal
@@ -34,7 +35,7 @@ UET_PORT = 4793
 MARK_TTL = 17
 ETH_P_ALL, ETH_P_IP = 0x0003, 0x0800  # a packet socket sees outgoing frames only with ETH_P_ALL
 PACKET_OUTGOING = 4
-SO_RCVBUFFORCE = 33  # socket.h; Python's socket module lacks it (root may exceed rmem_max with it)
+SO_ATTACH_FILTER, SO_RCVBUFFORCE = 26, 33  # socket.h; Python's socket module lacks it (root may exceed rmem_max with it)
 POSITION_FIELDS = {"psn", "cack_psn", "ack_psn_offset", "nack_psn", "spdcid", "dpdcid"}
 HEADERS_MAX = 160  # more than the longest run of UET headers softuet sends (PDS, SES and extensions)
 PROGRESS_EVERY = 250
@@ -133,6 +134,21 @@ class Mutator:
         return kind, header.to_bytes(header_len, "big") + payload[header_len:]
 
 
+def outgoing_udp_filter():
+    """A classic BPF program for the tap: only UDP over IPv4 leaving the host, not the injector's own copies
+    (the tap sees both directions, and the peer's frames and copies would bury this side's own)."""
+    ld_b_abs, jeq, ret = 0x30, 0x15, 0x06
+    pkttype = 0xFFFFF000 + 4  # SKF_AD_OFF + SKF_AD_PKTTYPE
+    program = [
+        (ld_b_abs, 0, 0, pkttype), (jeq, 0, 5, PACKET_OUTGOING),
+        (ld_b_abs, 0, 0, 9), (jeq, 0, 3, socket.IPPROTO_UDP),  # offsets from the IP header (SOCK_DGRAM)
+        (ld_b_abs, 0, 0, 8), (jeq, 1, 0, MARK_TTL),
+        (ret, 0, 0, 0x40000), (ret, 0, 0, 0),
+    ]
+    code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *insn) for insn in program))
+    return code, struct.pack("HL", len(program), ctypes.addressof(code))
+
+
 def ip_udp(src, dst, sport, dport, payload):
     """An IPv4 header (the kernel fills in the length and checksum) and a UDP header without checksum."""
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 0, 0, 0, MARK_TTL, socket.IPPROTO_UDP, 0,
@@ -145,6 +161,8 @@ def main(argv):
     mutator = Mutator(random.Random(seed))
     tap = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_ALL))  # from the IP header on
     tap.bind((ifname, ETH_P_ALL))
+    code, fprog = outgoing_udp_filter()
+    tap.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
     # A burst of the transfer's frames waits here while the copies of the earlier ones go out.
     tap.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
     tap.settimeout(0.2)

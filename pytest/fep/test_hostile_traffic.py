@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces ne
 INJECTOR = pathlib.Path(__file__).with_name("frame_injector.py")
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SLOTS = 4096         # write slots at the server (message SEQ writes slot SEQ % SLOTS)
-TO_INJECT = 6000     # the transfer runs until the injectors have sent this many copies between them
+TO_INJECT = 2500     # the transfer runs until each injector has sent this many copies
 NORMAL = 256         # messages of the normal exchange afterwards
 COPIES = 2           # mutated copies of each frame
 DEADLINE = 150       # seconds for one phase: the probe's own per-batch deadline is 60 s
@@ -62,12 +62,12 @@ def start_injector(pair, side, seed):
 
 
 def wait_injected(injectors, target, timeout):
-    """Until the injectors' "injected N" lines add up to `target` (they are running beside the transfer)."""
+    """Until each injector's "injected N" lines reach `target` (they run beside the transfer)."""
     sel = selectors.DefaultSelector()
     for side, proc in injectors.items():
         sel.register(proc.stdout, selectors.EVENT_READ, side)
     counts, deadline = dict.fromkeys(injectors, 0), time.monotonic() + timeout
-    while sum(counts.values()) < target:
+    while min(counts.values()) < target:
         left = deadline - time.monotonic()
         assert left > 0, f"the injectors sent only {counts} copies in {timeout} s"
         for key, _ in sel.select(timeout=left):
@@ -121,8 +121,7 @@ def test_transfer_survives_mutated_copies_of_its_frames(pair, softuet_env, build
     print(f"messages sent under injection: {sent}; operations that failed with an error entry: {len(errors)} "
           f"{sorted(errors)[:20]}")
 
-    assert sum(i["injected"] for i in injected.values()) >= TO_INJECT, injected
-    assert all(i["seen"] > 0 for i in injected.values()), injected
+    assert all(i["injected"] >= TO_INJECT for i in injected.values()), injected
     bad = [line for line in server_out.splitlines() if line.split()[0] in ("dup", "corrupt", "slot")]
     assert not bad, f"delivered twice, corrupted or with a wrong slot: {bad[:20]}"
     got = {int(s) for s in next(line for line in server_out.splitlines() if line.startswith("got")).split()[1:]}
