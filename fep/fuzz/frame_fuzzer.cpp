@@ -226,6 +226,10 @@ std::pair<int, int> drain_cq(Fep& f) {
       fi_cq_err_entry err{};
       if (fi_cq_readerr(f.cq, &err, 0) != 1) break;
       ++errors;
+      if (std::getenv("SOFTUET_FUZZ_SEEDS"))
+        std::fprintf(stderr, "frame_fuzzer: operation %ld: error %d (%s), prov_errno %d\n",
+                     static_cast<long>(static_cast<int*>(err.op_context) - f.contexts), err.err, fi_strerror(err.err),
+                     err.prov_errno);
       if (++seen[err.op_context] > 1) die("two completions of one context", 0);
       continue;
     }

@@ -11,7 +11,7 @@
 // are SEQ and the fifth says whether the write to slot SEQ % SLOTS completed (then the server checks that
 // slot). The client prints "error KIND SEQ ERR" for an operation that ended in an error completion; the
 // server prints "dup SEQ", "corrupt SEQ", "slot SEQ" for a message delivered twice, with wrong bytes, or
-// whose slot is wrong, and at the end "received N" and "got SEQ..." (every sequence number it received).
+// whose slot is wrong, "foreign ..." for a completion of no receive of its own, and at the end "received N" and "got SEQ..." (every sequence number it received).
 #include <poll.h>
 #include <rdma/fi_rma.h>
 #include <unistd.h>
@@ -98,6 +98,11 @@ int serve(uint32_t slot_count) {
     }
     if (n != 1) continue;
     auto* buf = static_cast<std::vector<uint8_t>*>(c.op_context);
+    if (!buf || !(c.flags & FI_RECV)) {
+      // Not one of our receives: a remote write with CQ data, which the client never sends.
+      std::printf("foreign flags 0x%llx len %zu\n", static_cast<unsigned long long>(c.flags), c.len);
+      continue;
+    }
     ++received;
     uint32_t seq = 0;
     if (c.len >= 5) std::memcpy(&seq, buf->data(), 4);

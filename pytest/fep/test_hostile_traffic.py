@@ -122,8 +122,8 @@ def test_transfer_survives_mutated_copies_of_its_frames(pair, softuet_env, build
           f"{sorted(errors)[:20]}")
 
     assert all(i["injected"] >= TO_INJECT for i in injected.values()), injected
-    bad = [line for line in server_out.splitlines() if line.split()[0] in ("dup", "corrupt", "slot")]
-    assert not bad, f"delivered twice, corrupted or with a wrong slot: {bad[:20]}"
+    bad = [line for line in server_out.splitlines() if line.split()[0] in ("dup", "corrupt", "slot", "foreign", "recv-error")]
+    assert not bad, f"delivered twice, corrupted, with a wrong slot, or not sent at all: {bad[:20]}"
     got = {int(s) for s in next(line for line in server_out.splitlines() if line.startswith("got")).split()[1:]}
     sent_ok = {s for s in range(sent) if ("send", s) not in errors}
     assert sent_ok <= got, f"sends completed without error but never arrived: {sorted(sent_ok - got)[:20]}"
