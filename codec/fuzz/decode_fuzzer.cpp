@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes, under any link type the decoder knows, must decode without a crash or
-// an out-of-bounds read. Built by codec/fuzz/run.sh with clang (-fsanitize=fuzzer,address,undefined).
+// an out-of-bounds read. Built in the fuzz tree (UET_FUZZ=ON: clang, -fsanitize=fuzzer,address,undefined).
 #include <cstddef>
 #include <cstdint>
 #include <vector>

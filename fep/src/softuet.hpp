@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -551,6 +552,9 @@ struct Domain {
   uint64_t next_token = 1;
   uint64_t next_op = 1;
   uint16_t next_pdcid = 1;
+  // The first PSN of each initiator PDC is drawn from here (per domain: two domains never share a generator
+  // across their locks).
+  std::mt19937 psn_rng{std::random_device{}()};
   // The FEP thread: what a NIC does without the host (ACKs, retransmissions) cannot wait for the next
   // libfabric call, or a peer waiting for an ACK stalls while this process does something else.
   std::thread fep_thread;
@@ -655,6 +659,9 @@ int transport_open(Domain* d);
 void transport_close(Domain* d);
 // Start the domain's FEP thread (once; when its first RDM endpoint is enabled).
 void transport_start_fep_thread(Domain* d);
+// One received datagram (UET from the PDS header on) from `from`: decoded, then through the PDCs and SES,
+// as progress hands each datagram it reads. Caller holds d->mu.
+void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from);
 // Drain the socket and deliver what arrived, then fire retransmission timers (manual progress). Caller
 // holds d->mu. Returns the number of frames read.
 size_t progress(Domain* d);

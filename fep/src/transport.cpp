@@ -223,14 +223,13 @@ Ep* ep_of_optimized(Domain* d, const Mr* mr, uint64_t job, uint64_t pid, uint64_
 PeerPdc& peer_pdc(Domain* d, Ep* ep, const UdpPeer& peer) {
   auto& slot = d->pdcs[{ep, peer}];
   if (!slot) {
-    static std::mt19937 rng{std::random_device{}()};
     slot = std::make_unique<PeerPdc>();
     slot->ep = ep;
     slot->peer = peer;
     slot->ini_id = alloc_pdcid(d);
     d->pdc_by_ini_id[slot->ini_id] = slot.get();
     slot->tgt_id = alloc_pdcid(d);
-    slot->ini = std::make_unique<pds::InitiatorPdc>(ep->mode, static_cast<pds::Psn>(rng()));
+    slot->ini = std::make_unique<pds::InitiatorPdc>(ep->mode, static_cast<pds::Psn>(d->psn_rng()));
   }
   return *slot;
 }
@@ -800,6 +799,10 @@ struct RecvBatch {
 
 void RecvBatchDeleter::operator()(RecvBatch* b) const { delete b; }
 
+void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from) {
+  handle_packet(d, buf, len, from, d->rx->pkt, d->rx->req);
+}
+
 int transport_open(Domain* d) {
   d->rx.reset(new RecvBatch);
   outbox_open(d);
@@ -896,7 +899,7 @@ void handle_batch(Domain* d, RecvBatch& b, size_t n) {
     if (!(h.msg_flags & MSG_TRUNC)) {
       b.from[i].len = h.msg_namelen;
       if (const std::optional<UdpPeer> peer = peer_of(b.from[i]))
-        handle_packet(d, static_cast<uint8_t*>(b.iov[i].iov_base), b.msgs[i].msg_len, *peer, b.pkt, b.req);
+        transport_receive(d, static_cast<uint8_t*>(b.iov[i].iov_base), b.msgs[i].msg_len, *peer);
     }
     h.msg_namelen = sizeof b.from[i].u;  // the kernel wrote the sender's length there
   }

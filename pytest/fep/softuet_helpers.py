@@ -1,6 +1,7 @@
 """Helpers of the softuet tests (a module with a unique name: several conftest.py exist under pytest/)."""
 import json
 import pathlib
+import selectors
 import shutil
 import subprocess
 import time
@@ -28,6 +29,22 @@ def built_probe(build_dir, name):
     if not path.exists():
         pytest.fail(f"{path} is not built: run ./uet build")
     return str(path)
+
+
+def server_address(server, timeout=20.0):
+    """The "addr HEX" line a probe server (build/bin/softuet-*-probe serve) prints once it is ready."""
+    sel = selectors.DefaultSelector()
+    sel.register(server.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not sel.select(timeout=deadline - time.monotonic()):
+            break
+        line = server.stdout.readline()
+        if not line:
+            raise AssertionError(f"probe server exited with {server.wait(timeout=10)}: {server.stderr.read()}")
+        if line.startswith("addr "):
+            return line.split()[1]
+    raise AssertionError(f"probe server printed no address within {timeout} s")
 
 
 def wait_listening(pair, side, port, proc, timeout=20.0):

@@ -5,13 +5,11 @@ a pkt_id each) answered by RUDI_RESP (type 5, the same pkt_id); any other key, o
 RUD. Under nftables loss every RUDI write and read still completes with the right data. The two RUDI knobs
 make the delivery check report the requests they send over RUDI."""
 import os
-import selectors
 import subprocess
-import time
 
 import pytest
 
-from softuet_helpers import built_probe, decode_strict
+from softuet_helpers import built_probe, decode_strict, server_address
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -28,22 +26,6 @@ NO_HPC = "ai_base,ai_full"
 @pytest.fixture
 def probe(build_dir):
     return built_probe(build_dir, "softuet-rudi-probe")
-
-
-def server_address(server, timeout=20.0):
-    """The "addr HEX" line the probe server prints once its MR is registered."""
-    sel = selectors.DefaultSelector()
-    sel.register(server.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not sel.select(timeout=deadline - time.monotonic()):
-            break
-        line = server.stdout.readline()
-        if not line:
-            raise AssertionError(f"probe server exited with {server.wait(timeout=10)}: {server.stderr.read()}")
-        if line.startswith("addr "):
-            return line.split()[1]
-    raise AssertionError(f"probe server printed no address within {timeout} s")
 
 
 def probe_run(pair, probe, env, tmp_path, decode, key, sizes=SIZES, server_env=None, loss=0, name="rudi"):
