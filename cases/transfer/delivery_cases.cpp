@@ -23,6 +23,8 @@ namespace w = uet::wire;
 
 // Any DSCP other than the default data class (choice default-data-tc) tells the two apart.
 constexpr uint32_t kDscp = 46;
+// The JobID of the cases that check where a request goes (direct method on both sides).
+constexpr uint32_t kPlacedJob = 0x0C0C03;
 
 class Delivery : public TwoSided {
  protected:
@@ -41,20 +43,36 @@ class Delivery : public TwoSided {
     ASSERT_TRUE(*request) << "no SES request captured";
   }
   bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
-  // Both sides with fi_rma, which DGRAM endpoints do not offer.
-  void OpenForRma() {
+  // Both sides with fi_rma, which DGRAM endpoints do not offer (`placed`: with PlacedSpec).
+  void OpenForRma(bool placed = false) {
     UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-    ASSERT_NO_FATAL_FAILURE(OpenBoth(Spec(FI_MSG | FI_RMA)));
+    ASSERT_NO_FATAL_FAILURE(OpenBoth(placed ? PlacedSpec(FI_MSG | FI_RMA) : Spec(FI_MSG | FI_RMA)));
   }
-  // The one-packet operation with context `ctx` just posted, if the initiator sent it in SES header
-  // `next_hdr` (else the case does not apply: nothing shows how the target reads that header). Its outcome
-  // at the initiator is read before what the target shows, so that a target that drops the request is the
-  // side blamed, not the initiator whose operation then never completes.
+  // Both sides with the direct JobID kPlacedJob, so that a case knows the JobID a request must carry.
+  EndpointSpec PlacedSpec(uint64_t caps) const {
+    EndpointSpec s = Spec(caps);
+    s.method = JobMethod::direct;
+    s.job = kPlacedJob;
+    return s;
+  }
+  // The one-packet operation with context `ctx` just posted (both sides opened with PlacedSpec), if the
+  // initiator sent it in SES header `next_hdr` (else the case does not apply: nothing shows how the target
+  // reads that header) to the target endpoint (else the initiator is at fault: Wire.RequestsAddressTheTarget-
+  // Endpoint). Its outcome at the initiator is read before what the target shows, so that a target that
+  // drops the request is the side blamed, not the initiator whose operation then never completes.
   void SentInHeader(uint64_t opcode, uint64_t next_hdr, const char* header, int* ctx, Outcome* sent) {
     const auto f = cap.find([&](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == opcode; });
     ASSERT_TRUE(f) << "no request of SES opcode " << opcode << " captured";
     UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr,
                           "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
+    const std::vector<uint8_t>& theirs = target.name();
+    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(theirs, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits)},
+                      {w::Field::uet_ses_job_id, kPlacedJob}};
+    // The optimized header names the MR, not the endpoint, in ses.resource_index.
+    if (next_hdr != w::pds_next_hdr::UET_HDR_REQUEST_SMALL)
+      placed.emplace_back(w::Field::uet_ses_resource_index,
+                          address_field(theirs, w::k_addr_offset_start_index, w::k_resource_index_bits));
+    ASSERT_TRUE(matches(*f, placed)) << "the request does not address the target endpoint: " << differences(*f, placed);
     *sent = me.wait(ctx, kArrivalMs);
   }
   // Registers MR `id` of the target with an OPTIMIZED key; the case does not apply when the key is not
@@ -71,7 +89,7 @@ class Delivery : public TwoSided {
   // Both sides open for RMA; a one-packet write to an MR of the target (OPTIMIZED key for the optimized
   // header, else a plain one), judged by what reaches the MR, if the initiator sent it in header `next_hdr`.
   void ExpectWriteTaken(uint64_t next_hdr, const char* header) {
-    ASSERT_NO_FATAL_FAILURE(OpenForRma());
+    ASSERT_NO_FATAL_FAILURE(OpenForRma(true));
     if (IsSkipped()) return;
     RemoteMr mr;
     if (next_hdr == w::pds_next_hdr::UET_HDR_REQUEST_SMALL) {
@@ -279,7 +297,7 @@ TEST_P(Delivery, TargetTakesASendInTheSmallMessageHeader) {
   covers({"2.2.10.4-a"});
   UET_REQUIRE_UET_PROVIDER();
   UET_NOT_APPLICABLE_IF(!rdm(), "datagrams keep the standard header (choice small-message-criteria)");
-  UET_OPEN_BOTH(Spec(FI_MSG));
+  UET_OPEN_BOTH(PlacedSpec(FI_MSG));
   ASSERT_TRUE(cap.start()) << cap.error();
   ASSERT_EQ(target.post_recv(1, 128), 0) << target.error();
   const std::vector<uint8_t> data(64, 0x6B);

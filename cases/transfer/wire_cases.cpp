@@ -394,13 +394,6 @@ TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
                                       "(fi_compare_atomicvalid)");
 }
 
-// A 16-bit field of a UET address (host order in memory, choice uet-address-layout), masked to `bits`.
-uint64_t address_field(const std::vector<uint8_t>& name, size_t offset, uint64_t bits) {
-  uint16_t v = 0;
-  if (name.size() >= offset + sizeof v) std::memcpy(&v, name.data() + offset, sizeof v);
-  return v & ((uint64_t{1} << bits) - 1);
-}
-
 // 2.2.10.4-a (Table 2-39, MISSING: digest I.9): the fields of a request that say where it goes come from
 // the destination's UET address and the endpoint's JobID: ses.pid_on_fep is the PIDonFEP of dest_addr,
 // ses.resource_index its RI (never 0: RI 0 is reserved for a provider-to-provider control channel,

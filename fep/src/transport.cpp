@@ -208,7 +208,9 @@ void ses_fields(FieldValues& v, Ep* ep, const Dest& to, uint64_t opcode, uint16_
   // rel follows the destination address's mode: relative (flag bit 5 clear) -> 1.
   v.set(Field::uet_ses_rel, (dest.uet.flags & kAddrFlagAbsolute) ? 0 : 1);
   Domain* d = ep->domain;
-  v.set(Field::uet_ses_message_id, fault(d, Fault::message_id_zero) ? 0 : message_id);
+  // A datagram's message_id 0 is another spec version's rule, not this knob's mistake.
+  const bool numbered = opcode != wire::ses_request_opcode::UET_DATAGRAM_SEND;
+  v.set(Field::uet_ses_message_id, fault(d, Fault::message_id_zero) && numbered ? 0 : message_id);
   // No RI generations: the generation MUST then be 0.
   v.set(Field::uet_ses_ri_generation, fault(d, Fault::nonzero_ri_generation) ? 1 : 0);
   v.set(Field::uet_ses_job_id, (to.job_id + (fault(d, Fault::wrong_job_id) ? 1 : 0)) & 0xFFFFFF);
