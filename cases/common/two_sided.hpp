@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <rdma/fi_errno.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "conformance.hpp"
 #include "endpoint.hpp"
@@ -30,6 +32,13 @@ inline uint8_t claimed_caps(const Manifest& m) {
   if (m.claims_profile("ai_full")) caps |= static_cast<uint8_t>(1u << uet::wire::k_cap_ai_full);
   if (m.claims_profile("hpc")) caps |= static_cast<uint8_t>(1u << uet::wire::k_cap_hpc);
   return caps;
+}
+
+// A 16-bit field of a UET address (host order in memory, choice uet-address-layout), masked to `bits`.
+inline uint64_t address_field(const std::vector<uint8_t>& name, size_t offset, uint64_t bits) {
+  uint16_t v = 0;
+  if (name.size() >= offset + sizeof v) std::memcpy(&v, name.data() + offset, sizeof v);
+  return v & ((uint64_t{1} << bits) - 1);
 }
 
 // How long a case waits for a message the target must get (the initiator's completion came first).

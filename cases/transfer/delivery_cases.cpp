@@ -1,6 +1,6 @@
 // What the wire shows of a transfer between two processes: the packet delivery mode (UEC 1.0 §2.2.6), the
 // data traffic class (§2.2.7) and the SES header format (§2.2.10.4), from a capture of the initiator's
-// side. UET statements, so UET providers only.
+// side; and that a target takes a request in each header format. UET statements, so UET providers only.
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
@@ -23,6 +23,8 @@ namespace w = uet::wire;
 
 // Any DSCP other than the default data class (choice default-data-tc) tells the two apart.
 constexpr uint32_t kDscp = 46;
+// The JobID of the cases that check where a request goes (direct method on both sides).
+constexpr uint32_t kPlacedJob = 0x0C0C03;
 
 class Delivery : public TwoSided {
  protected:
@@ -41,6 +43,77 @@ class Delivery : public TwoSided {
     ASSERT_TRUE(*request) << "no SES request captured";
   }
   bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
+  // Both sides with fi_rma, which DGRAM endpoints do not offer (`placed`: with PlacedSpec).
+  void OpenForRma(bool placed = false) {
+    UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+    ASSERT_NO_FATAL_FAILURE(OpenBoth(placed ? PlacedSpec(FI_MSG | FI_RMA) : Spec(FI_MSG | FI_RMA)));
+  }
+  // Both sides with the direct JobID kPlacedJob, so that a case knows the JobID a request must carry.
+  EndpointSpec PlacedSpec(uint64_t caps) const {
+    EndpointSpec s = Spec(caps);
+    s.method = JobMethod::direct;
+    s.job = kPlacedJob;
+    return s;
+  }
+  // The one-packet operation with context `ctx` just posted (both sides opened with PlacedSpec), if the
+  // initiator sent it in SES header `next_hdr` (else the case does not apply: nothing shows how the target
+  // reads that header) to the target endpoint (else the initiator is at fault: Wire.RequestsAddressTheTarget-
+  // Endpoint). Its outcome at the initiator is read before what the target shows, so that a target that
+  // drops the request is the side blamed, not the initiator whose operation then never completes.
+  void SentInHeader(uint64_t opcode, uint64_t next_hdr, const char* header, int* ctx, Outcome* sent) {
+    const auto f = cap.find([&](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == opcode; });
+    ASSERT_TRUE(f) << "no request of SES opcode " << opcode << " captured";
+    UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr,
+                          "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
+    const std::vector<uint8_t>& theirs = target.name();
+    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(theirs, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits)},
+                      {w::Field::uet_ses_job_id, kPlacedJob}};
+    // The optimized header names the MR, not the endpoint, in ses.resource_index.
+    if (next_hdr != w::pds_next_hdr::UET_HDR_REQUEST_SMALL)
+      placed.emplace_back(w::Field::uet_ses_resource_index,
+                          address_field(theirs, w::k_addr_offset_start_index, w::k_resource_index_bits));
+    ASSERT_TRUE(matches(*f, placed)) << "the request does not address the target endpoint: " << differences(*f, placed);
+    *sent = me.wait(ctx, kArrivalMs);
+  }
+  // Registers MR `id` of the target with an OPTIMIZED key; the case does not apply when the key is not
+  // OPTIMIZED or the target FEP does not take the optimized header.
+  void RegisterOptimizedMr(int id, RemoteMr* mr) {
+    ASSERT_TRUE(target.register_mr(id, 256, 0, "optimized+any", mr)) << target.error();
+    UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)),
+                          "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
+    const std::vector<uint8_t> name = target.name();
+    ASSERT_GT(name.size(), w::k_addr_offset_caps);
+    UET_NOT_APPLICABLE_IF(!(name[w::k_addr_offset_caps] & (1u << w::k_cap_optimized_header)),
+                          "the target FEP does not take the optimized header (address capability bit 7)");
+  }
+  // Both sides open for RMA; a one-packet write to an MR of the target (OPTIMIZED key for the optimized
+  // header, else a plain one), judged by what reaches the MR, if the initiator sent it in header `next_hdr`.
+  void ExpectWriteTaken(uint64_t next_hdr, const char* header) {
+    ASSERT_NO_FATAL_FAILURE(OpenForRma(true));
+    if (IsSkipped()) return;
+    RemoteMr mr;
+    if (next_hdr == w::pds_next_hdr::UET_HDR_REQUEST_SMALL) {
+      ASSERT_NO_FATAL_FAILURE(RegisterOptimizedMr(1, &mr));
+      if (IsSkipped()) return;
+    } else {
+      ASSERT_TRUE(target.register_mr(1, 256, 0, "any", &mr)) << target.error();
+    }
+    ASSERT_TRUE(cap.start()) << cap.error();
+    const std::vector<uint8_t> src(64, static_cast<uint8_t>(0x60 + next_hdr));
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); }), 0);
+    Outcome sent;
+    ASSERT_NO_FATAL_FAILURE(SentInHeader(w::ses_request_opcode::UET_WRITE, next_hdr, header, &ctx, &sent));
+    if (IsSkipped()) return;
+    EXPECT_EQ(target.read_mr(1, 0, src.size()), src) << "a one-packet write in the " << header << " did not reach the MR";
+    ExpectCompleted(sent);
+  }
+  // After the target's side was judged: the initiator's operation completed.
+  static void ExpectCompleted(const Outcome& sent) {
+    observing(Side::initiator, "api: the initiator's completion");
+    EXPECT_EQ(sent.state, Outcome::completed) << "the initiator's operation: err " << sent.error.err << ", prov_errno "
+                                              << sent.error.prov_errno;
+  }
   Capture cap;
 };
 
@@ -102,8 +175,8 @@ TEST_P(Delivery, OnePacketSendUsesTheSmallMessageHeader) {
 TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
   covers({"2.2.10.4-f", "2.2.5.3.4.1-k"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  ASSERT_NO_FATAL_FAILURE(OpenForRma());
+  if (IsSkipped()) return;
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 256, 0, "any", &mr)) << target.error();
   ASSERT_TRUE(cap.start()) << cap.error();
@@ -122,16 +195,11 @@ TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
 TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
   covers({"2.2.5.3.4.1-i", "2.2.5.3.4.1-j", "2.2.10.4-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  ASSERT_NO_FATAL_FAILURE(OpenForRma());
+  if (IsSkipped()) return;
   RemoteMr mr;
-  ASSERT_TRUE(target.register_mr(5, 256, 0, "optimized+any", &mr)) << target.error();
-  constexpr uint64_t kOptimized = uint64_t{1} << w::k_mr_key_optimized_bit;
-  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
-  const std::vector<uint8_t> name = target.name();
-  ASSERT_GT(name.size(), w::k_addr_offset_caps);
-  UET_NOT_APPLICABLE_IF(!(name[w::k_addr_offset_caps] & (1u << w::k_cap_optimized_header)),
-                        "the target FEP does not take the optimized header (address capability bit 7)");
+  ASSERT_NO_FATAL_FAILURE(RegisterOptimizedMr(5, &mr));
+  if (IsSkipped()) return;
   ASSERT_TRUE(cap.start()) << cap.error();
   const std::vector<uint8_t> src(64, 0x44);
   int ctx = 0;
@@ -153,8 +221,8 @@ TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
 TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
   covers({"2.2.5.3.4.1-l"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  ASSERT_NO_FATAL_FAILURE(OpenForRma());
+  if (IsSkipped()) return;
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 3 * 4096, 0, "any", &mr)) << target.error();
   ASSERT_TRUE(cap.start()) << cap.error();
@@ -184,8 +252,8 @@ TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
 TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
   covers({"2.2.5.3.4.1-b", "2.2.5.3.4.1-m", "2.2.6-b"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
-  UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
+  ASSERT_NO_FATAL_FAILURE(OpenForRma());
+  if (IsSkipped()) return;
   RemoteMr unsafe, safe;
   ASSERT_TRUE(target.register_mr(1, 256, 0, "any", &unsafe)) << target.error();
   ASSERT_TRUE(target.register_mr(2, 256, 0, "idempotent+any", &safe)) << target.error();
@@ -218,6 +286,43 @@ TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
   }
   should(to_safe->get(w::Field::uet_pds_type) == w::pds_type::RUDI_REQ,
          "a write without remote CQ data to an IDEMPOTENT_SAFE key between HPC FEPs uses RUDI (choice rudi-criteria)");
+}
+
+// 2.2.10.4-a: a target reads every request header format of Table 2-38, not only the standard header: the
+// small message header of a one-packet send (next_hdr 2), the small RMA header of a one-packet write
+// (next_hdr 2) and the optimized non-matching header of a one-packet write to an OPTIMIZED key of a FEP
+// whose address says it takes that header (next_hdr 1). Judged by what arrives at the target, whatever the
+// initiator's completion says. Knob standard_header_only breaks all three.
+TEST_P(Delivery, TargetTakesASendInTheSmallMessageHeader) {
+  covers({"2.2.10.4-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  UET_NOT_APPLICABLE_IF(!rdm(), "datagrams keep the standard header (choice small-message-criteria)");
+  UET_OPEN_BOTH(PlacedSpec(FI_MSG));
+  ASSERT_TRUE(cap.start()) << cap.error();
+  ASSERT_EQ(target.post_recv(1, 128), 0) << target.error();
+  const std::vector<uint8_t> data(64, 0x6B);
+  int ctx = 0;
+  ASSERT_EQ(me.post([&] { return fi_send(me.ep, data.data(), data.size(), nullptr, dest, &ctx); }), 0);
+  Outcome sent;
+  ASSERT_NO_FATAL_FAILURE(SentInHeader(w::ses_request_opcode::UET_SEND, w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
+                                       "small message header", &ctx, &sent));
+  if (IsSkipped()) return;
+  const RecvResult r = target.completion(1, kArrivalMs);
+  ASSERT_EQ(r.state, RecvResult::completed) << "a one-packet send in the small message header did not arrive " << target.error();
+  EXPECT_EQ(r.bytes, data);
+  ExpectCompleted(sent);
+}
+
+TEST_P(Delivery, TargetTakesAWriteInTheSmallRmaHeader) {
+  covers({"2.2.10.4-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  ASSERT_NO_FATAL_FAILURE(ExpectWriteTaken(w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM, "small RMA header"));
+}
+
+TEST_P(Delivery, TargetTakesAWriteInTheOptimizedHeader) {
+  covers({"2.2.10.4-a"});
+  UET_REQUIRE_UET_PROVIDER();
+  ASSERT_NO_FATAL_FAILURE(ExpectWriteTaken(w::pds_next_hdr::UET_HDR_REQUEST_SMALL, "optimized non-matching header"));
 }
 
 UET_INSTANTIATE_TWO_SIDED(Delivery);

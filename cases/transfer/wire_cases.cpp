@@ -1,8 +1,9 @@
 // What the wire shows of the libfabric mapping below SES (UEC 1.0 §2.2.10.1–3) and of the CAS operands
 // (§2.2.10.4): the IP and UDP headers of a FEP's packets (Table 2-36, MISSING: digest I.2), the PDS
-// header of each delivery mode (UUD carries no PDC, RUD/ROD their PDC's state, Table 2-37 MISSING), and
-// the compare and swap values of fi_compare_atomic in the CAS extension header. UET statements, so UET
-// providers only.
+// header of each delivery mode (UUD carries no PDC, RUD/ROD their PDC's state, Table 2-37 MISSING), the
+// SES fields that place a request (PIDonFEP, RI and JobID of its destination, a nonzero message_id;
+// Table 2-39) and the compare and swap values of fi_compare_atomic in the CAS extension header. UET
+// statements, so UET providers only.
 //
 // These checks compare byte strings (IP addresses, 16-byte CAS operands), which the suite's Capture
 // decodes as offsets into a frame it does not keep; FrameCapture below keeps each frame's bytes. It also
@@ -185,6 +186,16 @@ class Wire : public TwoSided {
     data_[id] = std::vector<uint8_t>(len, static_cast<uint8_t>(0x40 + id));
     ASSERT_EQ(me.post([&] { return fi_send(me.ep, data_[id].data(), data_[id].size(), nullptr, dest, ctx); }), 0);
   }
+  // Opens both sides with `spec` and, with the capture running, sends `len` bytes to receive 1: the first
+  // SES request on the wire in `f` (the case checks it, then Arrived(1, ctx)).
+  void SendCaptured(const EndpointSpec& spec, size_t len, int* ctx, std::optional<Frame>* f) {
+    ASSERT_NO_FATAL_FAILURE(OpenBoth(spec));
+    if (IsSkipped()) return;
+    ASSERT_TRUE(cap.start()) << cap.error();
+    ASSERT_NO_FATAL_FAILURE(Send(len, 1, ctx));
+    *f = cap.find(Side::initiator, request);
+    ASSERT_TRUE(*f) << "no SES request captured";
+  }
   // The send completed at the initiator and the target received its bytes.
   void Arrived(int id, int* ctx) {
     ASSERT_EQ(me.wait(ctx).state, Outcome::completed);
@@ -219,12 +230,10 @@ TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
   rests_on_choice("uet-address-layout");
   EndpointSpec spec = Spec(FI_MSG);
   spec.tclass = fi_tc_dscp_set(kDscp);
-  UET_OPEN_BOTH(spec);
-  ASSERT_TRUE(cap.start()) << cap.error();
   int ctx = 0;
-  ASSERT_NO_FATAL_FAILURE(Send(64, 1, &ctx));
-  const auto f = cap.find(Side::initiator, request);
-  ASSERT_TRUE(f) << "no SES request captured";
+  std::optional<Frame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &ctx, &f));
+  if (IsSkipped()) return;
   bool my_v6 = false, their_v6 = false;
   const std::vector<uint8_t> my_fa = fabric_address(me.name(), &my_v6), their_fa = fabric_address(target.name(), &their_v6);
   ASSERT_FALSE(their_fa.empty()) << "the target's address is shorter than a UET address";
@@ -404,6 +413,58 @@ TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
   }
   UET_NOT_APPLICABLE_IF(checked == 0, "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
                                       "(fi_compare_atomicvalid)");
+}
+
+// 2.2.10.4-a (Table 2-39, MISSING: digest I.9): the fields of a request that say where it goes come from
+// the destination's UET address and the endpoint's JobID: ses.pid_on_fep is the PIDonFEP of dest_addr,
+// ses.resource_index its RI (never 0: RI 0 is reserved for a provider-to-provider control channel,
+// digest C.2), and ses.job_id the JobID the endpoint was given (§2.2.4.4; the direct method here, so the
+// case knows it). Checked on the wire, not through the target's answer, which depends on how the target
+// refuses a request it cannot place. Knobs own_address_in_request (the initiator's own PIDonFEP and RI)
+// and job_and_ri_zero break it.
+TEST_P(Wire, RequestsAddressTheTargetEndpoint) {
+  covers({"2.2.10.4-a", "2.2.4.4-b"});
+  if (IsSkipped()) return;
+  rests_on_choice("uet-address-layout");
+  constexpr uint32_t kJob = 0x0C0C03;
+  EndpointSpec spec = Spec(FI_MSG);
+  spec.method = JobMethod::direct;
+  spec.job = kJob;
+  int ctx = 0;
+  std::optional<Frame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &ctx, &f));
+  if (IsSkipped()) return;
+  const std::vector<uint8_t> theirs = target.name(), mine = me.name();
+  const uint64_t their_pid = address_field(theirs, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits);
+  const uint64_t their_ri = address_field(theirs, w::k_addr_offset_start_index, w::k_resource_index_bits);
+  const uint64_t my_pid = address_field(mine, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits);
+  const uint64_t my_ri = address_field(mine, w::k_addr_offset_start_index, w::k_resource_index_bits);
+  // Where the two addresses agree, the wire cannot tell the target's value from the initiator's own.
+  note("addresses", "target PIDonFEP " + std::to_string(their_pid) + " RI " + std::to_string(their_ri) +
+                        ", initiator PIDonFEP " + std::to_string(my_pid) + " RI " + std::to_string(my_ri));
+  const Partial want = {{w::Field::uet_ses_pid_on_fep, their_pid}, {w::Field::uet_ses_resource_index, their_ri},
+                        {w::Field::uet_ses_job_id, kJob}};
+  EXPECT_TRUE(matches(f->wire, want)) << "the request does not address the target endpoint: " << differences(f->wire, want);
+  EXPECT_NE(f->get(w::Field::uet_ses_resource_index), 0u) << "resource index 0 is reserved for provider-to-provider control";
+  ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
+}
+
+// 2.2.10.4-a (Table 2-39: ses.message_id is provider-allocated per message, never 0, which the standard
+// header reserves as invalid). A message too long for the small message header (request_length has 14
+// bits there) travels in standard headers, each with the message's message_id. RDM only: what a datagram
+// (UET_DATAGRAM_SEND) carries in message_id depends on the spec version. Knob message_id_zero breaks it.
+TEST_P(Wire, NumberedRequestsCarryANonzeroMessageId) {
+  covers({"2.2.10.4-a"});
+  if (IsSkipped()) return;
+  UET_NOT_APPLICABLE_IF(!rdm(), "a datagram's message_id depends on the spec version; RDM requests are numbered");
+  int ctx = 0;
+  std::optional<Frame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), w::k_small_message_max_length + 1, &ctx, &f));
+  if (IsSkipped()) return;
+  ASSERT_TRUE(f->get(w::Field::uet_ses_message_id)) << "a " << w::k_small_message_max_length + 1
+                                                    << "-byte message's request has no standard header (no message_id)";
+  EXPECT_NE(f->get(w::Field::uet_ses_message_id), 0u) << "ses.message_id 0 is invalid in a numbered request";
+  ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
 }
 
 UET_INSTANTIATE_TWO_SIDED(Wire);

@@ -47,6 +47,8 @@ constexpr auto kLingerMax = std::chrono::milliseconds(3000);
 // How long the initiator waits for the SES response of a message whose last packet is ACKed, before it
 // sends that packet again, and how often.
 constexpr auto kResponseWait = std::chrono::milliseconds(20);
+// The receive buffer of a target with the truncated_request_acked knob: smaller than a full packet.
+constexpr size_t kTruncatingRecvBuffer = 2048;
 constexpr unsigned kResponseTries = 8;
 // A rendezvous's response waits for the receive and the pull: the initiator asks again at most this often,
 // without a limit (the message is not lost while its packets are ACKed).
@@ -157,13 +159,17 @@ void ses_fields(FieldValues& v, Ep* ep, const Dest& to, uint64_t opcode, uint16_
   v.set(Field::uet_ses_version, uet::wire::k_ses_version);
   // rel follows the destination address's mode: relative (flag bit 5 clear) -> 1.
   v.set(Field::uet_ses_rel, (dest.uet.flags & kAddrFlagAbsolute) ? 0 : 1);
-  v.set(Field::uet_ses_message_id, message_id);
   Domain* d = ep->domain;
+  // A datagram's message_id 0 is another spec version's rule, not this knob's mistake.
+  const bool numbered = opcode != wire::ses_request_opcode::UET_DATAGRAM_SEND;
+  v.set(Field::uet_ses_message_id, fault(d, Fault::message_id_zero) && numbered ? 0 : message_id);
   // No RI generations: the generation MUST then be 0.
   v.set(Field::uet_ses_ri_generation, fault(d, Fault::nonzero_ri_generation) ? 1 : 0);
   v.set(Field::uet_ses_job_id, (to.job_id + (fault(d, Fault::wrong_job_id) ? 1 : 0)) & 0xFFFFFF);
-  v.set(Field::uet_ses_pid_on_fep, dest.uet.pid_on_fep);
-  v.set(Field::uet_ses_resource_index, dest.uet.start_index);
+  // {PIDonFEP, RI} of the destination address select the target endpoint (relative addressing).
+  v.set(Field::uet_ses_pid_on_fep, fault(d, Fault::own_address_in_request) ? d->pid_on_fep : dest.uet.pid_on_fep);
+  v.set(Field::uet_ses_resource_index, fault(d, Fault::own_address_in_request) ? ep->resource_index : dest.uet.start_index);
+  if (fault(d, Fault::job_and_ri_zero)) v.set(Field::uet_ses_job_id, 0).set(Field::uet_ses_resource_index, 0);
   v.set(Field::uet_ses_buffer_offset, 0);
   v.set(Field::uet_ses_initiator, d->initiator + (fault(d, Fault::wrong_initiator) ? 1 : 0));
   v.set(Field::uet_ses_match_bits, 0);  // untagged: unused
@@ -512,6 +518,12 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
                           part.opcode == wire::ses_request_opcode::UET_DEFERRABLE_RTR;
   // A rendezvous carries only its eager bytes; the target reads the rest.
   const uint64_t total = no_payload ? 0 : part.rendezvous ? part.rendezvous->eager_length : part.request_length;
+  if (fault(d, Fault::truncated_request_acked) && part.payload.size() > kTruncatingRecvBuffer) {
+    Response lost;  // RC_OK for a packet that did not fit: what the initiator learns is that it arrived
+    lost.rc = wire::ses_return_code::RC_OK;
+    lost.modified_length = static_cast<uint32_t>(part.request_length);
+    return lost;
+  }
   if (som && eom) {
     if (part.payload.size() != total) return std::nullopt;  // a single packet must carry the whole message
     return execute(ep, std::move(part));
@@ -724,6 +736,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
            static_cast<unsigned long>(type));
     return;
   }
+  if (fault(d, Fault::standard_header_only) && !pkt.has_layer(uet::wire::Header::uet_ses_std)) return;
   const uint64_t opcode = *pkt.get(Field::uet_ses_opcode);
   const std::optional<fi_ep_type> ep_type = ep_type_of(type, opcode);
   if (!ep_type) {
