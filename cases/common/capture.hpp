@@ -73,5 +73,7 @@ class Capture {
 std::string summary(const WireFrame& f);
 // True for a frame carrying an SES request (it has an opcode).
 bool is_request(const WireFrame& f);
+// True for a frame carrying an SES response (it has a return code).
+bool is_response(const WireFrame& f);
 
 }  // namespace uet::cases
