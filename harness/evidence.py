@@ -11,9 +11,11 @@ from harness.decode_compare import DecoderError, cross_check, decode_cpp
 from harness.results import Result
 
 
-def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pathlib.Path) -> list[Result]:
-    """Cross-checks every capture of `results` (their evidence['captures']); returns the harness errors.
-    Each result's evidence gets the capture and decode paths relative to the run folder."""
+def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pathlib.Path,
+                   spec_version: str | None = None) -> list[Result]:
+    """Cross-checks every capture of `results` (their evidence['captures']), decoded by `spec_version`;
+    returns the harness errors. Each result's evidence gets the capture and decode paths relative to the
+    run folder."""
     errors = []
     for r in results:
         kept = []
@@ -24,9 +26,9 @@ def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pat
             port = int(cap.get("port", 4793))
             decoded = pcap.with_suffix(".json")
             try:
-                records = decode_cpp(uet_decode, pcap, port)
+                records = decode_cpp(uet_decode, pcap, port, spec_version=spec_version)
                 decoded.write_text("".join(json.dumps(rec) + "\n" for rec in records))
-                check = cross_check(pcap, uet_decode, port)
+                check = cross_check(pcap, uet_decode, port, spec_version=spec_version)
             except DecoderError as exc:
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
                                      reason=f"a decoder could not read {pcap.name}: {exc}"))

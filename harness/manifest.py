@@ -7,9 +7,9 @@ A reference is a path, optionally `#variant` (a key of the file's `variants:`). 
 takes another manifest's keys and overrides them. Maps (environment, wire, ...) merge key by key; every
 other value is replaced. The result is checked against the schema with its required keys.
 
-Resolving expands the placeholders {build}, {repo} and {port} (this side's UET UDP port) and gives the
-typed record a side of a pair runs with: the case binaries read it as JSON (UET_CASES_MANIFEST), so no
-placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
+Resolving expands the placeholders {build}, {repo}, {port} (this side's UET UDP port) and {spec_version}
+(the version the run checks against) and gives the typed record a side of a pair runs with: the case
+binaries read it as JSON (UET_CASES_MANIFEST), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ import sys
 
 import jsonschema
 import yaml
+
+from harness import spec_versions
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
@@ -71,9 +73,18 @@ class Manifest:
     def variants(self) -> list[str]:
         return list(self.variant_names)
 
-    def resolve(self, *, build: pathlib.Path, port: int) -> dict:
-        """The record one side runs with, placeholders expanded (what C++ reads as Manifest)."""
-        values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port)}
+    @property
+    def spec_versions(self) -> list[str]:
+        """The spec versions the provider says it implements (the default one when it says nothing)."""
+        declared = self.data.get("spec_version") or spec_versions.default()
+        return [declared] if isinstance(declared, str) else list(declared)
+
+    def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None) -> dict:
+        """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
+        checks against `spec_version` (default: spec/wire.yaml's)."""
+        checked = spec_version or spec_versions.default()
+        values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
+                  "spec_version": checked}
 
         def expand(v):
             return None if v is None else str(v).format(**values)
@@ -86,7 +97,7 @@ class Manifest:
         return {
             "format": 1, "name": self.name, "ref": self.ref, "sha256": self.sha256,
             "provider": self.provider, "provider_version": self.data.get("provider_version"),
-            "spec_version": self.data.get("spec_version", "1.0.1"),
+            "spec_versions": self.spec_versions, "checked_spec_version": checked,
             "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
             "port": port, "environment": env("environment"),
             "wire": {"interface": expand(wire["interface"]), "udp_port": int(expand(wire["udp_port"]))} if wire else None,
@@ -99,7 +110,9 @@ class Manifest:
 
 
 def schema() -> dict:
-    return yaml.safe_load(SCHEMA_PATH.read_text())
+    full = yaml.safe_load(SCHEMA_PATH.read_text())
+    full["$defs"]["spec_version"]["enum"] = spec_versions.known()
+    return full
 
 
 def _partial_schema(full: dict) -> dict:
@@ -195,9 +208,10 @@ def load(ref: str | pathlib.Path) -> Manifest:
                     data=merged, sha256=digest, variant_names=tuple(sorted(own.get("variants") or {})))
 
 
-def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int) -> dict:
+def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int,
+                   spec_version: str | None = None) -> dict:
     """Writes the resolved record a side's binaries read, and returns it."""
-    record = manifest.resolve(build=build, port=port)
+    record = manifest.resolve(build=build, port=port, spec_version=spec_version)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2) + "\n")
     return record

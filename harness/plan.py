@@ -48,7 +48,9 @@ def selection(patterns: list[str], known_areas: list[str]) -> Selection:
         elif STATEMENT_RE.match(p):
             statements.append(p.lstrip("§"))
         else:
-            cases.append(p if any(ch in p for ch in "*?.") else f"*{p}*")
+            # A name as gtest prints it (Suite.Case) or a part of one matches its every kind
+            # (Claimed/Suite.Case/rdm); a pattern with wildcards is taken as written.
+            cases.append(p if any(ch in p for ch in "*?") else f"*{p}*")
     return Selection(areas, statements, cases)
 
 

@@ -81,8 +81,9 @@ class CellRun:
     def __init__(self, cell: Cell, build: pathlib.Path, out: pathlib.Path, *, seed: int = 0,
                  case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
-                 ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT)):
+                 ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None):
         self.cell, self.build, self.out, self.seed = cell, build, out, seed
+        self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
         self.case_filter, self.use_namespaces = case_filter, use_namespaces
         self.on_result = on_result or (lambda r: None)
         self.stop = stop or threading.Event()
@@ -97,8 +98,10 @@ class CellRun:
         self.out.mkdir(parents=True, exist_ok=True)
         init_json = self.out / "initiator.manifest.json"
         target_json = self.out / "target.manifest.json"
-        resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0])
-        manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1])
+        resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0],
+                                               spec_version=self.spec_version)
+        manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1],
+                                    spec_version=self.spec_version)
         env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})

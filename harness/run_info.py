@@ -55,9 +55,17 @@ def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[bool,
 
 
 def choices() -> list[dict]:
+    """Every choice in force, with the outside evidence behind it (spec/wire.yaml choices)."""
     doc = yaml.safe_load(WIRE_YAML.read_text())
-    return [{"id": cid, "status": c.get("status"), "confidence": c.get("confidence", "unknown"),
-             "chose": c.get("chose", "")} for cid, c in (doc.get("choices") or {}).items()]
+    out = []
+    for cid, c in (doc.get("choices") or {}).items():
+        evidence = c.get("evidence") or {}
+        out.append({"id": cid, "status": c.get("status"), "confidence": c.get("confidence", "unknown"),
+                    "chose": c.get("chose", ""), "agree": list(evidence.get("agree") or []),
+                    "disagree": list(evidence.get("disagree") or []), "evidence_note": evidence.get("note", ""),
+                    "contested": [{"reading": r.get("reading", ""), "sources": list(r.get("sources") or [])}
+                                  for r in c.get("contested") or []]})
+    return out
 
 
 def suite_commit() -> str:
@@ -65,16 +73,17 @@ def suite_commit() -> str:
     return proc.stdout.strip() or "unknown"
 
 
-def collect(*, command: str, mode: str, seed: int, manifests: list[manifest_mod.Manifest],
+def collect(*, command: str, mode: str, seed: int, spec_version: str, manifests: list[manifest_mod.Manifest],
             provider_versions: dict[str, str], placement: str) -> dict:
     return {
         "command": command, "mode": mode, "seed": seed,
-        "spec_version": "1.0.1",
+        "spec_version": spec_version,
         "host": socket.gethostname(), "kernel": f"{platform.system()} {platform.release()}",
         "libfabric": libfabric_version(), "suite_commit": suite_commit(), "placement": placement,
         "manifests": [{"ref": m.ref, "name": m.name, "provider": m.provider, "uet": m.uet, "profiles": m.profiles,
                        "provider_version": m.data.get("provider_version") or provider_versions.get(m.name, ""),
-                       "spec_version": m.data.get("spec_version", "1.0.1"), "sha256": m.sha256} for m in manifests],
+                       "spec_versions": m.spec_versions, "implements_checked_version": spec_version in m.spec_versions,
+                       "sha256": m.sha256} for m in manifests],
         "spec_data": {"wire_yaml_sha256": sha256(WIRE_YAML), "catalogue_sha256": sha256(CATALOGUE)},
         "choices": choices(),
     }

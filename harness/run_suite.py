@@ -38,6 +38,7 @@ from harness import negotiation as negotiation_mod
 from harness import evidence as evidence_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
+from harness import spec_versions
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
 from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
@@ -77,6 +78,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "fail for want of a capture)")
     p.add_argument("--no-decode-check", action="store_true", help="skip the golden-corpus decoder cross-check")
     p.add_argument("--case-deadline", type=float, default=90.0, help="seconds a case may take (default 90)")
+    p.add_argument("--spec-version", choices=spec_versions.known(), default=spec_versions.default(),
+                   help="the UEC spec version to check against (default %(default)s; spec/wire.yaml spec_versions); "
+                        "e.g. --spec-version 1.0.3")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
@@ -133,10 +137,11 @@ def preflight(cells: list[Cell], args) -> dict[str, str]:
     return versions
 
 
-def repro_command(cell: Cell, case: str, seed: int) -> str:
+def repro_command(cell: Cell, case: str, seed: int, spec_version: str) -> str:
     who = (f"--provider {shlex.quote(cell.initiator.ref)}" if cell.solo else
            f"--initiator {shlex.quote(cell.initiator.ref)} --target {shlex.quote(cell.target.ref)}")
-    return f"./uet run {who} --only {shlex.quote(case)} --seed {seed}"
+    version = "" if spec_version == spec_versions.default() else f" --spec-version {spec_version}"
+    return f"./uet run {who} --only {shlex.quote(case)} --seed {seed}{version}"
 
 
 def blamed_manifest(cell: Cell, side: str | None) -> str | None:
@@ -151,9 +156,9 @@ def decode_crosscheck(args, progress: Progress) -> dict:
         return {"captures": 0, "frames": 0, "disagreements": 0, "error": f"no corpus at {args.corpus}"}
     entries = golden_captures(args.corpus)
     frames = bad = 0
-    for pcap, port in entries:
+    for pcap, port, version in entries:
         try:
-            result = cross_check(pcap, args.build / "bin" / "uet-decode", port, load_expected(pcap))
+            result = cross_check(pcap, args.build / "bin" / "uet-decode", port, load_expected(pcap, version), version)
         except DecoderError as err:
             return {"captures": len(entries), "frames": frames, "disagreements": bad, "error": str(err)}
         frames += result.frames
@@ -193,7 +198,12 @@ def main(argv: list[str]) -> int:
     command = "./uet run " + " ".join(shlex.quote(a) for a in argv)
     weights = {c.id: 1.0 + sum(AREA_WEIGHT.get(a, 0.3) for a in c.areas) for c in cells}
     progress = Progress(len(cells), weights, quiet=args.quiet, verbose=args.verbose)
-    progress.say(f"uet run: {mode}, {len(cells)} cell(s), seed {seed}, {args.jobs} at a time; writing {run_dir}")
+    progress.say(f"uet run: {mode}, {len(cells)} cell(s), spec {args.spec_version}, seed {seed}, {args.jobs} at a time; "
+                 f"writing {run_dir}")
+    for m in plan_mod.manifests_of(cells):
+        if args.spec_version not in m.spec_versions:
+            progress.say(f"uet run: note: {m.name} says it implements spec {', '.join(m.spec_versions)}; this run checks "
+                         f"{args.spec_version} (the report marks it)")
 
     stop = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: (stop.set(), progress.say("uet run: interrupted; stopping the "
@@ -217,7 +227,7 @@ def main(argv: list[str]) -> int:
         def on_result(r: Result) -> None:
             if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
                 return
-            r.repro = repro_command(cell, r.case, seed)
+            r.repro = repro_command(cell, r.case, seed, args.spec_version)
             if r.area != "harness":
                 r.evidence.setdefault("log", f"cells/{cell.id}/{r.area}.log")
             r.blamed_manifest = blamed_manifest(cell, r.blamed_side)
@@ -229,12 +239,13 @@ def main(argv: list[str]) -> int:
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if args.same_host else (INITIATOR_PORT, INITIATOR_PORT + 1)
         runner = CellRun(cell, args.build, run_dir / "cells" / cell.id, seed=seed, case_filter=sel.gtest_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
-                         case_deadline=args.case_deadline, ports=ports)
+                         case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version)
         try:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error
             on_result(Result(cell.id, "harness", "-", f"{cell.id} (cell)", "error", reason=f"the cell could not run: {exc}"))
-        for error in evidence_mod.check_captures(runner.results, args.build / "bin" / "uet-decode", run_dir):
+        for error in evidence_mod.check_captures(runner.results, args.build / "bin" / "uet-decode", run_dir,
+                                                 args.spec_version):
             on_result(error)
         with lock:
             placement.add(runner.placement or "none")
@@ -252,7 +263,8 @@ def main(argv: list[str]) -> int:
             f.result()
     signal.signal(signal.SIGINT, previous)
 
-    doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, started=started, cells=cells,
+    doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version, started=started,
+                   cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses)
     write_outputs(doc, run_dir, args.report)
@@ -263,14 +275,17 @@ def main(argv: list[str]) -> int:
                  f"disagreements; report {run_dir / 'index.html'}")
     if stop.is_set():
         return 130
+    if sel.case_patterns and not results:
+        print(f"uet run: --only {' '.join(args.only)} matched no check of this run", file=sys.stderr)
+        return 2
     return s["exit_status"]
 
 
-def assemble(*, run_id, command, mode, seed, started, cells, results, versions, placement, partial, decode, run_dir,
-             timings, losses) -> dict:
+def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
+             run_dir, timings, losses) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
-    info = run_info_mod.collect(command=command, mode=mode, seed=seed, manifests=manifests,
+    info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
                                 provider_versions=versions, placement=placement)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),

@@ -61,7 +61,8 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
     index = env.get_template("index.html").render(
         root="", title=info["title"], info=info, summary=view.summary(results), cells=cells,
         interop=view.interop_matrix(results), negotiation=view.negotiation_matrix(results),
-        coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text),
+        coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
+                                                                                                    view.choice_label_lookup(results)),
         not_applicable=view.not_applicable(results))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):

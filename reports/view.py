@@ -102,14 +102,22 @@ def run_info(doc):
         rows.append(("decoder cross-check", "%s captures, %s frames, %s disagreements" % (
             crosscheck.get("captures", MISSING), crosscheck.get("frames", MISSING),
             crosscheck.get("disagreements", MISSING))))
+    checked = info.get("spec_version")
     manifests = [{"name": _value(m, "name"), "ref": _value(m, "ref"), "provider": _value(m, "provider"),
                   "provider_version": _value(m, "provider_version"),
+                  "spec_versions": ", ".join(m.get("spec_versions") or []) or MISSING,
+                  # a provider checked against a version it does not say it implements: marked, not hidden
+                  "other_version": bool(checked) and checked not in (m.get("spec_versions") or [checked]),
                   "profiles": ", ".join(m.get("profiles") or []) or MISSING,
                   "uet": "yes" if m.get("uet") else "no",
                   "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or ""}
                  for m in info.get("manifests", [])]
     choices = [{"id": _value(c, "id"), "status": _value(c, "status"), "confidence": _value(c, "confidence"),
-                "chose": _value(c, "chose")} for c in info.get("choices", [])]
+                "chose": _value(c, "chose"), "agree": ", ".join(c.get("agree") or []) or "none",
+                "disagree": ", ".join(c.get("disagree") or []) or "none", "note": c.get("evidence_note") or "",
+                "contested": ["%s (%s)" % (r.get("reading"), ", ".join(r.get("sources") or []) or "no source")
+                              for r in c.get("contested") or []]}
+               for c in info.get("choices", [])]
     return {"title": info.get("run_id") or "run", "partial": bool(info.get("partial")), "rows": rows,
             "manifests": manifests, "choices": choices}
 
@@ -314,7 +322,19 @@ def _format_field(value):
     return str(value)
 
 
-def failure(result, run_dir, statement_text):
+def choice_label_lookup(doc):
+    """A function choice id -> "id (confidence X, contested)", from the run's choices in force."""
+    known = {c.get("id"): c for c in doc.get("run_info", {}).get("choices", [])}
+
+    def label(cid):
+        c = known.get(cid)
+        if not c:
+            return cid
+        return "%s (confidence %s%s)" % (cid, c.get("confidence", "unknown"), ", contested" if c.get("contested") else "")
+    return label
+
+
+def failure(result, run_dir, statement_text, choice_label=str):
     evidence = result.get("evidence") or {}
     frames = [{"index": _value(f, "index"), "sender": _value(f, "sender"), "summary": _value(f, "summary"),
                "fields": [(k, _format_field(v)) for k, v in (f.get("fields") or {}).items()]}
@@ -328,15 +348,15 @@ def failure(result, run_dir, statement_text):
             "seen": _value(result, "seen"),
             "blamed_side": _value(result, "blamed_side") + (f" ({result['blamed_manifest']})" if result.get("blamed_manifest") else "")
             + (f": {result['blame_basis']}" if result.get("blame_basis") else ""),
-            "choices": ", ".join(result.get("choices") or []) or MISSING,
+            "choices": ", ".join(choice_label(c) for c in result.get("choices") or []) or MISSING,
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
             "repro": result.get("repro") or MISSING}
 
 
-def failures(results, run_dir, statement_text):
-    return [failure(r, run_dir, statement_text) for r in results if r.get("verdict") in FAILING]
+def failures(results, run_dir, statement_text, choice_label=str):
+    return [failure(r, run_dir, statement_text, choice_label) for r in results if r.get("verdict") in FAILING]
 
 
 def not_applicable(doc):
@@ -362,4 +382,4 @@ def cell_page(doc, cell, run_dir, statement_text):
             "kind": _value(cell, "kind"), "seconds": _value(cell, "seconds", "%.1f s"),
             "counts": counts_row(verdict_counts(results)), "rows": rows,
             "loss": [{"area": area, "pattern": _value(l, "pattern")} for area, l in sorted((cell.get("loss") or {}).items())],
-            "failures": failures(results, run_dir, statement_text)}
+            "failures": failures(results, run_dir, statement_text, choice_label_lookup(doc))}

@@ -8,13 +8,14 @@ import json
 import os
 import sys
 
+from . import spec
 from .layers import UDP_PORT
 from .pcapio import PcapError, read_frames
 from .record import decode_record
 
 
-def full_record(index, frame, udp_port=UDP_PORT):
-    rec = decode_record(frame.data, frame.linktype, frame.caplen, frame.wirelen, udp_port)
+def full_record(index, frame, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+    rec = decode_record(frame.data, frame.linktype, frame.caplen, frame.wirelen, udp_port, spec_version)
     out = {"frame": index, "ts": frame.ts}
     out.update(rec)
     return out
@@ -28,13 +29,15 @@ def main(argv=None):
     parser.add_argument("file", help="capture file (pcap or pcapng)")
     parser.add_argument("--port", type=int, default=UDP_PORT,
                         help="UDP destination port of UET (default %(default)s)")
+    parser.add_argument("--spec-version", choices=spec.VERSIONS, default=spec.DEFAULT_VERSION,
+                        help="the UEC spec version to decode by (default %(default)s)")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error("--port must be between 0 and 65535")
     out = sys.stdout
     try:
         for index, frame in enumerate(read_frames(args.file), 1):
-            out.write(json.dumps(full_record(index, frame, args.port)) + "\n")
+            out.write(json.dumps(full_record(index, frame, args.port, args.spec_version)) + "\n")
     except BrokenPipeError:          # e.g. piped into `head`
         try:
             sys.stdout = open(os.devnull, "w")

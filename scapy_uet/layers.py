@@ -17,6 +17,8 @@ Record conventions used by scapy_uet.record (class attributes):
   fields named rsvd*  are reserved (must be zero; never reported)
 """
 
+import contextlib
+
 from scapy.config import conf
 from scapy.fields import (BitEnumField, BitField, ByteEnumField, ByteField, ConditionalField,
                           IntField, SignedShortField, StrFixedLenField, ThreeBytesField,
@@ -62,8 +64,34 @@ RENDEZVOUS_OPCODES = (UET_RENDEZVOUS_SEND, UET_RENDEZVOUS_TSEND)
 DEFERRABLE_OPCODES = (UET_DEFERRABLE_SEND, UET_DEFERRABLE_TSEND)
 # choice ses-key-field-name: bytes 24-31 are a memory key for RMA/atomic, match bits otherwise.
 MEMORY_KEY_OPCODES = (UET_WRITE, UET_READ, UET_ATOMIC, UET_FETCHING_ATOMIC)
-# AMO opcodes that carry the compare-and-swap extension: CSWAP .. CSWAP_GT and MSWAP (digest F.3).
-CAS_AMO_OPCODES = tuple(range(0x0D, 0x14))
+# AMO opcodes that carry the compare-and-swap extension: CSWAP .. CSWAP_GT (choice cas-for-mswap:
+# MSWAP, 0x13, takes the plain atomic extension).
+CAS_AMO_OPCODES = tuple(range(0x0D, 0x13))
+
+
+class _Decoding(object):
+    """The spec version the layers dissect under (set by scapy_uet.record for one decode)."""
+    version = spec.DEFAULT_VERSION
+
+
+DECODING = _Decoding()
+
+
+def since(version):
+    """True while dissecting (or building) under `version` or a later one."""
+    return spec.version_holds({"since": version}, DECODING.version)
+
+
+@contextlib.contextmanager
+def spec_version(version):
+    """Dissect and build by `version` (a key of wire.yaml spec_versions) inside the block."""
+    if version not in spec.VERSIONS:
+        raise ValueError("unknown spec version %r (known: %s)" % (version, ", ".join(spec.VERSIONS)))
+    before, DECODING.version = DECODING.version, version
+    try:
+        yield
+    finally:
+        DECODING.version = before
 
 
 class _UETPacket(Packet):
@@ -83,6 +111,17 @@ class _UETPacket(Packet):
 
     def uet_emit(self, name):
         return True
+
+    # Values a field must not hold (invalid_value), and the one value some fields must hold.
+    uet_invalid = {}
+    uet_require = {}
+    # Fields whose value table has values valid only in some spec versions: field -> enum name.
+    uet_enum_versions = {}
+
+    def uet_is_invalid(self, name, value):
+        if name in self.uet_require:
+            return value != self.uet_require[name]
+        return value in self.uet_invalid.get(name, ())
 
     def uet_record_name(self, name):
         return self.uet_names.get(name, self.uet_prefix + name)
@@ -385,6 +424,7 @@ class UET_PDS_NACK(_PDSPacket):
     uet_size = 16
     uet_default_type = NACK
     uet_flag_fields = (("rsvd_f6", 1), ("m", 1), ("retx", 1), ("nt", 1), ("rsvd_f20", 3))
+    uet_enum_versions = {"nack_code": "pds_nack_code"}   # TRIMMED_ACK is reserved from 1.0.3
     fields_desc = [
         BitEnumField("type", None, 5, PDS_TYPES),
         BitEnumField("next_hdr", None, 4, PDS_NEXT_HDRS),
@@ -410,14 +450,14 @@ class UET_PDS_NACK(_PDSPacket):
 
 class UET_PDS_NACK_CCX(_UETPacket):
     """NACK_CCX bytes 16-31 (choices ccx-state-size, nack-ccx-layout):
-    nccx_type(4) | reserved(4) | 15 bytes of CCX state."""
+    nccx_type(4) | the CCX state's first 4 bits | its other 15 bytes."""
     name = "UET PDS NACK_CCX extension"
     uet_header = "uet.pds.nack_ccx"
     uet_prefix = "uet.pds."
     uet_size = 16
     fields_desc = [
         BitEnumField("nccx_type", 0, 4, PDS_CCX_TYPES),
-        BitField("rsvd", 0, 4),
+        BitField("nccx_state_head", 0, 4),
         StrFixedLenField("nccx_state", b"\0" * 15, 15),
     ]
 
@@ -428,12 +468,29 @@ class UET_PDS_NACK_CCX(_UETPacket):
 UET_PDS_NACK.uet_ext_types = {UET_PDS_NACK_CCX: NACK_CCX}
 
 
+def _negotiation(pkt):
+    """From spec 1.0.3 a NEGOTIATION control packet carries the 8-byte PDS_NEG_ON_OFF payload in place
+    of the 4-byte one (choice cp-negotiation-payload)."""
+    return pkt.ctl_type == 9 and since("1.0.3")
+
+
 class UET_PDS_CP(_PDSPacket):
-    """Control packet, 16 bytes (type 11). The CP subtype (ctl_type) sits where next_hdr is;
-    a control packet carries no SES header."""
+    """Control packet, 16 bytes (type 11), 20 for a NEGOTIATION from spec 1.0.3. The CP subtype
+    (ctl_type) sits where next_hdr is; a control packet carries no SES header."""
     name = "UET PDS control packet"
     uet_header = "uet.pds.cp"
     uet_size = 16
+    uet_names = dict(_PDSPacket.uet_names, neg_type="uet.pds.neg.type", neg_length="uet.pds.neg.length",
+                     syn_retx_transfer="uet.pds.neg.syn_retx_transfer")
+    uet_require = {"neg_type": 1, "neg_length": 2}
+
+    @classmethod
+    def uet_node_bounds(cls, data):
+        ctl_type = ((data[0] & 0x07) << 1 | data[1] >> 7) if len(data) >= 2 else 0
+        return [12, 20] if ctl_type == 9 and since("1.0.3") else [12, 16]
+
+    def uet_features(self):
+        return (self.rsvd_features << 1) | self.syn_retx_transfer
     uet_default_type = CP
     uet_flag_fields = (("rsvd_f6", 1), ("isrod", 1), ("retx", 1), ("ar", 1), ("syn", 1),
                        ("rsvd_f10", 2))
@@ -451,7 +508,12 @@ class UET_PDS_CP(_PDSPacket):
         IntField("psn", 0),
         XShortField("spdcid", 0),
     ] + _syn_overlay() + [
-        IntField("cp_payload", 0),
+        ConditionalField(IntField("cp_payload", 0), lambda p: not _negotiation(p)),
+        ConditionalField(ByteField("neg_type", 1), _negotiation),
+        ConditionalField(ByteField("neg_length", 2), _negotiation),
+        ConditionalField(XShortField("rsvd_neg", 0), _negotiation),
+        ConditionalField(BitField("rsvd_features", 0, 31), _negotiation),
+        ConditionalField(BitField("syn_retx_transfer", 0, 1), _negotiation),
     ]
 
     def guess_payload_class(self, payload):
@@ -536,7 +598,17 @@ class _SESStd(_SESPacket):
     uet_header = "uet.ses.std"
     uet_size = 44
     uet_next_hdr_code = 3
-    uet_invalid = {"message_id": (0,)}
+
+    def uet_is_invalid(self, name, value):
+        # message_id 0 is reserved; from spec 1.0.3 a UET_DATAGRAM_SEND carries 0, and UUD does not use
+        # UET_MSG_ERROR (spec_versions in wire.yaml).
+        if name == "message_id":
+            if since("1.0.3") and self.opcode == UET_DATAGRAM_SEND:
+                return value != 0
+            return value == 0
+        if name == "opcode" and since("1.0.3"):
+            return value == UET_MSG_ERROR and getattr(self.underlayer, "type", None) == UUD_REQ
+        return False
 
     @classmethod
     def uet_node_bounds(cls, data):

@@ -27,7 +27,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import CookedLinux, CookedLinuxV2, Dot1Q, Ether
 
 from . import spec
-from .layers import PDS_CLASSES, TSS, UDP_PORT, UET_ENTROPY, UET_IP_PROTO, UET_TSS, _PDSPacket
+from .layers import (DECODING, PDS_CLASSES, TSS, UDP_PORT, UET_ENTROPY, UET_IP_PROTO, UET_PDS_CP, UET_TSS,
+                     _PDSPacket, spec_version)
 
 # pcap LINKTYPE -> first node
 LINKTYPES = {1: "eth", 101: "raw", 12: "raw", 228: "ip", 229: "ipv6", 113: "sll", 276: "sll2"}
@@ -77,6 +78,14 @@ def _layout(pkt):
         out.append((fld.name, fld, bit, width))
         bit += width
     return out
+
+
+def _known(pkt, name, fld, value):
+    """Is `value` a valid value of the enum field `name` in the spec version being decoded?"""
+    if value not in fld.i2s:
+        return False
+    enum_name = pkt.uet_enum_versions.get(name)
+    return enum_name is None or spec.value_held(enum_name, value, DECODING.version)
 
 
 class _Decoder(object):
@@ -360,7 +369,6 @@ class _Decoder(object):
         """Report the fields of a UET layer and check them. With `limit`, only the fields inside
         the first `limit` bytes are checked and nothing is reported (truncated header)."""
         header = pkt.uet_header
-        invalid = getattr(pkt, "uet_invalid", {})
         for name, fld, bit, width in _layout(pkt):
             if limit is not None and bit + width > limit * 8:
                 continue
@@ -374,10 +382,10 @@ class _Decoder(object):
                                                              else int.from_bytes(value, "big")))
                 continue
             rec = pkt.uet_record_name(name)
-            if isinstance(fld, _EnumField) and fld.i2s is not None and value not in fld.i2s:
+            if isinstance(fld, _EnumField) and fld.i2s is not None and not _known(pkt, name, fld, value):
                 self.diag("unknown_value", header, rec, offset,
                           "%s = %#x is not a known value" % (rec, value))
-            if value in invalid.get(name, ()):
+            if pkt.uet_is_invalid(name, value):
                 self.diag("invalid_value", header, rec, offset,
                           "%s = %#x is invalid" % (rec, value))
             if limit is not None or name in pkt.uet_noemit or not pkt.uet_emit(name):
@@ -387,6 +395,8 @@ class _Decoder(object):
                 self.payload_length_fields.append((header, rec, offset))
             if isinstance(pkt, _PDSPacket) and name in ("next_hdr", "ctl_type"):
                 self.emit(header, "uet.pds.flags", pkt.uet_flags())
+            if isinstance(pkt, UET_PDS_CP) and name == "syn_retx_transfer":
+                self.emit(header, "uet.pds.neg.features", pkt.uet_features())
 
     # -- the whole frame -------------------------------------------------------------------------
 
@@ -415,25 +425,28 @@ class _Decoder(object):
         return {"caplen": self.caplen, "len": self.wirelen, "status": status,
                 "layers": self.layers, "fields": self.fields,
                 "payload_len": payload_len, "diagnostics": self.diags,
-                "uncertain": uncertain}
+                "uncertain": uncertain,
+                "confidence": {c: spec.confidence(c) for c in sorted(set(uncertain.values()))}}
 
 
-def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT):
+def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
     """The decode record of one frame (codec/DECODE-OUTPUT.md) without `frame` and `ts`, which
     the caller adds. `caplen` is the captured length, `wirelen` the length on the wire (a
     bounds field beyond the captured bytes is only a diagnostic when they are equal).
+    `spec_version` names the spec version the decode follows (a key of wire.yaml spec_versions).
     Never raises."""
     try:
-        return _Decoder(frame, linktype, caplen, wirelen, udp_port).run()
+        return _strict_decode(frame, linktype, caplen, wirelen, udp_port, spec_version)
     except Exception as exc:  # pragma: no cover - a bug; the robustness test guards against it
         return {"caplen": caplen, "len": wirelen, "status": "malformed", "layers": [],
                 "fields": {},
                 "payload_len": 0,
                 "diagnostics": [{"kind": "decoder_error", "header": None, "field": None,
                                  "offset": 0, "message": "%s: %s" % (type(exc).__name__, exc)}],
-                "uncertain": {}}
+                "uncertain": {}, "confidence": {}}
 
 
-def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT):
+def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version_name=spec.DEFAULT_VERSION):
     """decode_record without the safety net (used by the robustness test)."""
-    return _Decoder(frame, linktype, caplen, wirelen, udp_port).run()
+    with spec_version(spec_version_name):
+        return _Decoder(frame, linktype, caplen, wirelen, udp_port).run()

@@ -31,6 +31,30 @@ def _load():
 WIRE = _load()
 
 UDP_PORT = int(WIRE["constants"]["udp_port"]["value"])
+
+# Spec versions (spec_versions): a decode follows one of them; values that differ carry since/before.
+VERSIONS = sorted((str(v) for v in WIRE["spec_versions"]["known"]),
+                  key=lambda v: tuple(int(x) for x in v.split(".")))
+DEFAULT_VERSION = str(WIRE["spec_versions"]["default"])
+
+
+def version_holds(held, version):
+    """Does an entry with `since:` / `before:` keys hold in `version` (a known version name)?"""
+    at = VERSIONS.index(version)
+    if "since" in held and at < VERSIONS.index(str(held["since"])):
+        return False
+    return not ("before" in held and at >= VERSIONS.index(str(held["before"])))
+
+
+def value_held(enum_name, value, version):
+    """Is a listed value of enum `enum_name` valid in `version` (its `versions:` entry, if any)?"""
+    held = (WIRE["enums"][enum_name].get("versions") or {}).get(value)
+    return held is None or version_holds(held, version)
+
+
+def confidence(choice):
+    """How confident choice `choice` is (high, medium, low, unknown), from its outside evidence."""
+    return str(WIRE["choices"][choice]["confidence"])
 UET_IP_PROTO = int(WIRE["constants"]["uet_ip_proto"]["value"])
 
 

@@ -40,6 +40,11 @@ if ((EUID != 0)); then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+# wireshark-common (pulled in by tshark) asks whether non-root users may capture; answer before it asks.
+if [[ " ${missing[*]} " == *" tshark "* ]]; then
+    echo "wireshark-common wireshark-common/install-setuid boolean false" \
+        | "${sudo_cmd[@]}" debconf-set-selections || die "debconf-set-selections failed"
+fi
 "${sudo_cmd[@]}" apt-get update -q || die "apt-get update failed"
 "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -q --no-install-recommends "${missing[@]}" \

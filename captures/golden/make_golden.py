@@ -38,6 +38,7 @@ from scapy.packet import NoPayload, Packet, Padding, Raw  # noqa: E402
 from scapy_uet.layers import *  # noqa: E402,F401,F403
 from scapy_uet.layers import _UETPacket  # noqa: E402
 from scapy_uet.__main__ import full_record  # noqa: E402
+from scapy_uet.spec import DEFAULT_VERSION  # noqa: E402
 from scapy_uet.pcapio import Frame, write_pcap, write_pcapng_ns  # noqa: E402
 
 conf.verb = 0
@@ -188,23 +189,30 @@ def built_uet_headers(pkt):
 
 
 class Capture(object):
-    def __init__(self, name, linktype, description, port=UDP_PORT, fmt="pcap"):
+    def __init__(self, name, linktype, description, port=UDP_PORT, fmt="pcap", versions=None):
         self.name = name
         self.linktype = linktype
         self.description = description
         self.port = port
         self.fmt = fmt
-        self.frames = []   # (case, data, wirelen, record)
+        # The spec versions this file keeps an expected decode for (the default first).
+        self.versions = versions or [DEFAULT_VERSION]
+        self.frames = []   # (case, data, wirelen, {spec version: record})
 
-    def add(self, case, pkt, status=None, diags=(), cut=None, snap=None, layers=None):
+    def add(self, case, pkt, status=None, diags=(), cut=None, snap=None, layers=None, by_version=None,
+            build_version=DEFAULT_VERSION):
         """Add one frame.
         status: the intended status ("uet", "non-uet"); implied "malformed" when diags is given.
         diags:  (kind, header, field) tuples that must be among the record's diagnostics.
         cut:    keep only the first `cut` bytes (the frame as captured is shorter, caplen == len).
         snap:   keep only the first `snap` bytes but record the full length (caplen < len).
         layers: the exact `layers` list expected (default: checked from the built UET layers).
+        by_version: {spec version: {status/diags/layers}} where a version's decode is meant to differ.
+        build_version: the spec version the layers build the packet by (and whose decode must give back
+                the values it was built with).
         """
-        data = bytes(pkt) if isinstance(pkt, Packet) else bytes(pkt)
+        with spec_version(build_version):
+            data = bytes(pkt) if isinstance(pkt, Packet) else bytes(pkt)
         wirelen = len(data)
         if cut is not None:
             data = data[:cut]
@@ -216,8 +224,21 @@ class Capture(object):
         frame = Frame(data, self.linktype, len(data), wirelen,
                       "%d.%06d" % (TS_SEC, ts_usec) if self.fmt == "pcap"
                       else "%d.%09d" % (TS_SEC, ts_usec * 1000 + 7))
-        rec = full_record(index, frame, self.port)
-        where = "%s frame %d (%s)" % (self.name, index, case)
+        records = {}
+        for version in self.versions:
+            want = dict(status=status, diags=diags, layers=layers)
+            want.update((by_version or {}).get(version, {}))
+            built = pkt if isinstance(pkt, Packet) and version == build_version else None
+            with spec_version(build_version):
+                records[version] = self._checked(case, index, frame, version, built, cut, snap, **want)
+        self.frames.append((case, data, wirelen, records))
+        return records[self.versions[0]]
+
+    def _checked(self, case, index, frame, version, pkt, cut, snap, status, diags, layers):
+        """The record of `frame` decoded by `version`, refused unless it is what the case intends."""
+        rec = full_record(index, frame, self.port, version)
+        where = "%s frame %d (%s)%s" % (self.name, index, case,
+                                        "" if version == DEFAULT_VERSION else " by spec " + version)
         if status is None:
             status = "malformed" if diags else "uet"
         if rec["status"] != status:
@@ -247,7 +268,6 @@ class Capture(object):
                     raise CorpusError("%s: layers %s, built %s" % (where, got_uet, want))
         if layers is not None and rec["layers"] != layers:
             raise CorpusError("%s: layers %s, intended %s" % (where, rec["layers"], layers))
-        self.frames.append((case, data, wirelen, rec))
         return rec
 
     def write(self, outdir):
@@ -260,11 +280,13 @@ class Capture(object):
             write_pcapng_ns(path, self.linktype,
                             [(s, u * 1000 + 7, d, w) for s, u, d, w in records])
         base = self.name.rsplit(".", 1)[0]
-        with open(os.path.join(outdir, base + ".expected.jsonl"), "w") as fh:
-            for case, _d, _w, rec in self.frames:
-                out = {"case": case}
-                out.update(rec)
-                fh.write(json.dumps(out) + "\n")
+        for version in self.versions:
+            suffix = "" if version == DEFAULT_VERSION else "." + version
+            with open(os.path.join(outdir, base + suffix + ".expected.jsonl"), "w") as fh:
+                for case, _d, _w, records in self.frames:
+                    out = {"case": case}
+                    out.update(records[version])
+                    fh.write(json.dumps(out) + "\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,7 +523,7 @@ def pds():
                           nack_pkt_id=0xDEADBEEF, spdcid=0, dpdcid=0)))
     c.add("NACK_CCX nccx_type 3",
           v4(UET_PDS_NACK(nack_code=0x01, nack_psn=5),
-             UET_PDS_NACK_CCX(nccx_type=3, nccx_state=bytes(range(1, 16)))))
+             UET_PDS_NACK_CCX(nccx_type=3, nccx_state_head=5, nccx_state=bytes(range(1, 16)))))
     for ctl in sorted(PDS_CTL_TYPES):
         kw = dict(ctl_type=ctl, psn=0x700 + ctl, spdcid=0x33, dpdcid=0x44,
                   cp_payload=0x10000 + ctl)
@@ -756,7 +778,7 @@ def edge():
                           spdcid=0xFFFF, dpdcid=0xFFFF, nack_payload=M32)))
     c.add("NACK_CCX all ones",
           v4(UET_PDS_NACK(nt=1, nack_code=0xFD, nack_pkt_id=M32),
-             UET_PDS_NACK_CCX(nccx_type=0xF, nccx_state=b"\xff" * 15)))
+             UET_PDS_NACK_CCX(nccx_type=0xF, nccx_state_head=0xF, nccx_state=b"\xff" * 15)))
     c.add("control packet all ones (CREDIT_REQ, SYN overlay max)",
           v4(UET_PDS_CP(ctl_type=8, isrod=1, retx=1, ar=1, syn=1, psn=M32, spdcid=0xFFFF,
                         use_rsv_pdc=1, psn_offset=0xFFF, cp_payload=M32)))
@@ -773,11 +795,14 @@ def edge():
                                 request_length=M32),
              UET_SES_RENDEZVOUS(eager_length=M32, ri_generation=0xFF, pid_on_fep=0xFFF,
                                 resource_index=0xFFF, read_offset=M64, read_key=M64)))
-    c.add("CAS values all ones, MSWAP, vendor datatype 0xFE",
+    c.add("CAS values all ones, CSWAP_GT, vendor datatype 0xFE",
           v4(req(), UET_SES_STD(opcode=UET_FETCHING_ATOMIC, message_id=1, memory_key=M64),
-             UET_SES_ATOMIC(atomic_opcode=0x13, atomic_datatype=0xFE, cacheable=1,
+             UET_SES_ATOMIC(atomic_opcode=0x12, atomic_datatype=0xFE, cacheable=1,
                             cpu_coherent=1),
              UET_SES_CAS(compare_value=b"\xff" * 16, swap_value=b"\xff" * 16)))
+    c.add("MSWAP: plain atomic extension, value and mask as payload (choice cas-for-mswap)",
+          v4(req(), UET_SES_STD(opcode=UET_FETCHING_ATOMIC, message_id=1, memory_key=M64, request_length=16),
+             UET_SES_ATOMIC(atomic_opcode=0x13, atomic_datatype=0x07), Raw(b"\xff" * 16)))
     c.add("deferrable send restart tokens max",
           v4(req(), UET_SES_DEFERRABLE(opcode=UET_DEFERRABLE_SEND, message_id=1,
                                        initiator_restart_token=M32, target_restart_token=M32,
@@ -925,8 +950,6 @@ def malformed():
             ("ACK_CC Credit bytes 27-29", [UET_PDS_ACK(), UET_PDS_ACK_CC(
                 cc_type=1, rsvd_credit=0x010000)], "uet.pds.ack_cc"),
             ("NACK flags b2..b0", [UET_PDS_NACK(rsvd_f20=4)], "uet.pds.nack"),
-            ("NACK_CCX low nibble", [UET_PDS_NACK(), UET_PDS_NACK_CCX(rsvd=1)],
-             "uet.pds.nack_ccx"),
             ("control packet bytes 2-3 (not PROBE)", [UET_PDS_CP(ctl_type=0, rsvd_2=1)],
              "uet.pds.cp"),
             ("control packet flag b6", [UET_PDS_CP(ctl_type=1, rsvd_f6=1)], "uet.pds.cp"),
@@ -1105,8 +1128,49 @@ def port_alt():
     return c
 
 
+def spec_versions():
+    """Frames whose decode differs between spec 1.0.1 and 1.0.3 (spec_versions in wire.yaml)."""
+    c = Capture("spec_versions.pcap", 1, "frames that decode differently by spec version 1.0.1 and 1.0.3: "
+                "TRIMMED_ACK, the NEGOTIATION payload, message_id of UET_DATAGRAM_SEND, UET_MSG_ERROR in UUD",
+                versions=["1.0.1", "1.0.3"])
+    U, I, T = "unknown_value", "invalid_value", "truncated"
+    c.add("NACK code 0x03 TRIMMED_ACK (reserved from 1.0.3)",
+          v4(UET_PDS_NACK(nack_code=0x03, nack_psn=0x10, spdcid=0x11, dpdcid=0x22)),
+          by_version={"1.0.3": dict(diags=[(U, "uet.pds.nack", "uet.pds.nack_code")])})
+    negotiation = dict(ctl_type=9, psn=0x900, spdcid=0x33, dpdcid=0x44)
+    c.add("NEGOTIATION with the 1.0.3 PDS_NEG_ON_OFF payload 01 02 00 00 00 00 00 01",
+          v4(UET_PDS_CP(syn_retx_transfer=1, **negotiation)), build_version="1.0.3")
+    c.add("NEGOTIATION, SYN_RETX_TRANSFER off",
+          v4(UET_PDS_CP(syn_retx_transfer=0, **negotiation)), build_version="1.0.3")
+    c.add("NEGOTIATION with neg_type 2 and neg_length 3",
+          v4(UET_PDS_CP(neg_type=2, neg_length=3, **negotiation)), build_version="1.0.3",
+          status="uet", by_version={"1.0.3": dict(status=None, diags=[(I, "uet.pds.cp", "uet.pds.neg.type"),
+                                                                      (I, "uet.pds.cp", "uet.pds.neg.length")])})
+    c.add("NEGOTIATION with the generic 4-byte payload (16 bytes)",
+          v4(UET_PDS_CP(cp_payload=0x0102, **negotiation)),
+          by_version={"1.0.3": dict(diags=[(T, "uet.pds.cp", None)])})
+    datagram = dict(opcode=UET_DATAGRAM_SEND, request_length=4, job_id=0x123)
+    c.add("UET_DATAGRAM_SEND with message_id 0 (what 1.0.3 asks)",
+          v4(UET_PDS_UUD(), UET_SES_STD(message_id=0, **datagram), pay(4)),
+          diags=[(I, "uet.ses.std", "uet.ses.message_id")], by_version={"1.0.3": dict(diags=())})
+    c.add("UET_DATAGRAM_SEND with message_id 5",
+          v4(UET_PDS_UUD(), UET_SES_STD(message_id=5, **datagram), pay(4)),
+          by_version={"1.0.3": dict(diags=[(I, "uet.ses.std", "uet.ses.message_id")])})
+    c.add("UET_MSG_ERROR over UUD (not used in UUD from 1.0.3)",
+          v4(UET_PDS_UUD(), UET_SES_STD(opcode=UET_MSG_ERROR, message_id=6, request_length=0)),
+          by_version={"1.0.3": dict(diags=[(I, "uet.ses.std", "uet.ses.opcode")])})
+    c.add("UET_MSG_ERROR over RUD (both versions)",
+          v4(req(), UET_SES_STD(opcode=UET_MSG_ERROR, message_id=7, request_length=0)))
+    c.add("UET_SEND with message_id 0 over RUD (invalid in both)",
+          v4(req(), UET_SES_STD(opcode=UET_SEND, message_id=0, request_length=4), pay(4)),
+          diags=[(I, "uet.ses.std", "uet.ses.message_id")])
+    c.add("single-packet UET_DATAGRAM_SEND in the medium header",
+          v4(UET_PDS_UUD(), UET_SES_MEDIUM(opcode=UET_DATAGRAM_SEND, request_length=4, job_id=0x123), pay(4)))
+    return c
+
+
 BUILDERS = (encap_eth, encap_sll, encap_sll2, encap_raw, encap_ipv4, encap_ipv6, encap_ns,
-            pds, ses, edge, malformed, port_alt)
+            pds, ses, edge, malformed, port_alt, spec_versions)
 
 
 def build_all():
@@ -1120,8 +1184,11 @@ def main(argv):
     manifest = []
     for cap in captures:
         cap.write(outdir)
-        manifest.append({"file": cap.name, "linktype": cap.linktype, "port": cap.port,
-                         "frames": len(cap.frames), "description": cap.description})
+        entry = {"file": cap.name, "linktype": cap.linktype, "port": cap.port,
+                 "frames": len(cap.frames), "description": cap.description}
+        if cap.versions != [DEFAULT_VERSION]:
+            entry["spec_versions"] = cap.versions
+        manifest.append(entry)
     with open(os.path.join(outdir, "manifest.json"), "w") as fh:
         json.dump(manifest, fh, indent=1)
         fh.write("\n")

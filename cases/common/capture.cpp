@@ -136,8 +136,7 @@ bool Capture::start(Toward toward) {
 
 void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
-  codec::DecodeOptions opts;
-  opts.udp_port = udp_port_;
+  const codec::DecodeOptions opts = decode_options(udp_port_);
   auto decoded = std::make_unique<codec::Decoded>();
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;

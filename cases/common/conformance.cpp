@@ -60,6 +60,12 @@ Manifest load_manifest(const char* variable) {
       m.indirect_job_id = doc["indirect_job_id"].get<uint32_t>();
     m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
     m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
+    if (doc.contains("checked_spec_version")) {
+      const std::string v = doc["checked_spec_version"].get<std::string>();
+      const auto version = wire::spec_version_by_name(v.c_str());
+      if (!version) bad_manifest(p, "checked_spec_version: '" + v + "' is not a spec version of spec/wire.yaml");
+      m.checked_spec_version = *version;
+    }
   } catch (const nlohmann::json::exception& e) {
     bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
   }
@@ -67,6 +73,13 @@ Manifest load_manifest(const char* variable) {
 }
 
 }  // namespace
+
+codec::DecodeOptions decode_options(uint16_t udp_port) {
+  codec::DecodeOptions opts;
+  opts.udp_port = udp_port;
+  opts.spec_version = manifest().checked_spec_version;
+  return opts;
+}
 
 bool Manifest::claims_profile(const std::string& p) const {
   return std::find(profiles.begin(), profiles.end(), p) != profiles.end();

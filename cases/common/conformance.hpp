@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "uet/codec/decoded.hpp"
+
 namespace uet::cases {
 
 // What one side of a pair claims and runs with: the resolved record harness/manifest.py writes (JSON,
@@ -35,6 +37,8 @@ struct Manifest {
   std::optional<uint32_t> indirect_job_id;
   Env fallback_job_id_environment;
   std::vector<std::string> predefined_service_names;
+  // The spec version the run checks against (./uet run --spec-version): the cases decode frames by it.
+  wire::SpecVersion checked_spec_version = wire::kSpecVersionDefault;
   bool claims_profile(const std::string& p) const;
 };
 
@@ -46,6 +50,8 @@ const Manifest& manifest();
 const Manifest& target_manifest();
 // An environment overlay as the variables to set and those to unset (null values).
 void split_env(const Env& env, std::map<std::string, std::string>* set, std::vector<std::string>* unset);
+// How the cases decode frames to `udp_port`: by the spec version the run checks against.
+codec::DecodeOptions decode_options(uint16_t udp_port);
 // True when both sides claim the profile (what the two FEPs of a pair can use together).
 bool pair_claims(const std::string& profile);
 

@@ -132,8 +132,7 @@ class FrameCapture {
     while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
       Frame f;
       f.bytes.assign(data, data + hdr->caplen);
-      codec::DecodeOptions opts;
-      opts.udp_port = to_target_;
+      codec::DecodeOptions opts = decode_options(to_target_);
       codec::decode(f.bytes.data(), hdr->caplen, hdr->len, root, opts, *decoded);
       if (!decoded->reached_uet && to_initiator_ && to_initiator_ != to_target_) {
         opts.udp_port = to_initiator_;
@@ -310,9 +309,9 @@ TEST_P(Wire, PdsHeaderCarriesThePdcOfItsDeliveryMode) {
 // ses.swap_value of the CAS extension header (16 bytes each). An operand shorter than 16 bytes fills the
 // field as a 128-bit integer would: its bytes at one end, zeros at the other (which end, and the byte
 // order, no source gives, so the operands here are byte palindromes and either end passes, the same end
-// for both). Checked for FI_CSWAP on FI_UINT64 and FI_MSWAP on FI_UINT32 (MSWAP takes the CAS header per
-// choice cas-for-mswap), where the provider reports them valid. No softuet knob moves the operands; the
-// case also checks ses.atomic_opcode, which knob wrong_amo_opcode breaks.
+// for both). Checked for FI_CSWAP on FI_UINT64 and FI_MSWAP on FI_UINT32 where the provider reports them
+// valid. MSWAP has no CAS header (choice cas-for-mswap): its value then its mask travel as payload. No
+// softuet knob moves the operands; the case also checks ses.atomic_opcode, which knob wrong_amo_opcode breaks.
 TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
   covers({"2.2.10.4-l"});
   if (IsSkipped()) return;
@@ -354,14 +353,25 @@ TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
     uint8_t after[8] = {};
     std::memcpy(after, &c.after, c.size);
     EXPECT_EQ(target.read_mr(1, 0, c.size), std::vector<uint8_t>(after, after + c.size)) << "the target's value after the operation";
+    const bool mswap = c.op == FI_MSWAP;
     const auto f = cap.find(Side::initiator, [&](const Frame& f) {
-      return f.get(w::Field::uet_ses_compare_value).has_value() && !psns.count(f.get(w::Field::uet_pds_psn).value_or(~0ull));
+      return f.get(w::Field::uet_ses_atomic_datatype).has_value() && !psns.count(f.get(w::Field::uet_pds_psn).value_or(~0ull));
     });
-    ASSERT_TRUE(f) << "no request with a CAS extension header captured";
+    ASSERT_TRUE(f) << "no request with an atomic extension header captured";
     if (const auto psn = f->get(w::Field::uet_pds_psn)) psns.insert(*psn);
     EXPECT_EQ(f->get(w::Field::uet_ses_opcode), w::ses_request_opcode::UET_FETCHING_ATOMIC) << "fi_compare_atomic (Table 2-26)";
     EXPECT_EQ(f->get(w::Field::uet_ses_atomic_opcode), *w::libfabric::amo_opcode_of(c.op)) << "ses.atomic_opcode";
     EXPECT_EQ(f->get(w::Field::uet_ses_atomic_datatype), *w::libfabric::amo_datatype_of(c.dt)) << "ses.atomic_datatype";
+    if (mswap) {
+      EXPECT_FALSE(f->get(w::Field::uet_ses_compare_value)) << "MSWAP carries no compare-and-swap extension (choice cas-for-mswap)";
+      std::vector<uint8_t> want(swap, swap + c.size);
+      want.insert(want.end(), compare, compare + c.size);
+      const std::vector<uint8_t> got(f->bytes.begin() + std::min<size_t>(f->payload_offset, f->bytes.size()),
+                                     f->bytes.begin() + std::min<size_t>(f->payload_offset + f->payload_len, f->bytes.size()));
+      EXPECT_EQ(got, want) << "MSWAP's payload " << hex(got) << ": want the value then the mask " << hex(want);
+      ++checked;
+      continue;
+    }
     const std::vector<uint8_t> got_compare = f->field_bytes(w::Field::uet_ses_compare_value);
     const std::vector<uint8_t> got_swap = f->field_bytes(w::Field::uet_ses_swap_value);
     ASSERT_EQ(got_compare.size(), 16u);

@@ -13,9 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
-import jinja2
-
-from wire_model import Model, Node, FieldUse, SpecError, ident, load
+from templating import environment
+from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, When, ident, load
 
 KIND_CPP = {"uint": "uint_", "int": "int_", "bytes": "bytes", "mac": "mac", "ipv4": "ipv4", "ipv6": "ipv6",
             "reserved": "reserved"}
@@ -38,8 +37,18 @@ def load_plan(f: FieldUse, node_len: int) -> tuple[int, int, int, int]:
     return off, width, shift, f.bits
 
 
-def when_expr(f: FieldUse) -> str | None:
-    w = f.when
+def version_expr(versions: Versions) -> str | None:
+    """C++ condition on the decoder's spec version (an index into the known versions), or None."""
+    terms = []
+    if versions.since is not None:
+        terms.append(f"c.version() >= {versions.since}u")
+    if versions.before is not None:
+        terms.append(f"c.version() < {versions.before}u")
+    return " && ".join(terms) or None
+
+
+def when_expr(f: FieldUse | Check) -> str | None:
+    w: When | None = f.when
     if not w:
         return None
     v = f"c.val(F::{ident(w.field)})"
@@ -82,7 +91,7 @@ class Emitter:
             else:
                 out.append(f"c.emit({fid}, v, {self.choice(f.uncertain)});" if f.emit else f"c.set({fid}, v);")
                 if f.enum:
-                    out.append(f"if (!valid_{f.enum}(v)) c.diag(DiagKind::unknown_value, {hdr}, {fid}, {where}, v);")
+                    out.append(f"if (!valid_{f.enum}(v, c.version())) c.diag(DiagKind::unknown_value, {hdr}, {fid}, {where}, v);")
                 for bad in f.invalid:
                     out.append(f"if (v == {bad}u) c.diag(DiagKind::invalid_value, {hdr}, {fid}, {where}, v);")
                 if f.require is not None:
@@ -91,6 +100,15 @@ class Emitter:
         if cond:
             return [f"if ({cond}) {{"] + ["  " + line for line in out] + ["}"]
         return out
+
+    def check_code(self, node: Node, chk: Check) -> list[str]:
+        hdr = f"H::{ident(node.header)}"
+        fid = f"F::{ident(chk.field)}"
+        at = next((f.at for f in node.fields if f.name == chk.field), 0)
+        bad = " || ".join([f"x == {b}u" for b in chk.invalid] + ([f"x != {chk.require}u"] if chk.require is not None else []))
+        conds = [e for e in (version_expr(chk.versions), when_expr(chk)) if e]
+        body = f"{{ const uint64_t x = c.val({fid}); if ({bad}) c.diag(DiagKind::invalid_value, {hdr}, {fid}, c.p + {at}, x); }}"
+        return [f"if ({' && '.join(conds)}) {body}" if conds else body]
 
     def target(self, to: str) -> str:
         # A direct (tail) call: the compiler chains the node functions without an indirect jump.
@@ -115,6 +133,9 @@ class Emitter:
                 cond = f"s >= {case.values[0]}u && s <= {case.values[1]}u"
             else:
                 cond = f"s == c.options.{case.param}"
+            held = version_expr(case.versions)
+            if held:
+                cond = f"({cond}) && {held}"
             out.append(f"  if ({cond}) return {self.target(case.to)};")
         out.append(f"  return {default}; }}")
         return out
@@ -131,6 +152,8 @@ class Emitter:
             body.append("uint64_t v;")
         for f in node.fields:
             body += self.field_code(node, f)
+        for chk in node.checks:
+            body += self.check_code(node, chk)
         if node.size_rule:
             r = node.size_rule
             fid = f"F::{ident(r['field'])}"
@@ -151,7 +174,8 @@ class Emitter:
 
 
 def enum_valid_fn(name: str, enum: dict) -> str:
-    values = sorted(int(v) for v in enum.get("values", {}))
+    held = enum.get("_versions", {})
+    values = sorted(int(v) for v in enum.get("values", {}) if int(v) not in held)
     terms = []
     small = [v for v in values if v < 64]
     big = [v for v in values if v >= 64]
@@ -163,8 +187,11 @@ def enum_valid_fn(name: str, enum: dict) -> str:
     terms += [f"v == {v}u" for v in big]
     terms += [f"(v <= {r['to']}u)" if r["from"] == 0 else f"(v >= {r['from']}u && v <= {r['to']}u)"
               for r in enum.get("vendor", [])]
+    for value, versions in sorted(held.items()):
+        cond = version_expr(versions).replace("c.version()", "ver")
+        terms.append(f"(v == {value}u && {cond})")
     body = " || ".join(terms) if terms else "false"
-    return f"[[maybe_unused]] inline bool valid_{name}(uint64_t v) {{ return {body}; }}"
+    return f"[[maybe_unused]] inline bool valid_{name}(uint64_t v, [[maybe_unused]] unsigned ver) {{ return {body}; }}"
 
 
 def max_on_path(model: Model) -> tuple[int, int]:
@@ -188,11 +215,7 @@ def max_on_path(model: Model) -> tuple[int, int]:
 
 
 def render(model: Model, out_dir: str) -> None:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__), "templates")),
-                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
-    env.filters["ident"] = ident
-    env.filters["c_str"] = c_str
+    env = environment({"ident": ident, "c_str": c_str})
     emitter = Emitter(model)
     max_fields, max_headers = max_on_path(model)
     nodes = list(model.nodes.values())

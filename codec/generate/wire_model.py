@@ -77,11 +77,33 @@ class FieldUse:
 
 
 @dataclasses.dataclass
+class Versions:
+    """The spec versions something holds in, as indices into Model.versions: since <= v < before."""
+    since: int | None = None
+    before: int | None = None
+
+    def __bool__(self) -> bool:
+        return self.since is not None or self.before is not None
+
+
+@dataclasses.dataclass
 class Case:
     op: str            # eq, in, range, param
     values: list[int]
     param: str | None
     to: str
+    versions: Versions = dataclasses.field(default_factory=Versions)
+
+
+@dataclasses.dataclass
+class Check:
+    """A validity rule of a node that emits nothing: `field` must not be one of `invalid` (or must be
+    `require`) where `when` and the spec version hold. Reported as invalid_value."""
+    field: str
+    invalid: list[int]
+    require: int | None
+    when: When | None
+    versions: Versions
 
 
 @dataclasses.dataclass
@@ -105,6 +127,7 @@ class Node:
     fields: list[FieldUse]
     next: Select
     uet: bool
+    checks: list[Check] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -147,6 +170,9 @@ class Model:
     fields: dict[str, FieldInfo]
     headers: list[str]
     libfabric: dict[str, LibfabricMap] = dataclasses.field(default_factory=dict)
+    versions: list[str] = dataclasses.field(default_factory=list)   # known spec versions, oldest first
+    default_version: int = 0
+    sources: dict[str, dict] = dataclasses.field(default_factory=dict)
 
 
 def _when(raw: dict | None, where: str) -> When | None:
@@ -193,7 +219,25 @@ def _fields(raw_fields: list, fragments: dict, node_id: str, header: str, base: 
     return out
 
 
-def _select(raw: dict, node_id: str) -> Select:
+def _version_key(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split("."))
+
+
+def _versions(raw: dict, known: list[str], where: str) -> Versions:
+    """`since:` / `before:` of an entry, as indices into the known versions."""
+    out = Versions()
+    for key in ("since", "before"):
+        if key in raw:
+            text = str(raw[key])
+            if text not in known:
+                raise SpecError(f"{where}: {key} {text} is not a known spec version ({', '.join(known)})")
+            setattr(out, key, known.index(text))
+    if out.since is not None and out.before is not None and out.since >= out.before:
+        raise SpecError(f"{where}: holds in no version (since {known[out.since]}, before {known[out.before]})")
+    return out
+
+
+def _select(raw: dict, node_id: str, known: list[str]) -> Select:
     sel = raw.get("select")
     cases = []
     for c in raw.get("cases", []):
@@ -208,12 +252,34 @@ def _select(raw: dict, node_id: str) -> Select:
             cases.append(Case("param", [], c["param"], c["to"]))
         else:
             raise SpecError(f"{node_id}: a case needs eq, in, range or param")
+        cases[-1].versions = _versions(c, known, f"{node_id}: case to {c['to']}")
     return Select(None if sel in (None, "always") else sel, cases, raw.get("default", "end"))
+
+
+def _checks(raw: list, node_id: str, known: list[str]) -> list[Check]:
+    out = []
+    for c in raw or []:
+        where = f"{node_id}: check of {c.get('field')}"
+        if "field" not in c or ("invalid" in c) == ("require" in c):
+            raise SpecError(f"{where}: a check names a `field` and one of `invalid` or `require`")
+        out.append(Check(c["field"], [int(v) for v in c.get("invalid", [])],
+                         int(c["require"]) if "require" in c else None, _when(c.get("when"), where),
+                         _versions(c, known, where)))
+    return out
+
+
+def _spec_versions(doc: dict) -> tuple[list[str], int]:
+    raw = doc.get("spec_versions") or {}
+    known = sorted((str(v) for v in (raw.get("known") or {})), key=_version_key)
+    if not known or str(raw.get("default")) not in known:
+        raise SpecError("spec_versions: needs `known` versions and a `default` among them")
+    return known, known.index(str(raw["default"]))
 
 
 def load(path: str) -> Model:
     with open(path, encoding="utf-8") as fh:
         doc = yaml.load(fh, Loader=_UniqueKeyLoader)
+    known, default_version = _spec_versions(doc)
     fragments = doc.get("fragments", {})
     nodes: dict[str, Node] = {}
     for node_id, raw in doc["nodes"].items():
@@ -229,11 +295,18 @@ def load(path: str) -> Model:
         nodes[node_id] = Node(
             id=node_id, header=header, dispatch=bool(raw.get("dispatch")), min_len=min_len, size=fixed,
             size_rule=size_rule, bounds=raw.get("bounds"), payload_length=raw.get("payload_length"),
-            uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id),
-            uet=header == "uet" or header.startswith("uet."))
+            uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id, known),
+            uet=header == "uet" or header.startswith("uet."), checks=_checks(raw.get("checks"), node_id, known))
     model = Model(constants=doc["constants"], choices=doc["choices"], enums=doc["enums"],
-                  links={int(k): v for k, v in doc["links"].items()}, nodes=nodes, fields={}, headers=[])
+                  links={int(k): v for k, v in doc["links"].items()}, nodes=nodes, fields={}, headers=[],
+                  versions=known, default_version=default_version, sources=doc.get("sources") or {})
+    for name, enum in model.enums.items():
+        for value, raw_versions in (enum.get("versions") or {}).items():
+            if int(value) not in enum.get("values", {}):
+                raise SpecError(f"enum {name}: versions of {value}, which is not one of its values")
+            enum.setdefault("_versions", {})[int(value)] = _versions(raw_versions, known, f"enum {name} value {value}")
     _check(model)
+    _check_choices(model)
     model.libfabric = _libfabric(doc.get("libfabric") or {}, model)
     return model
 
@@ -358,6 +431,10 @@ def _check_paths(model: Model) -> None:
             need(node.bounds["field"], "`bounds`")
         if node.payload_length:
             need(node.payload_length, "`payload_length`")
+        for chk in node.checks:
+            need(chk.field, "a check")
+            if chk.when:
+                need(chk.when.field, f"the `when` of a check of {chk.field}")
         if node.next.field:
             need(node.next.field, "`select`")
         for t in [c.to for c in node.next.cases] + [node.next.default]:
@@ -368,7 +445,57 @@ def _check_paths(model: Model) -> None:
         walk(link["root"], frozenset(), ())
 
 
-def enum_valid(enum: dict, value: int) -> bool:
+CONFIDENCE = ("high", "medium", "low", "unknown")
+
+
+def confidence_of(agree: list[str], disagree: list[str], sources: dict[str, dict]) -> str:
+    """The confidence a choice's evidence gives (the rule stated above `choices:` in wire.yaml)."""
+    def families(names: list[str]) -> set[str]:
+        return {sources[n]["family"] for n in names if not sources[n].get("superseded_by")}
+    pro = families(agree)
+    con = families(disagree) - pro
+    if not pro and not con:
+        return "unknown"
+    if len(pro) >= 2 and not con:
+        return "high"
+    return "medium" if len(pro) > len(con) else "low"
+
+
+def _check_choices(model: Model) -> None:
+    """Every choice cites known sources and declares the confidence its evidence gives, so a certifier who
+    adds a source sees at build time which confidence changes."""
+    for name, src in model.sources.items():
+        if "family" not in src:
+            raise SpecError(f"sources.{name}: needs `family`")
+        if src.get("superseded_by") and src["superseded_by"] not in model.sources:
+            raise SpecError(f"sources.{name}: superseded by unknown source {src['superseded_by']}")
+    for cid, c in model.choices.items():
+        where = f"choices.{cid}"
+        ev = c.get("evidence")
+        if not isinstance(ev, dict) or "agree" not in ev or "disagree" not in ev:
+            raise SpecError(f"{where}: needs `evidence` with `agree` and `disagree` source lists")
+        cited = list(ev["agree"]) + list(ev["disagree"])
+        for reading in c.get("contested") or []:
+            cited += list(reading.get("sources") or [])
+        unknown = [s for s in cited if s not in model.sources]
+        if unknown:
+            raise SpecError(f"{where}: cites unknown sources {unknown} (known: {', '.join(model.sources)})")
+        want = confidence_of(list(ev["agree"]), list(ev["disagree"]), model.sources)
+        if c.get("confidence") != want:
+            raise SpecError(f"{where}: confidence is {c.get('confidence')}, but its evidence gives {want}")
+        if c.get("contested") is not None and len(c["contested"]) < 2:
+            raise SpecError(f"{where}: a contested choice records at least two readings")
+
+
+def version_holds(versions: Versions, version: int) -> bool:
+    return ((versions.since is None or version >= versions.since)
+            and (versions.before is None or version < versions.before))
+
+
+def enum_valid(enum: dict, value: int, version: int | None = None) -> bool:
+    held = enum.get("_versions", {}).get(value)
+    if held is not None and version is not None and not version_holds(held, version):
+        return False
     if value in enum.get("values", {}):
         return True
     return any(r["from"] <= value <= r["to"] for r in enum.get("vendor", []))

@@ -43,6 +43,8 @@ struct Cursor {
   wire::Header payload_header = wire::Header::COUNT;
 
   uint32_t at(const uint8_t* q) const { return static_cast<uint32_t>(q - frame); }
+  // The spec version the decode follows, as an index into wire::SpecVersion.
+  unsigned version() const { return static_cast<unsigned>(options.spec_version); }
   size_t left() const { return static_cast<size_t>(end - p); }
 
   void diag(DiagKind kind, wire::Header h, wire::Field f, const uint8_t* where, uint64_t value,

@@ -1,7 +1,11 @@
 // JSON records with nlohmann::ordered_json: fields keep the order in which they are on the wire.
 #include "uet/codec/record.hpp"
 
+#include <algorithm>
+#include <bitset>
 #include <cinttypes>
+#include <cstring>
+#include <vector>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -84,6 +88,15 @@ void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
   for (unsigned i = 0; i < d.n_emitted; ++i)
     if (d.emitted[i].uncertain != wire::Choice::none)
       uncertain[wire::field_name(d.emitted[i].field)] = wire::choice_info(d.emitted[i].uncertain).id;
+  // How far each of those choices can be trusted, in the choices' id order (the Scapy record sorts them).
+  auto& confidence = r["confidence"] = nlohmann::ordered_json::object();
+  std::bitset<static_cast<size_t>(wire::Choice::COUNT)> cited;
+  for (unsigned i = 0; i < d.n_emitted; ++i) cited.set(static_cast<size_t>(d.emitted[i].uncertain));
+  std::vector<const wire::ChoiceInfo*> choices;
+  for (size_t c = 1; c < cited.size(); ++c)
+    if (cited[c]) choices.push_back(&wire::choice_info(static_cast<wire::Choice>(c)));
+  std::sort(choices.begin(), choices.end(), [](auto* a, auto* b) { return std::strcmp(a->id, b->id) < 0; });
+  for (const wire::ChoiceInfo* c : choices) confidence[c->id] = c->confidence;
   impl_->text += r.dump();
   impl_->text += '\n';
 }

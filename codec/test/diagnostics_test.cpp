@@ -14,9 +14,9 @@ using wire::Field;
 using wire::Header;
 using wire::Node;
 
-Decoded decode_bytes(const std::vector<uint8_t>& b, uint32_t caplen, uint32_t len) {
+Decoded decode_bytes(const std::vector<uint8_t>& b, uint32_t caplen, uint32_t len, const DecodeOptions& options = {}) {
   Decoded d;
-  decode(b.data(), caplen, len, Node::eth, DecodeOptions{}, d);
+  decode(b.data(), caplen, len, Node::eth, options, d);
   return d;
 }
 
@@ -50,7 +50,7 @@ TEST_P(EveryUetPathMalformed, CutAtEveryByteReportsTheCutHeader) {
       if (cut > uet_start && !n.dispatch && at[i] <= cut && cut < at[i + 1]) expected = n.header;
     }
     // caplen < len: the capture cut the frame, so IP/UDP lengths are not themselves wrong.
-    const Decoded d = decode_bytes(built.bytes, static_cast<uint32_t>(cut), static_cast<uint32_t>(built.bytes.size()));
+    const Decoded d = decode_bytes(built.bytes, static_cast<uint32_t>(cut), static_cast<uint32_t>(built.bytes.size()), path.options());
     ASSERT_EQ(d.n_diags, 1) << diags_text(d);
     EXPECT_EQ(d.diags[0].kind, DiagKind::truncated);
     EXPECT_EQ(d.diags[0].header, expected) << wire::header_name(d.diags[0].header);
@@ -68,7 +68,7 @@ TEST_P(EveryUetPathMalformed, CutAtEveryByteReportsTheCutHeader) {
   }
   // Cut inside the payload: nothing wrong, the payload is just shorter.
   const Decoded d = decode_bytes(built.bytes, static_cast<uint32_t>(payload_start + 1),
-                                 static_cast<uint32_t>(built.bytes.size()));
+                                 static_cast<uint32_t>(built.bytes.size()), path.options());
   EXPECT_EQ(d.n_diags, 0) << diags_text(d);
   EXPECT_EQ(d.payload_len, 1u);
 }
@@ -92,7 +92,7 @@ TEST_P(EveryUetPathMalformed, EveryReservedFieldSetIsReported) {
       }
       std::vector<uint8_t> bytes = built.bytes;
       put_bits(bytes.data(), at[i] + l.at, l.bit + l.bits - 1, 1, 1);
-      const Decoded d = decode_bytes(bytes, static_cast<uint32_t>(bytes.size()), static_cast<uint32_t>(bytes.size()));
+      const Decoded d = decode_bytes(bytes, static_cast<uint32_t>(bytes.size()), static_cast<uint32_t>(bytes.size()), path.options());
       ASSERT_EQ(d.n_diags, 1) << n.id << " reserved@" << l.at << "." << int(l.bit) << diags_text(d);
       EXPECT_EQ(d.diags[0].kind, DiagKind::reserved_nonzero);
       EXPECT_EQ(d.diags[0].header, n.header);
@@ -125,7 +125,7 @@ TEST_P(EveryUetPathMalformed, EveryValueTableRejectsUnknownValues) {
       if (bad > top) continue;  // every value of the field is defined
       std::vector<uint8_t> bytes = built.bytes;
       put_bits(bytes.data(), at[i] + l.at, l.bit, l.bits, bad);
-      const Decoded d = decode_bytes(bytes, static_cast<uint32_t>(bytes.size()), static_cast<uint32_t>(bytes.size()));
+      const Decoded d = decode_bytes(bytes, static_cast<uint32_t>(bytes.size()), static_cast<uint32_t>(bytes.size()), path.options());
       bool found = false;
       for (unsigned g = 0; g < d.n_diags; ++g)
         found |= d.diags[g].kind == DiagKind::unknown_value && d.diags[g].field == l.field;

@@ -13,11 +13,29 @@ namespace {
 
 const wire::CaseInfo& case_of(const wire::NodeInfo& n, int k) { return wire::kCases[n.first_case + k]; }
 
-// Does x take edge `edge` of node n (first matching case wins; default when none matches)?
-bool takes_edge(const wire::NodeInfo& n, int edge, uint64_t x) {
+bool holds_in(const wire::CaseInfo& c, wire::SpecVersion v) {
+  return static_cast<unsigned>(v) >= c.since && static_cast<unsigned>(v) < c.before;
+}
+
+// Does x take edge `edge` of node n in spec version v (first matching case wins; default when none matches)?
+bool takes_edge(const wire::NodeInfo& n, int edge, uint64_t x, wire::SpecVersion v) {
   for (int k = 0; k < n.n_cases; ++k)
-    if (case_matches(case_of(n, k), x)) return k == edge;
+    if (holds_in(case_of(n, k), v) && case_matches(case_of(n, k), x)) return k == edge;
   return edge == -1;
+}
+
+// The version a path is decoded in: the default when every case it takes holds there, else the oldest
+// version they all hold in; nullopt when there is none.
+std::optional<wire::SpecVersion> version_of(const std::vector<Step>& steps) {
+  auto all_hold = [&](wire::SpecVersion v) {
+    for (const Step& s : steps)
+      if (s.edge >= 0 && !holds_in(case_of(wire::node_info(s.node), s.edge), v)) return false;
+    return true;
+  };
+  if (all_hold(wire::kSpecVersionDefault)) return wire::kSpecVersionDefault;
+  for (size_t i = 0; i < wire::kSpecVersionCount; ++i)
+    if (all_hold(static_cast<wire::SpecVersion>(i))) return static_cast<wire::SpecVersion>(i);
+  return std::nullopt;
 }
 
 void dfs(Node node, std::vector<Step>& cur, std::vector<GraphPath>& out) {
@@ -25,7 +43,7 @@ void dfs(Node node, std::vector<Step>& cur, std::vector<GraphPath>& out) {
   auto follow = [&](int edge, int to) {
     cur.push_back({node, edge});
     if (to == -1) {
-      out.push_back({cur, {}});
+      if (const auto v = version_of(cur)) out.push_back({cur, {}, *v});
     } else if (to >= 0) {
       dfs(static_cast<Node>(to), cur, out);
     }
@@ -118,6 +136,7 @@ GraphPath join(const GraphPath& prefix, const GraphPath& suffix) {
   GraphPath p{prefix.steps, {}};
   p.steps.insert(p.steps.end(), suffix.steps.begin(), suffix.steps.end());
   p.name = name_of(p.steps);
+  p.version = version_of(p.steps).value_or(suffix.version);
   return p;
 }
 
@@ -170,7 +189,7 @@ bool solve_selects(const GraphPath& path, std::mt19937_64& rng, FieldValues& v) 
       if (bits && x > mask(bits)) continue;
       if (info.enumeration != wire::Enum::none && !wire::enum_valid(info.enumeration, x)) continue;
       bool ok = true;
-      for (const Step& s : steps) ok = ok && takes_edge(wire::node_info(s.node), s.edge, x);
+      for (const Step& s : steps) ok = ok && takes_edge(wire::node_info(s.node), s.edge, x, path.version);
       if (ok) {
         v.set(field, x);
         break;

@@ -21,7 +21,14 @@ struct Step {
 struct GraphPath {
   std::vector<Step> steps;
   std::string name;  // for test names: the non-dispatch nodes, '_'-joined
+  // A spec version every edge of the path holds in (the default one when it can): decode with options().
+  wire::SpecVersion version = wire::kSpecVersionDefault;
   std::vector<wire::Node> nodes() const;
+  DecodeOptions options() const {
+    DecodeOptions o;
+    o.spec_version = version;
+    return o;
+  }
 };
 
 // gtest prints a path by its name.

@@ -25,7 +25,7 @@ void check_roundtrip(const GraphPath& path, uint64_t seed) {
   Decoded d;
   const Node root = path.steps.front().node;
   decode(built.bytes.data(), static_cast<uint32_t>(built.bytes.size()), static_cast<uint32_t>(built.bytes.size()),
-         root, DecodeOptions{}, d);
+         root, path.options(), d);
   for (unsigned i = 0; i < d.n_diags; ++i)
     ADD_FAILURE() << "unexpected " << diag_kind_name(d.diags[i].kind) << " in " << wire::header_name(d.diags[i].header)
                   << (d.diags[i].detail ? d.diags[i].detail : "")

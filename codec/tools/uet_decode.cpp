@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "uet/codec/decoded.hpp"
 #include "uet/codec/record.hpp"
@@ -46,6 +47,12 @@ int main(int argc, char** argv) {
   app.add_flag("--count", count, "decode every frame, print only the counts")->excludes(summary_opt);
   app.add_option("--port", port, "UDP destination port of UET (default 4793)")->check(CLI::Range(1, 65535));
   app.add_flag("--strict", strict, "exit with status 1 when any frame is malformed");
+  std::string version = uet::wire::spec_version_name(uet::wire::kSpecVersionDefault);
+  std::vector<std::string> versions;
+  for (size_t i = 0; i < uet::wire::kSpecVersionCount; ++i)
+    versions.emplace_back(uet::wire::spec_version_name(static_cast<uet::wire::SpecVersion>(i)));
+  app.add_option("--spec-version", version, "the UEC spec version to decode by (default " + version + ")")
+      ->check(CLI::IsMember(versions));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -71,6 +78,7 @@ int main(int argc, char** argv) {
 
   uet::codec::DecodeOptions options;
   options.udp_port = port;
+  options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
   uet::codec::Decoded decoded;
   uet::codec::RecordWriter writer;
   Counts counts;

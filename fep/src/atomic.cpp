@@ -1,6 +1,7 @@
 // fi_atomic on RDM endpoints (§2.2.5.4.4; digest F.3 Table 2-26): UET_ATOMIC (bulk, non-fetching),
 // UET_FETCHING_ATOMIC (one element; the old value returns in UET_RESPONSE_W_DATA), and compare-swap with
-// the CAS extension (compare and swap operands, <= 16 bytes). fi_op and fi_datatype map to the UET values
+// the CAS extension (compare and swap operands, <= 16 bytes), except MSWAP, whose value and mask travel as
+// payload (choice cas-for-mswap). fi_op and fi_datatype map to the UET values
 // through the generated tables of spec/wire.yaml (uet/wire/libfabric_gen.hpp).
 #include <rdma/fi_atomic.h>
 
@@ -159,7 +160,13 @@ ssize_t do_atomic(fid_ep* f, const AtomicCall& c) {
   r.opcode = c.kind == Kind::plain ? wire::ses_request_opcode::UET_ATOMIC : wire::ses_request_opcode::UET_FETCHING_ATOMIC;
   r.match_bits = c.key;
   r.buffer_offset = c.addr;
-  if (c.kind == Kind::compare) {
+  if (c.kind == Kind::compare && c.op == FI_MSWAP) {
+    // The value then the mask, as payload (choice cas-for-mswap).
+    const auto* mask = static_cast<const uint8_t*>(c.compare->addr);
+    const auto* value = static_cast<const uint8_t*>(c.iov[0].addr);
+    r.payload.assign(value, value + size);
+    r.payload.insert(r.payload.end(), mask, mask + size);
+  } else if (c.kind == Kind::compare) {
     // compare -> ses.compare_value, the operand -> ses.swap_value (digest F.3); no payload.
     const auto* cmp = static_cast<const uint8_t*>(c.compare->addr);
     const auto* swp = static_cast<const uint8_t*>(c.iov[0].addr);
@@ -172,7 +179,7 @@ ssize_t do_atomic(fid_ep* f, const AtomicCall& c) {
       else r.payload.resize(r.payload.size() + c.iov[i].count * size);  // FI_ATOMIC_READ needs no operand
     }
   }
-  r.request_length = static_cast<uint32_t>(c.kind == Kind::compare ? size : r.payload.size());
+  r.request_length = static_cast<uint32_t>(c.kind == Kind::compare && c.op != FI_MSWAP ? size : r.payload.size());
   r.atomic = std::move(ext);
   OpCompletion done;
   done.context = c.context;
@@ -275,6 +282,12 @@ Response atomic_target(Ep* ep, InRequest&& req) {
     return rsp;
   }
   const size_t size = dt_size(*dt);
+  // MSWAP brings its value and mask as payload (choice cas-for-mswap); it changes one element.
+  const bool mswap = kind == Kind::compare && *op == FI_MSWAP;
+  if (mswap && req.payload.size() != 2 * size) {
+    rsp.rc = wire::ses_return_code::RC_AMO_UNSUPPORTED_SIZE;
+    return rsp;
+  }
   const size_t len = kind == Kind::compare ? size : req.payload.size();
   if (!len || len % size || (fetching && len != size)) {
     rsp.rc = wire::ses_return_code::RC_AMO_UNSUPPORTED_SIZE;
@@ -291,8 +304,8 @@ Response atomic_target(Ep* ep, InRequest&& req) {
   auto* target = static_cast<uint8_t*>(const_cast<void*>(mr->buf)) + req.buffer_offset;
   if (fetching) rsp.data.assign(target, target + n);
   for (size_t i = 0; i < n; i += size) {
-    const uint8_t* operand = kind == Kind::compare ? req.atomic->swap.data() : req.payload.data() + i;
-    const uint8_t* compare = kind == Kind::compare ? req.atomic->compare.data() : nullptr;
+    const uint8_t* operand = mswap ? req.payload.data() : kind == Kind::compare ? req.atomic->swap.data() : req.payload.data() + i;
+    const uint8_t* compare = mswap ? req.payload.data() + size : kind == Kind::compare ? req.atomic->compare.data() : nullptr;
     apply_element(*op, *dt, target + i, operand, compare);
   }
   rsp.with_data = fetching;

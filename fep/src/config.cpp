@@ -150,6 +150,18 @@ std::optional<Config> load_config(std::string* error) {
     }
   }
 
+  if (const char* version = std::getenv("SOFTUET_SPEC_VERSION")) {
+    const auto v = uet::wire::spec_version_by_name(version);
+    if (!v) {
+      std::string known;
+      for (size_t i = 0; i < uet::wire::kSpecVersionCount; ++i)
+        known += (known.empty() ? "" : ", ") + std::string(uet::wire::spec_version_name(static_cast<uet::wire::SpecVersion>(i)));
+      *error = std::string("SOFTUET_SPEC_VERSION='") + version + "': not a spec version softuet knows (" + known + ")";
+      return std::nullopt;
+    }
+    cfg.spec_version = *v;
+  }
+
   if (const char* addr = std::getenv("SOFTUET_ADDR")) cfg.addr = addr;
   return cfg;
 }

@@ -130,6 +130,9 @@ struct Config {
   uint64_t msg_rendezvous_size = 0;      // UET_PROVIDER_MSG_RENDEZVOUS_SIZE
   uint64_t tag_rendezvous_size = 0;      // UET_PROVIDER_TAG_RENDEZVOUS_SIZE
   uint64_t max_eager_size = 0;           // UET_PROVIDER_MAX_EAGER_SIZE
+  // SOFTUET_SPEC_VERSION: the UEC spec version softuet follows where versions differ (spec/wire.yaml
+  // spec_versions), e.g. the message_id of a UET_DATAGRAM_SEND.
+  uet::wire::SpecVersion spec_version = uet::wire::kSpecVersionDefault;
 };
 // Reads the environment. On a bad value returns nullopt and sets *error to a sentence naming it.
 std::optional<Config> load_config(std::string* error);

@@ -77,7 +77,8 @@ bool is_atomic(uint64_t opcode) {
          opcode == wire::ses_request_opcode::UET_TSEND_ATOMIC ||
          opcode == wire::ses_request_opcode::UET_TSEND_FETCH_ATOMIC;
 }
-bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::MSWAP; }
+// The AMO opcodes that carry the compare-and-swap extension: CSWAP..CSWAP_GT, not MSWAP (choice cas-for-mswap).
+bool is_cas(uint8_t amo) { return amo >= wire::amo_opcode::CSWAP && amo <= wire::amo_opcode::CSWAP_GT; }
 
 // The paths of standard-header request packets (digest I.7): SOM or continuation, then the atomic
 // extension (and the CAS operands) for atomics.
@@ -182,6 +183,11 @@ SesHeader header_of(Domain* d, const Dest& dest, const OutRequest& r, size_t pac
 uint16_t next_message_id(Domain* d) {
   if (d->next_message_id == 0) d->next_message_id = 1;  // message_id 0 is invalid (digest I.7)
   return d->next_message_id++;
+}
+
+// A UET_DATAGRAM_SEND is numbered like any request before spec 1.0.3 and carries message_id 0 from 1.0.3 on.
+uint16_t datagram_message_id(Domain* d) {
+  return d->cfg.spec_version >= uet::wire::SpecVersion::v1_0_3 ? 0 : next_message_id(d);
 }
 
 uint64_t pds_req_type(pds::Mode m) { return m == pds::Mode::rod ? wire::pds_type::ROD_REQ : wire::pds_type::RUD_REQ; }
@@ -745,6 +751,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
                    InRequest& m) {
   uet::codec::DecodeOptions opts;
   opts.udp_port = d->cfg.udp_port;
+  opts.spec_version = d->cfg.spec_version;
   uet::codec::decode(buf, static_cast<uint32_t>(n), static_cast<uint32_t>(n), Node::uet, opts, pkt);
   if (pkt.status() != uet::codec::Status::uet) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped a frame that is not clean UET (%s)\n",
@@ -1269,7 +1276,7 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
       const Place& id = rud ? place<kUudAsRudPath, Field::uet_ses_message_id>() : place<kUudPath, Field::uet_ses_message_id>();
       const Place& length = rud ? place<kUudAsRudPath, Field::uet_ses_request_length>()
                                 : place<kUudPath, Field::uet_ses_request_length>();
-      uet::codec::PathEncoder::rewrite(kept.bytes, id, next_message_id(d));
+      uet::codec::PathEncoder::rewrite(kept.bytes, id, datagram_message_id(d));
       uet::codec::PathEncoder::rewrite(kept.bytes, length, len);
     } else {
       Dest dest;
@@ -1277,7 +1284,7 @@ ssize_t transport_send(Ep* ep, fi_addr_t dest_addr, const iovec* iov, size_t cou
       FieldValues v;
       v.set(Field::uet_pds_type, rud ? wire::pds_type::RUD_REQ : wire::pds_type::UUD_REQ);
       if (rud) v.set(Field::uet_pds_flags_syn, 1);
-      ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, next_message_id(d), len);
+      ses_fields(v, ep, dest, wire::ses_request_opcode::UET_DATAGRAM_SEND, datagram_message_id(d), len);
       v.set(Field::uet_ses_som, 1).set(Field::uet_ses_eom, 1);
       v.set(Field::uet_ses_hd, header_data ? 1 : 0);
       if (header_data) v.set(Field::uet_ses_header_data, *header_data);

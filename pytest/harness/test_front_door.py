@@ -131,9 +131,16 @@ class TestBadInput:
         run = cmd_uet_run("--initiator", "udp.yaml", "--target", "tcp_rxm.yaml", "--only", "ep", "--only", "av",
                           "--report", tmp_path, "--same-host")
         assert run.returncode == 0, run.stderr  # ep and av are single-process: they run for each side
+        # A case pattern that matches no case runs nothing and says so: not a green run that tested nothing.
         run = cmd_uet_run("--provider", "udp.yaml", "--only", "nosucharea*", "--report", tmp_path, "--same-host")
-        assert run.returncode == 0  # a case pattern that matches no case runs nothing, and says so
+        assert run.returncode == 2
+        assert "uet run: --only nosucharea* matched no check of this run" in run.stderr
         assert results_of(tmp_path)["summary"]["total"] == 0
+        # A name as gtest prints it (Suite.Case) matches its parameterised instances.
+        run = cmd_uet_run("--provider", "udp.yaml", "--only", "Ep.BadOptionsAreRefused", "--report", tmp_path,
+                          "--same-host")
+        assert run.returncode in (0, 1), run.stderr
+        assert results_of(tmp_path)["summary"]["total"] > 0
 
 
 class TestOnly:

@@ -111,13 +111,19 @@ EXPECTED_UNCOVERED = ["2.2.4.4-c", "2.2.5.1-c", "2.2.5.1-d"]
 
 MANIFESTS = [
     {"ref": "cases/manifests/softuet.yaml", "name": FULL, "provider": "softuet", "provider_version": "0.3",
-     "profiles": ["ai_base", "ai_full", "hpc"], "uet": True, "sha256": "a1b2c3d4e5f6" + "0" * 52},
+     "profiles": ["ai_base", "ai_full", "hpc"], "uet": True, "sha256": "a1b2c3d4e5f6" + "0" * 52,
+     "spec_versions": ["1.0.1", "1.0.3"], "implements_checked_version": True},
     {"ref": "cases/manifests/softuet.yaml#ai-base", "name": BASE, "provider": "softuet", "provider_version": "0.3",
-     "profiles": ["ai_base"], "uet": True, "sha256": "ffeeddccbbaa" + "1" * 52},
+     "profiles": ["ai_base"], "uet": True, "sha256": "ffeeddccbbaa" + "1" * 52,
+     "spec_versions": ["1.0.3"], "implements_checked_version": False},
 ]
 CHOICES = [{"id": "profile-priority", "status": "MISSING", "confidence": "low",
-            "chose": "hpc over ai_full over ai_base (Table 2-6 is missing)"},
-           {"id": "job-id-width", "status": "rebuilt", "confidence": "medium", "chose": "24 bits"}]
+            "chose": "hpc over ai_full over ai_base (Table 2-6 is missing)", "agree": [], "disagree": ["RP"],
+            "evidence_note": "RP prefers AI Full", "contested": []},
+           {"id": "job-id-width", "status": "rebuilt", "confidence": "high", "chose": "24 bits",
+            "agree": ["RP", "X2"], "disagree": [], "evidence_note": "",
+            "contested": [{"reading": "24 bits (kept)", "sources": ["RP", "X2"]},
+                          {"reading": "32 bits", "sources": []}]}]
 
 
 def cell_id(initiator, target):

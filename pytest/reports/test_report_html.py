@@ -90,16 +90,24 @@ class TestRunInfo:
         _, _, root = run
         table = [t for t in section(root, "run-info").iter("table") if has_class(t, "manifests")][0]
         assert rows(table) == [
-            ["softuet", "cases/manifests/softuet.yaml", "softuet", "0.3", "ai_base, ai_full, hpc", "yes",
-             "a1b2c3d4e5f6"],
-            ["softuet-ai-base", "cases/manifests/softuet.yaml#ai-base", "softuet", "0.3", "ai_base", "yes",
-             "ffeeddccbbaa"]]
+            ["softuet", "cases/manifests/softuet.yaml", "softuet", "0.3", "1.0.1, 1.0.3", "ai_base, ai_full, hpc",
+             "yes", "a1b2c3d4e5f6"],
+            ["softuet-ai-base", "cases/manifests/softuet.yaml#ai-base", "softuet", "0.3",
+             "1.0.3 (not the checked version)", "ai_base", "yes", "ffeeddccbbaa"]]
 
     def test_spec_choices(self, run):
         _, _, root = run
         table = [t for t in section(root, "run-info").iter("table") if has_class(t, "choices")][0]
-        assert [r[:3] for r in rows(table)] == [["profile-priority", "MISSING", "low"],
-                                                 ["job-id-width", "rebuilt", "medium"]]
+        assert [r[:5] for r in rows(table)] == [["profile-priority", "MISSING", "low", "none", "RP"],
+                                                 ["job-id-width", "rebuilt", "high", "RP, X2", "none"]]
+        contested = [text(el) for el in by_class(table, "contested")]
+        assert contested == ["contested: 24 bits (kept) (RP, X2); 32 bits (no source)"]
+
+    def test_a_failure_names_the_confidence_of_its_choices(self, run):
+        _, _, root = run
+        fail = {el.get("data-result-id"): el for el in by_class(section(root, "failures"), "failure")}[syn.FAIL_ID]
+        fields = {text(tr[0]): text(tr[1]) for tr in fail.find("table")}
+        assert fields["rests on choices"] == "profile-priority (confidence low)"
 
     def test_complete_run_has_no_partial_banner(self, run):
         _, _, root = run

@@ -22,7 +22,8 @@ from scapy_uet.pcapio import read_frames, write_pcap, write_pcapng_ns
 from scapy_uet.record import _strict_decode, decode_record
 
 UET_REQ = UET_PDS_RUD_ROD_REQ(psn=1) / UET_SES_STD(message_id=1)
-RECORD_KEYS = ["caplen", "len", "status", "layers", "fields", "payload_len", "diagnostics", "uncertain"]
+RECORD_KEYS = ["caplen", "len", "status", "layers", "fields", "payload_len", "diagnostics", "uncertain",
+               "confidence"]
 
 
 class TestEncapsulation:

@@ -227,12 +227,13 @@ class TestSesExtensions:
         assert rec["fields"]["uet.ses.compare_value"] == "000102030405060708090a0b0c0d0e0f"
         assert rec["fields"]["uet.ses.swap_value"] == "101112131415161718191a1b1c1d1e1f"
 
-    def test_cas_only_for_cswap_family_and_mswap(self):
-        for amo in range(0x0D, 0x14):
+    def test_cas_only_for_the_cswap_family(self):
+        # choice cas-for-mswap: MSWAP (0x13) takes the plain atomic extension.
+        for amo in range(0x0D, 0x13):
             rec = decode(eth_ip_udp() / REQ / UET_SES_STD(opcode=4) /
                          UET_SES_ATOMIC(atomic_opcode=amo) / UET_SES_CAS())
             assert rec["layers"][-1] == "uet.ses.cas", amo
-        for amo in (0x0C, 0x14):
+        for amo in (0x0C, 0x13, 0x14):
             rec = decode(eth_ip_udp() / REQ / UET_SES_STD(opcode=4) /
                          UET_SES_ATOMIC(atomic_opcode=amo) / Raw(bytes(8)))
             assert rec["layers"][-1] == "uet.ses.atomic", amo

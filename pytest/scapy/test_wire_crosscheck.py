@@ -55,7 +55,7 @@ class TestWireCrossCheck:
         """Every field a layer can report has a wire.yaml name in the same header, and every
         UET field of wire.yaml is reported by some layer."""
         from scapy.fields import ConditionalField
-        from scapy_uet.layers import ALL_LAYERS, _PDSPacket
+        from scapy_uet.layers import ALL_LAYERS, UET_PDS_CP, _PDSPacket
         wire = spec.wire_field_names()
         ours = {}
         for cls in ALL_LAYERS:
@@ -69,6 +69,8 @@ class TestWireCrossCheck:
                 names.add(pkt.uet_record_name(fld.name))
             if issubclass(cls, _PDSPacket):
                 names.add("uet.pds.flags")
+            if cls is UET_PDS_CP:
+                names.add("uet.pds.neg.features")   # the PDS_NEG_ON_OFF mask, emitted whole beside its bits
         ours["uet.pds"] = {"uet.pds.type"}        # emitted by the dispatch on the first byte
         for header, names in ours.items():
             assert names == wire.get(header, set()), header

@@ -94,7 +94,8 @@ def decode_uet(data, start="uet"):
         value = values.get(nxt["select"])
         node_id = nxt.get("default", "end")
         for case in nxt.get("cases", []):
-            if _case_matches(case, value):
+            # The layers decode by the default spec version: an edge of another version is not taken.
+            if spec.version_holds(case, spec.DEFAULT_VERSION) and _case_matches(case, value):
                 node_id = case["to"]
                 break
     return layers, fields, reserved, pos

@@ -36,6 +36,8 @@ struct Emitted {
 
 struct DecodeOptions {
   uint16_t udp_port = wire::kUdpPort;
+  // Values, fields and edges that differ between spec versions follow this one (spec/wire.yaml spec_versions).
+  wire::SpecVersion spec_version = wire::kSpecVersionDefault;
 };
 
 class Decoded {
