@@ -1,7 +1,8 @@
 // JobIDs and authorization between two processes (UEC 1.0 §2.2.4): the JobID on the wire for each
 // method; an MR or receive buffer for one JobID refuses another and takes its own; one for any JobID
-// takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID. The target uses the AV method
-// with two JobIDs, A and B, so that it accepts requests of either and authorizes per buffer.
+// takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID; a request no endpoint takes is
+// answered with why (JobIdRefusal). The target uses the AV method with two JobIDs, A and B, so that it
+// accepts requests of either and authorizes per buffer.
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
