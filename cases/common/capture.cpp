@@ -91,6 +91,7 @@ std::optional<WireFrame> Capture::expect(const Partial& want, const std::functio
 }
 
 bool is_request(const WireFrame& f) { return f.get(wire::Field::uet_ses_opcode).has_value(); }
+bool is_response(const WireFrame& f) { return f.get(wire::Field::uet_ses_rsp_return_code).has_value(); }
 
 Capture::~Capture() {
   if (dumper_) {

@@ -82,5 +82,7 @@ inline constexpr const char* kIpFragmentsFilter = " or (ip[6:2] & 0x1fff != 0) o
 std::string summary(const WireFrame& f);
 // True for a frame carrying an SES request (it has an opcode).
 bool is_request(const WireFrame& f);
+// True for a frame carrying an SES response (it has a return code).
+bool is_response(const WireFrame& f);
 
 }  // namespace uet::cases

@@ -72,7 +72,8 @@ int DomainObjects::open_domain(const fi_info* hints, fi_cq_format format) {
 }
 
 Endpoint::~Endpoint() {
-  // The endpoint first, then what it is bound to (MRs, then the base's CQ, AV, domain and fabric).
+  // The endpoints first, then what they are bound to (MRs, then the base's CQ, AV, domain and fabric).
+  for (fid_ep* other : others_) fi_close(&other->fid);
   if (ep) fi_close(&ep->fid);
   close_mrs();
 }
@@ -93,13 +94,37 @@ int Endpoint::open(const EndpointSpec& spec) {
   int rc = open_domain(hints.get(), FI_CQ_FORMAT_TAGGED);
   if (rc) return rc;
   if ((rc = fi_endpoint(domain, info, &ep, nullptr))) return failed = "fi_endpoint", rc;
-  if ((rc = fi_ep_bind(ep, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
-  if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
-  if ((rc = fi_enable(ep))) return failed = "fi_enable", rc;
+  return bind_and_enable(ep);
+}
+
+int Endpoint::open_another(uint32_t job, fid_ep** out) {
+  *out = nullptr;
+  InfoPtr another(fi_dupinfo(info), fi_freeinfo);
+  if (!another) return failed = "fi_dupinfo", -FI_ENOMEM;
+  // The first endpoint's source address may name its resource index: the provider picks another.
+  std::free(another->src_addr);
+  another->src_addr = nullptr;
+  another->src_addrlen = 0;
+  another->ep_attr->auth_key_size = 3;
+  another->ep_attr->auth_key = static_cast<uint8_t*>(std::malloc(3));  // fi_freeinfo frees it
+  job_key(job, another->ep_attr->auth_key);
+  fid_ep* e = nullptr;
+  if (int rc = fi_endpoint(domain, another.get(), &e, nullptr)) return failed = "fi_endpoint", rc;
+  others_.push_back(e);
+  if (int rc = bind_and_enable(e)) return rc;
+  *out = e;
   return 0;
 }
 
-std::vector<uint8_t> Endpoint::name() const {
+int Endpoint::bind_and_enable(fid_ep* e) {
+  int rc;
+  if ((rc = fi_ep_bind(e, &av->fid, 0))) return failed = "fi_ep_bind(av)", rc;
+  if ((rc = fi_ep_bind(e, &cq->fid, FI_TRANSMIT | FI_RECV))) return failed = "fi_ep_bind(cq)", rc;
+  if ((rc = fi_enable(e))) return failed = "fi_enable", rc;
+  return 0;
+}
+
+std::vector<uint8_t> Endpoint::name_of(fid_ep* ep) {
   std::vector<uint8_t> out(512);
   size_t len = out.size();
   if (!ep || fi_getname(&ep->fid, out.data(), &len) != 0) return {};

@@ -134,7 +134,11 @@ class Endpoint : public DomainObjects {
 
   // 0 or the negative fi_* error; `failed` names the call. -FI_ENODATA: fi_getinfo had no match.
   int open(const EndpointSpec& spec);
-  std::vector<uint8_t> name() const;
+  std::vector<uint8_t> name() const { return name_of(ep); }
+  // Opens another endpoint of the same type on this domain, AV and CQ, with JobID `job` (direct method, by
+  // fi_ep_attr's auth_key): a FEP with endpoints of several JobIDs. Closed before `ep`. 0 or the fi_* error.
+  int open_another(uint32_t job, fid_ep** out);
+  static std::vector<uint8_t> name_of(fid_ep* ep);
   // fi_av_insert of a peer's name; FI_ADDR_NOTAVAIL when refused. `auth_key` (an fi_av_insert_auth_key
   // handle) inserts it with FI_AUTH_KEY: sends to it carry that JobID.
   fi_addr_t insert(const std::vector<uint8_t>& name, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
@@ -148,6 +152,11 @@ class Endpoint : public DomainObjects {
   }
 
   fid_ep* ep = nullptr;
+
+ private:
+  // Binds `e` to the AV and CQ and enables it.
+  int bind_and_enable(fid_ep* e);
+  std::vector<fid_ep*> others_;  // open_another's
 };
 
 // The 3-byte auth key of JobID `job` (direct and AV methods).

@@ -72,6 +72,12 @@ class TargetServer {
         const fi_addr_t h = ep_.insert_auth_key(static_cast<uint32_t>(num(t[1])));
         return h == FI_ADDR_NOTAVAIL ? refused(-FI_EINVAL, "fi_av_insert_auth_key") : "ok " + std::to_string(h);
       }
+      if (op == "endpoint") {
+        fid_ep* another = nullptr;
+        if (int rc = ep_.open_another(static_cast<uint32_t>(num(t[1])), &another)) return refused(rc, ep_.failed);
+        const auto n = Endpoint::name_of(another);
+        return "ok " + to_hex(n.data(), n.size());
+      }
       if (op == "mr") return mr(t);
       if (op == "mrread") {
         const auto& b = mr_bufs_.at(static_cast<int>(num(t[1])));
@@ -266,6 +272,11 @@ fi_addr_t Target::insert(const std::vector<uint8_t>& name, fi_addr_t auth_key) {
   std::string req = "insert " + to_hex(name.data(), name.size());
   if (auth_key != FI_ADDR_NOTAVAIL) req += " " + std::to_string(auth_key);
   return call(req, &r) ? num(r.at(0)) : FI_ADDR_NOTAVAIL;
+}
+
+std::vector<uint8_t> Target::open_another_endpoint(uint32_t job) {
+  std::vector<std::string> r;
+  return call("endpoint " + std::to_string(job), &r) ? from_hex(r.at(0)) : std::vector<uint8_t>{};
 }
 
 fi_addr_t Target::insert_auth_key(uint32_t job) {

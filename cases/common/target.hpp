@@ -1,7 +1,7 @@
-// The target side of a two-process case: a peer process that opens one endpoint and does what the
-// case (the initiator) asks over the channel — insert addresses and auth keys, register MRs, post
-// receives — and reports what it observed (completions, buffer contents). The case asserts; the target
-// only acts and observes, so one target serves every case.
+// The target side of a two-process case: a peer process that opens one endpoint (and, when asked, others
+// of its domain) and does what the case (the initiator) asks over the channel — insert addresses and auth
+// keys, register MRs, post receives — and reports what it observed (completions, buffer contents). The
+// case asserts; the target only acts and observes, so one target serves every case.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,9 @@ class Target {
   // The target endpoint's fi_getname.
   const std::vector<uint8_t>& name() const { return name_; }
 
+  // Opens another RDM endpoint of the target's domain with JobID `job` (direct method); its fi_getname, or
+  // empty with error().
+  std::vector<uint8_t> open_another_endpoint(uint32_t job);
   // Each records the failure (error()) and returns a failure value when the target refuses or is gone.
   fi_addr_t insert(const std::vector<uint8_t>& name, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
   fi_addr_t insert_auth_key(uint32_t job);

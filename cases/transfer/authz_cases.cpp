@@ -1,7 +1,8 @@
 // JobIDs and authorization between two processes (UEC 1.0 §2.2.4): the JobID on the wire for each
 // method; an MR or receive buffer for one JobID refuses another and takes its own; one for any JobID
-// takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID. The target uses the AV method
-// with two JobIDs, A and B, so that it accepts requests of either and authorizes per buffer.
+// takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID; a request no endpoint takes is
+// answered with why (JobIdRefusal). The target uses the AV method with two JobIDs, A and B, so that it
+// accepts requests of either and authorizes per buffer.
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
@@ -292,6 +293,97 @@ TEST_P(Authz, AvAuthKeyJobIdIsOnTheWire) {
 }
 
 UET_INSTANTIATE_TWO_SIDED(Authz);
+
+// Requests that no endpoint of the target takes (choice endpoint-jobid-mismatch). The target FEP has two
+// RDM endpoints: its first of JobID A (direct method, a receive posted) and another of JobID B. A send
+// to it is answered with the code that names the first thing the target could not find: the JobID, the
+// endpoint's JobID, the PID within the JobID, the resource index. The initiator's send fails with it
+// (err its libfabric code, prov_errno the code), the SES response carries it on the wire, and the
+// posted receive stays empty.
+class JobIdRefusal : public Authz {
+ protected:
+  // The initiator sends with `job` (direct method).
+  void OpenTwoJobIds(uint32_t job) {
+    ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::direct, kJobA, job));
+    if (IsSkipped()) return;
+    other_ = target.open_another_endpoint(kJobB);
+    ASSERT_GE(other_.size(), w::k_addr_offset_start_index + 2) << target.error();
+    ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  }
+  // The target's first endpoint's address with its 16-bit field at `offset` set to `value`, in the AV.
+  fi_addr_t InsertTargetWith(size_t offset, uint16_t value) {
+    std::vector<uint8_t> name = target.name();
+    EXPECT_GE(name.size(), offset + sizeof value);
+    if (name.size() < offset + sizeof value) return FI_ADDR_NOTAVAIL;
+    std::memcpy(name.data() + offset, &value, sizeof value);
+    const fi_addr_t a = me.insert(name);
+    EXPECT_NE(a, FI_ADDR_NOTAVAIL) << "fi_av_insert of the changed address";
+    return a;
+  }
+  static uint16_t Field16(const std::vector<uint8_t>& name, size_t offset) {
+    uint16_t v = 0;
+    std::memcpy(&v, name.data() + offset, sizeof v);
+    return v;
+  }
+  void ExpectRefusedWith(fi_addr_t to, uint64_t rc) {
+    rests_on_choice("endpoint-jobid-mismatch");
+    if (to == FI_ADDR_NOTAVAIL) return;
+    Capture cap;
+    const bool capturing = cap.start(Capture::Toward::initiator);
+    if (!capturing) note("wire", "the SES response is not checked: " + cap.error());
+    const char text[] = "refused";
+    int ctx = 0;
+    ASSERT_EQ(me.post([&] { return fi_send(me.ep, text, sizeof text, nullptr, to, &ctx); }), 0);
+    const Outcome o = me.wait(&ctx, 15000);
+    expect_error_entry(o, rc);
+    if (capturing) {
+      std::string why;
+      EXPECT_TRUE(cap.expect({{w::Field::uet_ses_rsp_return_code, rc}}, is_response, &why))
+          << "no SES response from the target carries return code " << rc << ": " << why;
+    }
+    EXPECT_EQ(target.completion(1, 0).state, RecvResult::none) << "the target's receive took a refused message";
+  }
+  std::vector<uint8_t> other_;  // the address of the target's endpoint of JobID B
+};
+
+constexpr uint32_t kJobC = 0x0C0C03;  // no endpoint of the target takes it
+
+TEST_P(JobIdRefusal, JobIdNoEndpointTakesIsBadJobId) {
+  covers({"2.2.4-c", "2.2.4.3-a", "2.2.4.3.1-b", "2.2.5.6-a", "2.2.5.6-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobC));
+  if (IsSkipped()) return;
+  ExpectRefusedWith(dest, w::ses_return_code::RC_BAD_JOB_ID);
+}
+
+TEST_P(JobIdRefusal, JobIdOfAnotherEndpointIsPermViolation) {
+  covers({"2.2.4-c", "2.2.4.3-a", "2.2.4.3.1-b", "2.2.4.1-j", "2.2.5.6-a", "2.2.5.6-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobB));
+  if (IsSkipped()) return;
+  ExpectRefusedWith(dest, w::ses_return_code::RC_PERM_VIOLATION);
+}
+
+TEST_P(JobIdRefusal, PidOutsideTheJobIdIsBadPid) {
+  covers({"2.2.4.3-a", "2.2.5.6-a", "2.2.5.6-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobA));
+  if (IsSkipped()) return;
+  const uint16_t pid = Field16(target.name(), w::k_addr_offset_pid_on_fep);
+  const uint16_t another_pid = static_cast<uint16_t>(pid % ((1u << w::k_pid_on_fep_bits) - 1) + 1);
+  ExpectRefusedWith(InsertTargetWith(w::k_addr_offset_pid_on_fep, another_pid), w::ses_return_code::RC_BAD_PID);
+}
+
+TEST_P(JobIdRefusal, ResourceIndexOutsideTheJobIdIsBadIndex) {
+  covers({"2.2.4.3-a", "2.2.5.6-a", "2.2.5.6-c"});
+  ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobA));
+  if (IsSkipped()) return;
+  // A resource index neither endpoint has (RI 0 is reserved).
+  const uint16_t first = Field16(target.name(), w::k_addr_offset_start_index);
+  const uint16_t second = Field16(other_, w::k_addr_offset_start_index);
+  uint16_t unused = 1;
+  while (unused == first || unused == second) ++unused;
+  ExpectRefusedWith(InsertTargetWith(w::k_addr_offset_start_index, unused), w::ses_return_code::RC_BAD_INDEX);
+}
+
+UET_INSTANTIATE_TWO_SIDED(JobIdRefusal);
 
 // The fallback JobID (spec 2.2.4.2): configured as the manifest's fallback_job_id_environment says, an
 // endpoint opens only with UET_PROVIDER_INITIATOR_ID, and then has that initiator ID. Checked in a

@@ -654,6 +654,17 @@ void cntr_success(Cntr* c, size_t bytes);
 // An operation counted by `c` failed: its error value +1 (whatever the events kind). nullptr: no-op.
 void cntr_failure(Cntr* c);
 
+// ---- refusal.cpp ----
+// How a relative-addressed RDM request that no enabled endpoint takes is answered (choice
+// endpoint-jobid-mismatch): the SES return code, and the endpoint whose PDC carries the answer.
+struct Refusal {
+  Ep* answering;
+  uint64_t rc;
+};
+// nullopt: the FEP has no RDM endpoint to answer on (the request is dropped). Caller holds d->mu.
+std::optional<Refusal> refuse_unmatched(Domain* d, uint32_t job, uint64_t pid, uint64_t ri, uint64_t dpdcid,
+                                        const UdpPeer& from);
+
 // ---- transport.cpp ----
 int transport_open(Domain* d);
 void transport_close(Domain* d);

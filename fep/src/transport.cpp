@@ -191,16 +191,9 @@ void atomic_fields(FieldValues& v, const AtomicExt& a) {
 Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
-    if (ep->resource_index == ri && ep->type == type && ep->enabled && ep_accepts_job(ep, static_cast<uint32_t>(job)))
+    if (ep->resource_index == ri && ep->type == type && ep->enabled &&
+        (ep_accepts_job(ep, static_cast<uint32_t>(job)) || fault(d, Fault::endpoint_ignores_job_id)))
       return ep;
-  return nullptr;
-}
-
-// The enabled RDM endpoint at {PIDonFEP, RI}, whatever JobIDs it takes.
-Ep* rdm_ep_at(Domain* d, uint64_t pid, uint64_t ri) {
-  if (pid != d->pid_on_fep) return nullptr;
-  for (Ep* ep : d->eps)
-    if (ep->resource_index == ri && ep->type == FI_EP_RDM && ep->enabled) return ep;
   return nullptr;
 }
 
@@ -744,9 +737,9 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
            static_cast<unsigned long>(type), static_cast<unsigned long>(opcode));
     return;
   }
-  // Relative addressing: {JobID, PIDonFEP, RI} selects the endpoint (digest C.2). Without a match the
-  // packet is dropped; the RC_BAD_* responses come with the error milestone.
-  // The optimized non-matching header names an MR by its RKEY/INDEX instead of the endpoint's RI.
+  // Relative addressing: {JobID, PIDonFEP, RI} selects the endpoint (digest C.2); an RDM request without a
+  // match is answered with why (refuse_unmatched). The optimized non-matching header names an MR by its
+  // RKEY/INDEX instead of the endpoint's RI.
   const uint64_t rkey = *pkt.get(Field::uet_ses_resource_index);
   const Mr* optimized_mr = optimized ? mr_of_rkey(d, rkey) : nullptr;
   Ep* ep = nullptr;
@@ -761,16 +754,16 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
       ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
                    *pkt.get(Field::uet_ses_resource_index), *ep_type);
   }
-  std::optional<uint64_t> refuse;
+  std::optional<Refusal> refusal;
   if (!ep && !optimized && *ep_type == FI_EP_RDM) {
-    // An endpoint is there but does not take the request's JobID: answered RC_BAD_JOB_ID rather than
-    // dropped, so the initiator's operation fails at once (choice endpoint-jobid-mismatch).
-    ep = rdm_ep_at(d, *pkt.get(Field::uet_ses_pid_on_fep), *pkt.get(Field::uet_ses_resource_index));
-    refuse = wire::ses_return_code::RC_BAD_JOB_ID;
+    refusal = refuse_unmatched(d, static_cast<uint32_t>(*pkt.get(Field::uet_ses_job_id)),
+                               *pkt.get(Field::uet_ses_pid_on_fep), *pkt.get(Field::uet_ses_resource_index),
+                               pkt.get(Field::uet_pds_dpdcid).value_or(0), from);
+    if (refusal) ep = refusal->answering;
   }
   if (!ep) return;
   read_request(pkt, buf, from, m);
-  if (ep && refuse) m.refuse_rc = *refuse;
+  if (refusal) m.refuse_rc = refusal->rc;
   if (optimized) m.match_bits = optimized_mr ? optimized_mr->key : kKeyOptimized | rkey;
   if (*ep_type == FI_EP_DGRAM) {
     // UUD datagrams are single packets (digest F.3).

@@ -35,6 +35,11 @@ KNOBS = {
                                                  "Rendezvous.LargeTaggedSendFromAReadableRegionGoesAsRendezvous"}),
     "restart_token_reuse": (AI_FULL, "rendezvous", {"Rendezvous.LargeSendIsDeferrableAndRestartsWithItsTokens",
                                                     "Rendezvous.LargeTaggedSendIsDeferrableAndRestartsWithItsTokens"}),
+    "endpoint_ignores_job_id": (SOFTUET, "authz", {"JobIdRefusal.JobIdNoEndpointTakesIsBadJobId",
+                                                   "JobIdRefusal.JobIdOfAnotherEndpointIsPermViolation"}),
+    "refusal_always_bad_job_id": (SOFTUET, "authz", {"JobIdRefusal.JobIdOfAnotherEndpointIsPermViolation",
+                                                     "JobIdRefusal.PidOutsideTheJobIdIsBadPid",
+                                                     "JobIdRefusal.ResourceIndexOutsideTheJobIdIsBadIndex"}),
 }
 
 
@@ -61,6 +66,8 @@ def test_every_case_passes_against_softuet(build_dir, tmp_path, ref):
     assert ("Rendezvous.LargeSendIsDeferrableAndRestartsWithItsTokens" in rendezvous) == (ref != AI_BASE)
     assert {"Authz.MrForOneJobIdRefusesAnother", "Rma.WriteThenReadBack", "Atomic.BulkSumAddsEveryElement",
             "Msg.SendArrivesWholeInThePostedBuffer", "Fallback.EndpointNeedsUetProviderInitiatorId"} <= passed
+    # the four answers to a request no endpoint takes (choice endpoint-jobid-mismatch), in every profile set
+    assert len({c for c in passed if c.startswith("JobIdRefusal.")}) == 4
     tagged = {c for c in passed if c.startswith("Tagged.")}
     if ref == AI_BASE:
         assert not tagged, "AI Base alone has no fi_tagged"
