@@ -38,12 +38,16 @@ class Fuzzer:
     binary: str  # under <build>/bin
     corpus: pathlib.Path
     max_len: int
+    # Inputs that once failed, each kept as the regression test of its fix: every run starts with them, and
+    # `refresh` never minimises them away.
+    regressions: pathlib.Path | None = None
 
 
 FUZZERS = [
     Fuzzer("decode", "uet-decode-fuzzer", ROOT / "codec" / "fuzz" / "corpus", 512),
     # Inputs are runs of datagrams; the largest seed (the FEP's exchange with itself) is about 20 KiB.
-    Fuzzer("softuet-frames", "softuet-frame-fuzzer", ROOT / "fep" / "fuzz" / "corpus", 32768),
+    Fuzzer("softuet-frames", "softuet-frame-fuzzer", ROOT / "fep" / "fuzz" / "corpus", 32768,
+           ROOT / "fep" / "fuzz" / "regressions"),
     # Inputs are the frames of a capture, each a length byte and its bytes (reassembly_fuzzer.cpp).
     Fuzzer("reassembly", "uet-reassembly-fuzzer", ROOT / "codec" / "fuzz" / "corpus-reassembly", 4096),
 ]
@@ -80,7 +84,7 @@ def start(f: Fuzzer, build: pathlib.Path, out_root: pathlib.Path, seconds: int, 
     (out / "corpus").mkdir(parents=True)
     log = out / "log.txt"
     cmd = [str(build / "bin" / f.binary), f"-seed={seed}", f"-max_total_time={seconds}", "-print_final_stats=1",
-           *libfuzzer_args(f, out), str(out / "corpus"), str(f.corpus)]
+           *libfuzzer_args(f, out), str(out / "corpus"), str(f.corpus)] + ([str(f.regressions)] if f.regressions else [])
     handle = open(log, "w")
     return subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT), log, handle
 

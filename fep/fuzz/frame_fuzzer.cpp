@@ -170,6 +170,8 @@ void reset_fep(Fep& f) {
   d->pdc_by_ini_id.clear();
   d->ops.clear();
   d->reassembly.clear();
+  d->reassembly_bytes = 0;
+  d->next_reassembly = 1;
   d->rudi_sent.clear();
   d->restart_ops.clear();
   d->restart_waits.clear();
@@ -198,8 +200,8 @@ void start_operations(Fep& f) {
   for (size_t i = 0; i < f.out.size(); ++i) f.out[i] = static_cast<uint8_t>(i * 7 + 1);
   int* c = f.contexts;
   uint8_t* in = f.in.data();
-  check("fi_recv", fi_recv(f.rud, in, 9000, nullptr, FI_ADDR_UNSPEC, &c[0]));
-  check("fi_recv", fi_recv(f.rud, in + 9000, 200, nullptr, FI_ADDR_UNSPEC, &c[1]));
+  check("fi_recv", fi_recv(f.rud, in, 200, nullptr, FI_ADDR_UNSPEC, &c[0]));
+  check("fi_recv", fi_recv(f.rud, in + 200, 9000, nullptr, FI_ADDR_UNSPEC, &c[1]));
   check("fi_trecv", fi_trecv(f.rud, in + 9200, 200, nullptr, FI_ADDR_UNSPEC, kTag, 0, &c[2]));
   check("fi_recv", fi_recv(f.rod, in + 9400, 400, nullptr, FI_ADDR_UNSPEC, &c[3]));
   check("fi_send", fi_send(f.rud, f.out.data(), 100, nullptr, f.peer_of_rud, &c[4]));
@@ -241,6 +243,15 @@ std::pair<int, int> drain_cq(Fep& f) {
   return {ok, errors};
 }
 
+// The messages being reassembled hold at most kReassemblyBudget bytes (or one message alone), and the
+// domain's count of them is right.
+void check_reassembly(const Fep& f) {
+  size_t bytes = 0;
+  for (const auto& [key, r] : f.d->reassembly) bytes += r.req.payload.size();
+  if (bytes != f.d->reassembly_bytes) die("reassembly bytes miscounted", static_cast<long>(f.d->reassembly_bytes));
+  if (bytes > softuet::kReassemblyBudget && f.d->reassembly.size() > 1) die("reassembly over its budget", static_cast<long>(bytes));
+}
+
 std::pair<int, int> run_input(Fep& f, const uint8_t* data, size_t size) {
   reset_fep(f);
   start_operations(f);
@@ -253,6 +264,7 @@ std::pair<int, int> run_input(Fep& f, const uint8_t* data, size_t size) {
       len = std::min(len, size - header);
       transport_receive(f.d, data + header, len, control & 1 ? f.stranger : f.peer);
       if (control & 2) softuet::progress(f.d);
+      check_reassembly(f);
       data += header + len;
       size -= header + len;
     }

@@ -60,6 +60,10 @@ inline constexpr uint32_t kProviderVersion = FI_VERSION(0, 1);
 // Largest RDM message: request_length is 32 bits on the wire, but a receiver reassembles into memory,
 // so a bounded size protects it from a hostile request_length.
 inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
+// What the messages being reassembled may hold at once, one message larger than this alone: a request_length
+// costs its bytes before any of them arrive, so a few packets naming large messages that never complete
+// would otherwise take all the memory there is (transport.cpp).
+inline constexpr size_t kReassemblyBudget = 4 * kMaxRdmMsg;
 inline constexpr size_t kInjectSize = 128;
 // The maximum RMA message size MUST lie in [1 GiB, 4 GiB - 1] (spec 2.2.2-f; FI_OPT_MAX_RMA_SIZE).
 inline constexpr size_t kMinMaxRmaSize = size_t{1} << 30;
@@ -508,6 +512,7 @@ struct Reassembly {
   size_t received = 0;
   bool som_seen = false;   // header_data travels only in the SOM packet
   std::map<uint64_t, uint64_t> spans;  // [offset, end) of each packet taken, so a duplicate is not counted twice
+  uint64_t started = 0;    // the order in which messages began (the oldest are dropped first)
 };
 
 // The receive side of a domain's socket (transport.cpp): the recvmmsg batch, the decoded frame and the
@@ -577,6 +582,8 @@ struct Domain {
   std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}
+  size_t reassembly_bytes = 0;  // the payload buffers of `reassembly` (bounded: transport.cpp)
+  uint64_t next_reassembly = 1;
   std::map<uint32_t, RudiPacket> rudi_sent;  // our RUDI packets without their response, by pkt_id
   uint32_t next_pkt_id = 1;
   // Rendezvous and deferrable send (rendezvous.cpp).

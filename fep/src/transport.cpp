@@ -501,6 +501,25 @@ void read_request(const uet::codec::Decoded& pkt, const uint8_t* buf, const UdpP
   r.payload.assign(buf + pkt.payload_offset, buf + pkt.payload_offset + pkt.payload_len);
 }
 
+// When a new message does not fit in kReassemblyBudget, the messages that started longest ago are dropped
+// (a message that never completes grows old); one message alone always fits, up to the largest write.
+std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly>::iterator forget_reassembly(
+    Domain* d, std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly>::iterator it) {
+  d->reassembly_bytes -= it->second.req.payload.size();
+  return d->reassembly.erase(it);
+}
+
+// Makes room for `bytes` more (and for one more message) by dropping the oldest messages but `keep`.
+void make_room_for_reassembly(Domain* d, size_t bytes,
+                              std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly>::iterator keep) {
+  while (d->reassembly.size() > 1 && (d->reassembly_bytes + bytes > kReassemblyBudget || d->reassembly.size() > kQueueDepth)) {
+    auto oldest = d->reassembly.end();
+    for (auto i = d->reassembly.begin(); i != d->reassembly.end(); ++i)
+      if (i != keep && (oldest == d->reassembly.end() || i->second.started < oldest->second.started)) oldest = i;
+    forget_reassembly(d, oldest);
+  }
+}
+
 // Reassemble one delivered RDM packet into its message; when the message is whole, carry it out. Returns
 // the SES response when the packet completed its message.
 std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InRequest&& part) {
@@ -535,8 +554,10 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
   auto [it, fresh] = d->reassembly.try_emplace(key);
   Reassembly& r = it->second;
   if (fresh) {
-    if (d->reassembly.size() > kQueueDepth) d->reassembly.erase(d->reassembly.begin() == it ? std::next(it) : d->reassembly.begin());
+    make_room_for_reassembly(d, total, it);
+    r.started = d->next_reassembly++;
     r.req.payload.resize(total);
+    d->reassembly_bytes += total;
   }
   if (r.req.payload.size() != total) return std::nullopt;
   const auto after = r.spans.lower_bound(offset);
@@ -553,6 +574,7 @@ std::optional<Response> handle_rud(Domain* d, Ep* ep, const uet::codec::Decoded&
     r.req.payload = std::move(payload);
   }
   if (r.som_seen && r.received == total) {
+    d->reassembly_bytes -= total;
     InRequest req = std::move(r.req);
     d->reassembly.erase(it);
     return execute(ep, std::move(req));
@@ -1215,7 +1237,7 @@ void transport_close_ep(Ep* ep) {
   rendezvous_close_ep(ep);
   for (auto it = d->ops.begin(); it != d->ops.end();) it = it->second.ep == ep ? d->ops.erase(it) : std::next(it);
   for (auto it = d->reassembly.begin(); it != d->reassembly.end();)
-    it = std::get<2>(it->first) == ep->resource_index ? d->reassembly.erase(it) : std::next(it);
+    it = std::get<2>(it->first) == ep->resource_index ? forget_reassembly(d, it) : std::next(it);
 }
 
 // The largest datagram (header and payload) transport_send copies into one buffer: copying 2 KiB costs
