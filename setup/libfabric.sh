@@ -33,7 +33,8 @@ readonly LF_PROVIDERS="tcp udp shm rxm rxd sockets"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
-deps="$root/deps"
+# Resolved: a checkout whose deps/ is a link to another's shares that build, and the stamp must name it the same.
+deps="$(realpath -m "$root/deps")"
 prefix="$deps/libfabric"
 stamp="$prefix/.uet-libfabric-stamp"
 srccache="$deps/src"
