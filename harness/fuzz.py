@@ -116,6 +116,11 @@ def summary(o: Outcome) -> str:
 def run(args) -> int:
     seed = args.seed if args.seed is not None else int(os.environ.get("UET_FUZZ_SEED") or random.randrange(1, 2**31))
     print(f"fuzz: seed {seed} (repeat with UET_FUZZ_SEED={seed}), {args.seconds} s per fuzzer", flush=True)
+    missing = [str(args.build / "bin" / f.binary) for f in FUZZERS if not (args.build / "bin" / f.binary).exists()]
+    if missing:
+        print(f"fuzz: not built: {', '.join(missing)} (the fuzz tree builds them: ./uet build with clang)",
+              file=sys.stderr, flush=True)
+        return 3
     running = []
     for f in FUZZERS:
         began = time.monotonic()
