@@ -175,12 +175,16 @@ def stop(proc: subprocess.Popen) -> None:
     """Ends a pytest session of the wire checks and what it started (SIGTERM: its namespace pairs go)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGTERM)
+    # The session may be stopped twice (a run ending while Ctrl-C stops everything): the second finds its
+    # pipes closed by the first, which is no error.
     try:
-        proc.communicate(timeout=30)
+        with contextlib.suppress(OSError, ValueError):
+            proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        with contextlib.suppress(OSError, ValueError):
+            proc.communicate()
 
 
 def stop_all() -> None:

@@ -47,8 +47,9 @@ constexpr auto kLingerMax = std::chrono::milliseconds(3000);
 // How long the initiator waits for the SES response of a message whose last packet is ACKed, before it
 // sends that packet again, and how often.
 constexpr auto kResponseWait = std::chrono::milliseconds(20);
-// The receive buffer of a target with the truncated_request_acked knob: smaller than a full packet.
-constexpr size_t kTruncatingRecvBuffer = 2048;
+// The receive buffer of a target with the truncated_request_acked knob: smaller than a full packet's payload
+// on any path softuet sizes for (1152 bytes at the least, an IPv6 path of 1280).
+constexpr size_t kTruncatingRecvBuffer = 1024;
 constexpr unsigned kResponseTries = 8;
 // A rendezvous's response waits for the receive and the pull: the initiator asks again at most this often,
 // without a limit (the message is not lost while its packets are ACKed).

@@ -42,6 +42,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     (build / "bin").mkdir(parents=True)
     stand_in(build / "bin", "uet-decode-fuzzer", CRASHING)
     stand_in(build / "bin", "softuet-frame-fuzzer", CLEAN)
+    stand_in(build / "bin", "uet-reassembly-fuzzer", CLEAN)
     out, junit = tmp_path / "out", tmp_path / "junit" / "fuzz.xml"
     res = subprocess.run([sys.executable, "-m", "harness.fuzz", "run", "--build", str(build), "--seconds", "1",
                           "--seed", "4242", "--out", str(out), "--junit", str(junit)],
@@ -52,7 +53,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     reproducer = out / "decode" / "crash-0123abcd"
     assert reproducer.exists()
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
-    assert set(cases) == {"decode", "softuet-frames"}
+    assert set(cases) == {"decode", "softuet-frames", "reassembly"}
     failure = cases["decode"].find("failure")
     assert failure is not None
     assert str(reproducer) in failure.get("message")
@@ -66,3 +67,16 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     assert str(REPO / "fep" / "fuzz" / "corpus") in argv  # starts from the corpus in the repository...
     assert argv.index(str(out / "softuet-frames" / "corpus")) < argv.index(str(REPO / "fep" / "fuzz" / "corpus"))
     # ...and writes what it finds to out/, the first directory libFuzzer is given
+
+
+def test_a_fuzzer_not_built_is_named(tmp_path):
+    build = tmp_path / "build-fuzz"
+    (build / "bin").mkdir(parents=True)
+    stand_in(build / "bin", "uet-decode-fuzzer", CLEAN)
+    res = subprocess.run([sys.executable, "-m", "harness.fuzz", "run", "--build", str(build), "--seconds", "1",
+                          "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "fuzz.xml")],
+                         cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 3
+    assert f"fuzz: not built: {build / 'bin' / 'softuet-frame-fuzzer'}, {build / 'bin' / 'uet-reassembly-fuzzer'}" \
+        in res.stderr
