@@ -3,7 +3,8 @@ against an expected decode when one is kept (the golden corpus).
 
 Records follow codec/DECODE-OUTPUT.md; what is compared is listed there: status, layers, fields,
 payload_len, uncertain, confidence, reassembled_from, and the set of (kind, header, field) of the diagnostics. Both decoders
-follow one spec version (spec/wire.yaml spec_versions; None means its default).
+follow the same DecodeSettings: one spec version (spec/wire.yaml spec_versions; None means its default) and one
+TSS confidentiality offset (choice tss-coverage; 0 by default).
 """
 from __future__ import annotations
 
@@ -11,6 +12,29 @@ import dataclasses
 import json
 import pathlib
 import subprocess
+
+@dataclasses.dataclass(frozen=True)
+class DecodeSettings:
+    """The decoder options besides the UDP port under which a capture is decoded (and its expected decode kept)."""
+    spec_version: str | None = None   # None: spec_versions.default
+    tss_conf_offset: int = 0          # bytes of clear text after a TSS header
+
+    @classmethod
+    def of(cls, settings: "DecodeSettings | str | None") -> "DecodeSettings":
+        """Settings from settings, a spec version's name, or None (the defaults)."""
+        return settings if isinstance(settings, DecodeSettings) else cls(spec_version=settings)
+
+    def label(self) -> str:
+        """"" for the defaults, else what differs, as expected files name it: "1.0.3", "conf24", "1.0.3.conf24"."""
+        from scapy_uet import spec
+
+        parts = [self.spec_version] if self.spec_version and self.spec_version != spec.DEFAULT_VERSION else []
+        return ".".join(parts + ([f"conf{self.tss_conf_offset}"] if self.tss_conf_offset else []))
+
+    def uet_decode_args(self) -> list[str]:
+        return ((["--spec-version", self.spec_version] if self.spec_version else [])
+                + (["--tss-conf-offset", str(self.tss_conf_offset)] if self.tss_conf_offset else []))
+
 
 COMPARED_KEYS = ("status", "layers", "fields", "payload_len", "uncertain", "confidence", "reassembled_from")
 
@@ -43,21 +67,23 @@ class DecoderError(Exception):
 
 
 def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int = 4793, timeout: int = 600,
-               spec_version: str | None = None) -> list[dict]:
-    version = ["--spec-version", spec_version] if spec_version else []
-    proc = subprocess.run([str(uet_decode), "--port", str(port), *version, str(pcap)], capture_output=True,
+               spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
+    options = DecodeSettings.of(spec_version).uet_decode_args()
+    proc = subprocess.run([str(uet_decode), "--port", str(port), *options, str(pcap)], capture_output=True,
                           text=True, timeout=timeout)
     if proc.returncode != 0:
         raise DecoderError(f"uet-decode {pcap}: exit {proc.returncode}: {proc.stderr.strip()}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
-def decode_scapy(pcap: pathlib.Path, port: int = 4793, spec_version: str | None = None) -> list[dict]:
+def decode_scapy(pcap: pathlib.Path, port: int = 4793, spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
     from scapy_uet import spec  # imported late: Scapy takes a second to load
     from scapy_uet.pcapio import read_frames
     from scapy_uet.reassembly import decode_capture
 
-    return list(decode_capture(read_frames(str(pcap)), port, spec_version or spec.DEFAULT_VERSION))
+    settings = DecodeSettings.of(spec_version)
+    return list(decode_capture(read_frames(str(pcap)), port, settings.spec_version or spec.DEFAULT_VERSION,
+                               settings.tss_conf_offset))
 
 
 @dataclasses.dataclass
@@ -81,7 +107,7 @@ class CrossCheck:
 
 
 def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
-                expected: list[dict] | None = None, spec_version: str | None = None) -> CrossCheck:
+                expected: list[dict] | None = None, spec_version: "DecodeSettings | str | None" = None) -> CrossCheck:
     cpp = decode_cpp(uet_decode, pcap, port, spec_version=spec_version)
     scapy = decode_scapy(pcap, port, spec_version)
     problems: list[Disagreement] = []
@@ -103,26 +129,28 @@ def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
     return CrossCheck(str(pcap), len(cpp), counts, problems)
 
 
-def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int, str | None]]:
-    """(capture, UET port, spec version) for each capture listed in a corpus's manifest.json
-    (captures/golden) and each spec version it keeps an expected decode for (None: the default only)."""
+def golden_captures(folder: pathlib.Path) -> list[tuple[pathlib.Path, int, DecodeSettings]]:
+    """(capture, UET port, settings) for each capture listed in a corpus's manifest.json (captures/golden)
+    and each way it keeps an expected decode for: each of its `spec_versions` (none listed: the default
+    only), then each of its `tss_conf_offsets` under the default version."""
     manifest = json.loads((folder / "manifest.json").read_text())
-    return [(folder / entry["file"], int(entry.get("port", 4793)), version)
-            for entry in manifest for version in entry.get("spec_versions") or [None]]
+    out = []
+    for entry in manifest:
+        settings = [DecodeSettings(v) for v in entry.get("spec_versions") or [None]]
+        settings += [DecodeSettings(tss_conf_offset=int(n)) for n in entry.get("tss_conf_offsets") or []]
+        out += [(folder / entry["file"], int(entry.get("port", 4793)), s) for s in settings]
+    return out
 
 
-def expected_path(pcap: pathlib.Path, spec_version: str | None = None) -> pathlib.Path:
-    """Where a capture's expected decode lies: <name>.expected.jsonl for the default spec version,
-    <name>.<version>.expected.jsonl for another one."""
-    from scapy_uet import spec
-
+def expected_path(pcap: pathlib.Path, spec_version: "DecodeSettings | str | None" = None) -> pathlib.Path:
+    """Where a capture's expected decode lies: <name>.expected.jsonl under the default settings, else
+    <name>.<label>.expected.jsonl (DecodeSettings.label: "1.0.3", "conf24")."""
     base = pcap.name.rsplit(".", 1)[0]
-    if spec_version and spec_version != spec.DEFAULT_VERSION:
-        base += "." + spec_version
-    return pcap.with_name(base + ".expected.jsonl")
+    label = DecodeSettings.of(spec_version).label()
+    return pcap.with_name(base + (f".{label}" if label else "") + ".expected.jsonl")
 
 
-def load_expected(pcap: pathlib.Path, spec_version: str | None = None) -> list[dict] | None:
+def load_expected(pcap: pathlib.Path, spec_version: "DecodeSettings | str | None" = None) -> list[dict] | None:
     path = expected_path(pcap, spec_version)
     if not path.exists():
         return None

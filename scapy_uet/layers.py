@@ -77,9 +77,10 @@ class _Decoding(object):
 DECODING = _Decoding()
 
 
-def since(version):
-    """True while dissecting (or building) under `version` or a later one."""
-    return spec.version_holds({"since": version}, DECODING.version)
+def holds(rule):
+    """True while dissecting (or building) under a spec version where `rule` (wire.yaml
+    spec_versions.rules) holds: which versions is data, what the rule does is transcribed here."""
+    return spec.rule_holds(rule, DECODING.version)
 
 
 @contextlib.contextmanager
@@ -471,7 +472,7 @@ UET_PDS_NACK.uet_ext_types = {UET_PDS_NACK_CCX: NACK_CCX}
 def _negotiation(pkt):
     """From spec 1.0.3 a NEGOTIATION control packet carries the 8-byte PDS_NEG_ON_OFF payload in place
     of the 4-byte one (choice cp-negotiation-payload)."""
-    return pkt.ctl_type == 9 and since("1.0.3")
+    return pkt.ctl_type == 9 and holds("negotiation_payload")
 
 
 class UET_PDS_CP(_PDSPacket):
@@ -487,7 +488,7 @@ class UET_PDS_CP(_PDSPacket):
     @classmethod
     def uet_node_bounds(cls, data):
         ctl_type = ((data[0] & 0x07) << 1 | data[1] >> 7) if len(data) >= 2 else 0
-        return [12, 20] if ctl_type == 9 and since("1.0.3") else [12, 16]
+        return [12, 20] if ctl_type == 9 and holds("negotiation_payload") else [12, 16]
 
     def uet_features(self):
         return (self.rsvd_features << 1) | self.syn_retx_transfer
@@ -603,10 +604,10 @@ class _SESStd(_SESPacket):
         # message_id 0 is reserved; from spec 1.0.3 a UET_DATAGRAM_SEND carries 0, and UUD does not use
         # UET_MSG_ERROR (spec_versions in wire.yaml).
         if name == "message_id":
-            if since("1.0.3") and self.opcode == UET_DATAGRAM_SEND:
+            if holds("datagram_message_id_zero") and self.opcode == UET_DATAGRAM_SEND:
                 return value != 0
             return value == 0
-        if name == "opcode" and since("1.0.3"):
+        if name == "opcode" and holds("no_msg_error_in_uud"):
             return value == UET_MSG_ERROR and getattr(self.underlayer, "type", None) == UUD_REQ
         return False
 
@@ -736,6 +737,12 @@ class UET_SES_MEDIUM(_SESPacket):
         ConditionalField(XLongField("match_bits", 0),
                          lambda p: p.opcode not in MEMORY_KEY_OPCODES),
     ]
+
+    def uet_is_invalid(self, name, value):
+        # A datagram in this header only where spec 1.0.3 allows it (choice small-message-criteria).
+        if name == "opcode" and value == UET_DATAGRAM_SEND and not holds("datagram_medium_header"):
+            return True
+        return _SESPacket.uet_is_invalid(self, name, value)
 
 
 class UET_SES_ATOMIC(_UETPacket):

@@ -125,17 +125,18 @@ def _whole(dg, key, record, where):
     return bytes(frame), [n for _, _, n in sorted(dg.pieces)]
 
 
-def decode_capture(frames, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+def decode_capture(frames, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION, tss_conf_offset=0):
     """The full record (with `frame` and `ts`) of each frame of `frames` (pcapio.Frame), in order."""
     reassembler = Reassembler()
     for number, frame in enumerate(frames, 1):
         record, ip_at, data_at = decode_located(frame.data, frame.linktype, frame.caplen, frame.wirelen,
-                                                udp_port, spec_version)
+                                                udp_port, spec_version, tss_conf_offset)
         whole = reassembler.add(number, frame.data, record, ip_at, data_at)
         extra = {}
         if whole is not None:
             data, parts = whole
-            record = decode_located(data, frame.linktype, len(data), len(data), udp_port, spec_version)[0]
+            record = decode_located(data, frame.linktype, len(data), len(data), udp_port, spec_version,
+                                    tss_conf_offset)[0]
             extra = {"reassembled_from": parts}
         out = {"frame": number, "ts": frame.ts}
         out.update(record)

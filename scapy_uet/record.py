@@ -97,7 +97,7 @@ def _known(pkt, name, fld, value):
 
 class _Decoder(object):
 
-    def __init__(self, frame, linktype, caplen, wirelen, udp_port):
+    def __init__(self, frame, linktype, caplen, wirelen, udp_port, tss_conf_offset=0):
         self.data = bytes(frame)
         self.linktype = linktype
         self.end = len(self.data)
@@ -105,6 +105,8 @@ class _Decoder(object):
         self.wirelen = self.caplen if wirelen is None else int(wirelen)
         self.whole = self.caplen == self.wirelen
         self.udp_port = udp_port
+        self.tss_conf_offset = tss_conf_offset
+        self.cipher_end = None     # set after TSS with a confidentiality offset: the end of the ciphertext
         self.pos = 0
         self.last = 0              # end of the last header listed in `layers`
         self.layers = []
@@ -364,8 +366,25 @@ class _Decoder(object):
             return None
         first = self.data[self.pos] >> 3
         if first == TSS:
-            self.walk(UET_TSS)
+            if self.walk(UET_TSS) and self.tss_conf_offset:
+                self.clear_text()
             return None
+        return self.pds()
+
+    def clear_text(self):
+        """Choice tss-coverage: the secure domain's confidentiality offset leaves that many bytes after
+        the TSS header in clear (never the ICV at the end); they are decoded from the PDS header on.
+        The ciphertext and ICV that follow count as payload, unchecked."""
+        self.cipher_end = self.end
+        room = max(0, self.end - self.pos - spec.TSS_ICV_BYTES)
+        self.end = self.pos + min(self.tss_conf_offset, room)
+        self.pds()
+        self.end = self.cipher_end
+
+    def pds(self):
+        if not self.need(1, "uet.pds"):
+            return None
+        first = self.data[self.pos] >> 3
         self.emit("uet.pds", "uet.pds.type", first)
         cls = PDS_CLASSES.get(first)
         if cls is None:
@@ -460,8 +479,9 @@ class _Decoder(object):
 
     def packet_payload(self, left):
         """The payload of the UET packet among the `left` bytes after its last header: bytes after a
-        complete packet are trailing_bytes, not payload. Only when the graph ended normally."""
-        if not self.ended_normally:
+        complete packet are trailing_bytes, not payload. Only when the graph ended normally, and not
+        after TSS (the packet ends inside the ciphertext)."""
+        if not self.ended_normally or self.cipher_end is not None:
             return left
         if self.end_node in spec.PAYLOAD_NONE:
             if left:
@@ -507,21 +527,24 @@ class _Decoder(object):
                 "confidence": {c: spec.confidence(c) for c in sorted(set(uncertain.values()))}}
 
 
-def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION,
+                  tss_conf_offset=0):
     """The decode record of one frame (codec/DECODE-OUTPUT.md) without `frame` and `ts`, which
     the caller adds. `caplen` is the captured length, `wirelen` the length on the wire (a
     bounds field beyond the captured bytes is only a diagnostic when they are equal).
-    `spec_version` names the spec version the decode follows (a key of wire.yaml spec_versions).
+    `spec_version` names the spec version the decode follows (a key of wire.yaml spec_versions);
+    `tss_conf_offset` the bytes of clear text after a TSS header (choice tss-coverage, default 0).
     Never raises."""
-    return decode_located(frame, linktype, caplen, wirelen, udp_port, spec_version)[0]
+    return decode_located(frame, linktype, caplen, wirelen, udp_port, spec_version, tss_conf_offset)[0]
 
 
-def decode_located(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION):
+def decode_located(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION,
+                   tss_conf_offset=0):
     """decode_record, and where the frame's IP header and the bytes after its last header begin
     (None when there is no IP header): what reassembly needs of a fragment. Never raises."""
     try:
         with spec_version_of(spec_version):
-            decoder = _Decoder(frame, linktype, caplen, wirelen, udp_port)
+            decoder = _Decoder(frame, linktype, caplen, wirelen, udp_port, tss_conf_offset)
             return decoder.run(), decoder.ip_at, decoder.last
     except Exception as exc:  # pragma: no cover - a bug; the robustness test guards against it
         return {"caplen": caplen, "len": wirelen, "status": "malformed", "layers": [],
@@ -532,7 +555,8 @@ def decode_located(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_ver
                 "uncertain": {}, "confidence": {}}, None, None
 
 
-def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version_name=spec.DEFAULT_VERSION):
+def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version_name=spec.DEFAULT_VERSION,
+                   tss_conf_offset=0):
     """decode_record without the safety net (used by the robustness test)."""
     with spec_version_of(spec_version_name):
-        return _Decoder(frame, linktype, caplen, wirelen, udp_port).run()
+        return _Decoder(frame, linktype, caplen, wirelen, udp_port, tss_conf_offset).run()

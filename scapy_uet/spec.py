@@ -1,7 +1,7 @@
 """What the Scapy layers take from ``spec/wire.yaml`` at run time.
 
 Allowed uses (and the only ones made here):
-  * ``constants``: the UDP port and the IP protocol number of UET without UDP;
+  * ``constants``: the UDP port, the IP protocol number of UET without UDP and the size of TSS's ICV;
   * ``enums``: the value -> name tables (for the ``*EnumField`` of the layers and for the
     ``unknown_value`` diagnostic);
   * the ``uncertain`` marks of nodes and fields (for the record's ``uncertain`` map);
@@ -47,16 +47,28 @@ def version_holds(held, version):
     return not ("before" in held and at >= VERSIONS.index(str(held["before"])))
 
 
+def rule_holds(rule, version):
+    """Does spec-version rule `rule` (spec_versions.rules of wire.yaml) hold in `version`?"""
+    return version_holds(WIRE["spec_versions"]["rules"][rule], version)
+
+
 def value_held(enum_name, value, version):
     """Is a listed value of enum `enum_name` valid in `version` (its `versions:` entry, if any)?"""
     held = (WIRE["enums"][enum_name].get("versions") or {}).get(value)
-    return held is None or version_holds(held, version)
+    if held is None:
+        return True
+    if "rule" in held:
+        return rule_holds(held["rule"], version)
+    if "unless" in held:
+        return not rule_holds(held["unless"], version)
+    return version_holds(held, version)
 
 
 def confidence(choice):
     """How confident choice `choice` is (high, medium, low, unknown), from its outside evidence."""
     return str(WIRE["choices"][choice]["confidence"])
 UET_IP_PROTO = int(WIRE["constants"]["uet_ip_proto"]["value"])
+TSS_ICV_BYTES = int(WIRE["constants"]["tss_icv_bytes"]["value"])
 # Nodes after which the UET packet ends when the parse graph ends there (`payload: none`).
 PAYLOAD_NONE = frozenset(node_id for node_id, node in WIRE["nodes"].items() if node.get("payload") == "none")
 

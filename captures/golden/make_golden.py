@@ -46,6 +46,7 @@ from scapy_uet.spec import DEFAULT_VERSION  # noqa: E402
 from scapy_uet.pcapio import Frame, write_pcap, write_pcapng_ns  # noqa: E402
 
 import datagram_cases  # noqa: E402
+import tss_cases  # noqa: E402
 
 conf.verb = 0
 
@@ -195,18 +196,21 @@ def built_uet_headers(pkt):
 
 
 class Capture(object):
-    def __init__(self, name, linktype, description, port=UDP_PORT, fmt="pcap", versions=None):
+    def __init__(self, name, linktype, description, port=UDP_PORT, fmt="pcap", versions=None, conf_offsets=()):
         self.name = name
         self.linktype = linktype
         self.description = description
         self.port = port
         self.fmt = fmt
-        # The spec versions this file keeps an expected decode for (the default first).
+        # The spec versions this file keeps an expected decode for (the default first), and the TSS
+        # confidentiality offsets it keeps one for under the default version.
         self.versions = versions or [DEFAULT_VERSION]
-        self.frames = []   # (case, data, wirelen, {spec version: record})
+        self.conf_offsets = list(conf_offsets)
+        self.settings = [(v, 0) for v in self.versions] + [(DEFAULT_VERSION, n) for n in self.conf_offsets]
+        self.frames = []   # (case, data, wirelen, {(spec version, conf offset): record})
 
     def add(self, case, pkt, status=None, diags=(), cut=None, snap=None, layers=None, by_version=None,
-            build_version=DEFAULT_VERSION):
+            build_version=DEFAULT_VERSION, by_offset=None):
         """Add one frame.
         status: the intended status ("uet", "non-uet"); implied "malformed" when diags is given.
         diags:  (kind, header, field) tuples that must be among the record's diagnostics.
@@ -216,6 +220,7 @@ class Capture(object):
         by_version: {spec version: {status/diags/layers}} where a version's decode is meant to differ.
         build_version: the spec version the layers build the packet by (and whose decode must give back
                 the values it was built with).
+        by_offset: {TSS confidentiality offset: {status/diags/layers}} for the decodes under an offset.
         """
         with spec_version(build_version):
             data = bytes(pkt) if isinstance(pkt, Packet) else bytes(pkt)
@@ -231,20 +236,23 @@ class Capture(object):
                       "%d.%06d" % (TS_SEC, ts_usec) if self.fmt == "pcap"
                       else "%d.%09d" % (TS_SEC, ts_usec * 1000 + 7))
         records = {}
-        for version in self.versions:
+        for version, offset in self.settings:
             want = dict(status=status, diags=diags, layers=layers)
-            want.update((by_version or {}).get(version, {}))
+            want.update((by_offset or {}).get(offset, {}) if offset else (by_version or {}).get(version, {}))
             built = pkt if isinstance(pkt, Packet) and version == build_version else None
             with spec_version(build_version):
-                records[version] = self._checked(case, index, frame, version, built, cut, snap, **want)
+                records[version, offset] = self._checked(case, index, frame, version, offset, built, cut, snap,
+                                                         **want)
         self.frames.append((case, data, wirelen, records))
-        return records[self.versions[0]]
+        return records[self.settings[0]]
 
-    def _checked(self, case, index, frame, version, pkt, cut, snap, status, diags, layers):
-        """The record of `frame` decoded by `version`, refused unless it is what the case intends."""
-        rec = full_record(index, frame, self.port, version)
-        where = "%s frame %d (%s)%s" % (self.name, index, case,
-                                        "" if version == DEFAULT_VERSION else " by spec " + version)
+    def _checked(self, case, index, frame, version, offset, pkt, cut, snap, status, diags, layers):
+        """The record of `frame` decoded by `version` and TSS confidentiality offset `offset`, refused
+        unless it is what the case intends."""
+        rec = full_record(index, frame, self.port, version, offset)
+        where = "%s frame %d (%s)%s%s" % (self.name, index, case,
+                                          "" if version == DEFAULT_VERSION else " by spec " + version,
+                                          " with TSS confidentiality offset %d" % offset if offset else "")
         if status is None:
             status = "malformed" if diags else "uet"
         if rec["status"] != status:
@@ -286,12 +294,14 @@ class Capture(object):
             write_pcapng_ns(path, self.linktype,
                             [(s, u * 1000 + 7, d, w) for s, u, d, w in records])
         base = self.name.rsplit(".", 1)[0]
-        for version in self.versions:
-            suffix = "" if version == DEFAULT_VERSION else "." + version
+        for version, offset in self.settings:
+            # As harness.decode_compare.DecodeSettings.label names them.
+            parts = ([] if version == DEFAULT_VERSION else [version]) + (["conf%d" % offset] if offset else [])
+            suffix = "".join("." + p for p in parts)
             with open(os.path.join(outdir, base + suffix + ".expected.jsonl"), "w") as fh:
                 for case, _d, _w, records in self.frames:
                     out = {"case": case}
-                    out.update(records[version])
+                    out.update(records[version, offset])
                     fh.write(json.dumps(out) + "\n")
 
 
@@ -327,7 +337,7 @@ class ReassembledCapture(Capture):
                 raise CorpusError("%s: reassembled from %s, intended %s" % (where, rec.get("reassembled_from"), parts))
             if layers is not None and rec["layers"] != layers:
                 raise CorpusError("%s: layers %s, intended %s" % (where, rec["layers"], layers))
-            self.frames[i] = (case, data, wirelen, {DEFAULT_VERSION: rec})
+            self.frames[i] = (case, data, wirelen, {(DEFAULT_VERSION, 0): rec})
         return self
 
 
@@ -1208,8 +1218,9 @@ def spec_versions():
     c.add("UET_SEND with message_id 0 over RUD (invalid in both)",
           v4(req(), UET_SES_STD(opcode=UET_SEND, message_id=0, request_length=4), pay(4)),
           diags=[(I, "uet.ses.std", "uet.ses.message_id")])
-    c.add("single-packet UET_DATAGRAM_SEND in the medium header",
-          v4(UET_PDS_UUD(), UET_SES_MEDIUM(opcode=UET_DATAGRAM_SEND, request_length=4, job_id=0x123), pay(4)))
+    c.add("single-packet UET_DATAGRAM_SEND in the medium header (allowed from 1.0.3)",
+          v4(UET_PDS_UUD(), UET_SES_MEDIUM(opcode=UET_DATAGRAM_SEND, request_length=4, job_id=0x123), pay(4)),
+          diags=[(I, "uet.ses.medium", "uet.ses.opcode")], by_version={"1.0.3": dict(diags=())})
     return c
 
 
@@ -1221,8 +1232,12 @@ def trailing():
     return datagram_cases.trailing(types.SimpleNamespace(**globals()))
 
 
+def tss_clear():
+    return tss_cases.tss_clear(types.SimpleNamespace(**globals()))
+
+
 BUILDERS = (encap_eth, encap_sll, encap_sll2, encap_raw, encap_ipv4, encap_ipv6, encap_ns,
-            pds, ses, edge, malformed, port_alt, spec_versions, fragments, trailing)
+            pds, ses, edge, malformed, port_alt, spec_versions, fragments, trailing, tss_clear)
 
 
 def build_all():
@@ -1240,6 +1255,8 @@ def main(argv):
                  "frames": len(cap.frames), "description": cap.description}
         if cap.versions != [DEFAULT_VERSION]:
             entry["spec_versions"] = cap.versions
+        if cap.conf_offsets:
+            entry["tss_conf_offsets"] = cap.conf_offsets
         manifest.append(entry)
     with open(os.path.join(outdir, "manifest.json"), "w") as fh:
         json.dump(manifest, fh, indent=1)

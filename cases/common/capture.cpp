@@ -164,6 +164,10 @@ void Capture::drain() {
                     << wire::header_name(g.header)
                     << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
                     << " at byte " << g.offset << " (value " << g.value << ")";
+      // The layouts the decode of that frame followed where the spec is missing or in conflict.
+      for (size_t i = 0; i < decoded->n_emitted; ++i)
+        if (decoded->emitted[i].uncertain != wire::Choice::none)
+          rests_on_choice(wire::choice_info(decoded->emitted[i].uncertain).id);
     }
     WireFrame f;
     f.malformed = decoded->n_diags != 0;

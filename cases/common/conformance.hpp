@@ -83,6 +83,9 @@ void evidence_frame(Side sender, const std::string& summary);
 void evidence_capture(const std::string& path, uint16_t udp_port);
 // A spec choice (spec/wire.yaml choices) the running case's verdict rests on.
 void rests_on_choice(const std::string& choice);
+// rests_on_choice, and the words a message gives it: "(choice ID, confidence C)", so that the failure
+// text and the report say the same.
+std::string per_choice(const std::string& choice);
 // A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).
 void note(const std::string& key, const std::string& value);
 // Writes each case's verdict (JUnit property, and UET_CASES_RESULTS lines); the binaries' main calls it.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
 
@@ -145,6 +146,15 @@ void rests_on_choice(const std::string& choice) {
   for (const auto& c : state().choices)
     if (c == choice) return;
   state().choices.push_back(choice);
+}
+
+std::string per_choice(const std::string& choice) {
+  rests_on_choice(choice);
+  for (size_t i = 1; i < static_cast<size_t>(wire::Choice::COUNT); ++i) {
+    const wire::ChoiceInfo& info = wire::choice_info(static_cast<wire::Choice>(i));
+    if (choice == info.id) return "(choice " + choice + ", confidence " + info.confidence + ")";
+  }
+  return "(choice " + choice + ", not in spec/wire.yaml)";
 }
 
 void evidence_capture(const std::string& path, uint16_t udp_port) {

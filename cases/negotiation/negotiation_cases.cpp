@@ -129,7 +129,7 @@ TEST_P(Negotiation, IdempotentWriteUsesRudiOnlyInHpc) {
   if (!w::rudi_allowed(mine, theirs)) {
     EXPECT_FALSE(rudi) << Pair() << ": RUDI outside HPC";
   } else {
-    should(rudi, Pair() + ": a write to an IDEMPOTENT_SAFE key uses RUDI (choice rudi-criteria)");
+    should(rudi, Pair() + ": a write to an IDEMPOTENT_SAFE key uses RUDI " + per_choice("rudi-criteria"));
   }
 }
 

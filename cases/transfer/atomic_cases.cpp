@@ -203,7 +203,7 @@ TEST_P(AtomicWire, AtomicsTakeTheHeaderOfAWriteToTheSameKey) {
     EXPECT_EQ(sent[i].frame.get(w::Field::uet_pds_next_hdr), write_hdr)
         << sent[i].op << " to a plain key takes another SES header than a one-packet fi_write to it (next_hdr)";
   should(write_hdr == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
-         "one-packet RMA and atomics to a plain key use the small RMA header (choice small-rma-criteria)");
+         std::string("one-packet RMA and atomics to a plain key use the small RMA header ") + per_choice("small-rma-criteria"));
   ASSERT_NO_FATAL_FAILURE(ExpectExtensions(sent));
 
   size_t count = 0;
@@ -263,7 +263,7 @@ TEST_P(AtomicWire, AtomicsToAnOptimizedKeyTakeTheHeaderOfAWrite) {
     EXPECT_EQ(sent[i].frame.get(w::Field::uet_pds_next_hdr), write_hdr)
         << sent[i].op << " to an OPTIMIZED key takes another SES header than a one-packet fi_write to it (next_hdr)";
   should(write_hdr == w::pds_next_hdr::UET_HDR_REQUEST_SMALL,
-         "one-packet RMA and atomics to an OPTIMIZED key use the optimized non-matching header (choice optimized-header-criteria)");
+         std::string("one-packet RMA and atomics to an OPTIMIZED key use the optimized non-matching header ") + per_choice("optimized-header-criteria"));
   for (const Sent& s : sent) {
     if (s.frame.get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_SMALL) {
       EXPECT_EQ(s.frame.get(w::Field::uet_ses_resource_index), mr.key & w::k_mr_key_optimized_rkey_mask)

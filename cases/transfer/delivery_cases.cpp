@@ -169,7 +169,7 @@ TEST_P(Delivery, OnePacketSendUsesTheSmallMessageHeader) {
   std::optional<WireFrame> f;
   ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &f));
   should(f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
-         "a one-packet 64-byte send uses the small message header (choice small-message-criteria)");
+         std::string("a one-packet 64-byte send uses the small message header ") + per_choice("small-message-criteria"));
 }
 
 TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
@@ -189,7 +189,7 @@ TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
   const auto next = f->get(w::Field::uet_pds_next_hdr);
   // The key the target chose is not OPTIMIZED, so the optimized non-matching header does not apply.
   should(next == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
-         "a one-packet 64-byte write uses the small RMA header (choice small-rma-criteria)");
+         std::string("a one-packet 64-byte write uses the small RMA header ") + per_choice("small-rma-criteria"));
 }
 
 TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
@@ -209,7 +209,7 @@ TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
   const auto f = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
   ASSERT_TRUE(f) << "no UET_WRITE captured";
   should(f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_SMALL,
-         "a one-packet write to an OPTIMIZED key uses the optimized non-matching header (choice optimized-header-criteria)");
+         std::string("a one-packet write to an OPTIMIZED key uses the optimized non-matching header ") + per_choice("optimized-header-criteria"));
   if (f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_SMALL) {
     EXPECT_EQ(f->get(w::Field::uet_ses_resource_index), mr.key & w::k_mr_key_optimized_rkey_mask) << "the RKEY/INDEX (2.2.10.4)";
   }
@@ -234,8 +234,9 @@ TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
   ASSERT_EQ(me.wait(&c1).state, Outcome::completed);
   const auto with_data = cap.find([](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == w::ses_request_opcode::UET_WRITE; });
   ASSERT_TRUE(with_data) << "no UET_WRITE captured";
+  rests_on_choice("small-rma-criteria");  // the verdict rests on it, pass or fail
   EXPECT_EQ(with_data->get(w::Field::uet_pds_next_hdr), w::pds_next_hdr::UET_HDR_REQUEST_STD)
-      << "a write with remote CQ data meets neither the small RMA nor the optimized criteria (choice small-rma-criteria)";
+      << "a write with remote CQ data meets neither the small RMA nor the optimized criteria " << per_choice("small-rma-criteria");
   EXPECT_EQ(target.completion(-1, kArrivalMs).data, 0xDA7Au) << "the remote CQ data at the target";
   ASSERT_EQ(me.post([&] { return fi_write(me.ep, large.data(), large.size(), nullptr, dest, mr.base, mr.key, &c2); }), 0);
   ASSERT_EQ(me.wait(&c2).state, Outcome::completed);
@@ -285,7 +286,7 @@ TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
     return;
   }
   should(to_safe->get(w::Field::uet_pds_type) == w::pds_type::RUDI_REQ,
-         "a write without remote CQ data to an IDEMPOTENT_SAFE key between HPC FEPs uses RUDI (choice rudi-criteria)");
+         std::string("a write without remote CQ data to an IDEMPOTENT_SAFE key between HPC FEPs uses RUDI ") + per_choice("rudi-criteria"));
 }
 
 // 2.2.10.4-a: a target reads every request header format of Table 2-38, not only the standard header: the
@@ -470,7 +471,7 @@ class DeliveryTable : public Delivery {
     rests_on_choice("rudi-criteria");
     UET_NOT_APPLICABLE_IF(operating != table, "the pair (" << manifest().name << " to " << target_manifest().name
                                                            << ") operates in " << w::profile_name(operating) << ", not "
-                                                           << w::profile_name(table) << " (choice profile-priority)");
+                                                           << w::profile_name(table) << " " << per_choice("profile-priority"));
   }
   uint64_t Caps() const { return FI_MSG | FI_RMA | FI_ATOMIC | (tagged_required() ? FI_TAGGED : 0); }
 
@@ -635,7 +636,8 @@ TEST_P(DeliveryTrafficClass, DataPacketsCarryTheDefaultDataTrafficClass) {
   if (IsSkipped()) return;
   const auto dscp = Dscp(*f);
   ASSERT_TRUE(dscp) << "no IP header in the capture";
-  EXPECT_EQ(*dscp, w::k_default_data_dscp) << "the default data traffic class (choice default-data-tc)";
+  rests_on_choice("default-data-tc");  // the verdict rests on it, pass or fail
+  EXPECT_EQ(*dscp, w::k_default_data_dscp) << "the default data traffic class " << per_choice("default-data-tc");
 }
 
 // UET_PROVIDER_DEF_DATA_TC (Table 2-7; a DSCP, choice default-data-tc) replaces the default data TC of a

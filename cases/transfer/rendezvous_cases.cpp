@@ -87,7 +87,8 @@ class Rendezvous : public TwoSided {
     ASSERT_TRUE(f) << "no " << (tagged ? "UET_RENDEZVOUS_TSEND" : "UET_RENDEZVOUS_SEND") << " for a " << data.size()
                    << "-byte send from a region registered for remote read (threshold " << threshold << ")";
     const auto eager = f->get(w::Field::uet_ses_rdv_eager_length);
-    ASSERT_TRUE(eager) << "the rendezvous send has no rendezvous extension header (choice rendezvous-ext-layout)";
+    rests_on_choice("rendezvous-ext-layout");  // the verdict rests on it, pass or fail
+    ASSERT_TRUE(eager) << "the rendezvous send has no rendezvous extension header " << per_choice("rendezvous-ext-layout");
     EXPECT_LE(*eager, max_eager) << "eager bytes over UET_PROVIDER_MAX_EAGER_SIZE";
     EXPECT_EQ(f->get(w::Field::uet_ses_request_length), data.size());
     EXPECT_EQ(f->get(w::Field::uet_ses_rdv_read_key), fi_mr_key(mr))

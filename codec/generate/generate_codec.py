@@ -123,9 +123,14 @@ class Emitter:
         diag_header = f"H::{ident(node.header)}" if (not node.dispatch or node.fields) else "c.header"
         default = (f"c.select_error(F::{ident(sel.field)}, {diag_header})" if sel.default == "error"
                    else self.target(node, sel.default))
+        out = []
+        if sel.clear_text:
+            ct = sel.clear_text
+            out.append(f"if (c.options.{ct.option}) {{ c.clear_text(c.options.{ct.option}, {ct.icv_bytes}); "
+                       f"return {self.target(node, ct.to)}; }}")
         if sel.field is None:
-            return [f"return {default};"]
-        out = [f"{{ const uint64_t s = c.val(F::{ident(sel.field)});"]
+            return out + [f"return {default};"]
+        out.append(f"{{ const uint64_t s = c.val(F::{ident(sel.field)});")
         for case in sel.cases:
             if case.op == "eq":
                 cond = f"s == {case.values[0]}u"
@@ -207,7 +212,7 @@ def max_on_path(model: Model) -> tuple[int, int]:
             headers = headers + (node.header,)
         best[0] = max(best[0], nfields)
         best[1] = max(best[1], len(headers))
-        for t in [c.to for c in node.next.cases] + [node.next.default]:
+        for t in node.next.targets():
             if t not in PSEUDO_TARGETS:
                 walk(t, nfields, headers)
 

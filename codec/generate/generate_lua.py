@@ -11,12 +11,17 @@ UDP port table (preference, default constants.udp_port) and the IP protocol tabl
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
 
 from templating import environment
-from wire_model import Check, FieldUse, Model, Node, SpecError, Versions, load
+from wire_model import CLEAR_TEXT_OPTIONS, Check, FieldUse, Model, Node, SpecError, Versions, load
+
+
+# The Wireshark preference title of each decoder option a clear_text edge names.
+PREF_LABELS = {"tss_conf_offset": "TSS confidentiality offset"}
 
 
 def lua_str(s: str) -> str:
@@ -116,7 +121,8 @@ def node_entry(node: Node, read: set[str]) -> dict:
             "payload_length": node.payload_length, "payload_none": node.payload_none,
             "fields": [field_entry(f) for f in node.fields],
             "checks": [check_entry(c) for c in node.checks],
-            "select": node.next.field, "cases": cases, "default": node.next.default}
+            "select": node.next.field, "cases": cases, "default": node.next.default,
+            "clear_text": dataclasses.asdict(node.next.clear_text) if node.next.clear_text else None}
 
 
 def fields_read(model: Model) -> set[str]:
@@ -159,7 +165,8 @@ def render(model: Model) -> str:
     width = field_width(model)
     nodes = {n.id: node_entry(n, read) for n in uet_nodes(model)}
     for node in nodes.values():
-        for target in [c["to"] for c in node["cases"]] + [node["default"]]:
+        clear = [node["clear_text"]["to"]] if node["clear_text"] else []
+        for target in [c["to"] for c in node["cases"]] + [node["default"]] + clear:
             if target not in ("end", "error") and target not in nodes:
                 raise SpecError(f"a UET node leads to {target}, outside UET")
     enums = sorted({f.enum for n in uet_nodes(model) for f in n.fields if f.enum})
@@ -172,6 +179,7 @@ def render(model: Model) -> str:
     choices = {cid: str(model.choices[cid].get("confidence", "unknown")) for cid in cited}
     return env.get_template("uet.lua.j2").render(udp_root=udp_root, ip_root=ip_root, enum_versions=enum_versions,
         spec_versions=model.versions, default_version=model.default_version, choices=choices,
+        clear_text_options={o: PREF_LABELS[o] for o in CLEAR_TEXT_OPTIONS},
         nodes=nodes, fields=fields, enums={e: enum_names(model.enums[e]) for e in enums},
         udp_port=int(model.constants["udp_port"]["value"]), ip_proto=int(model.constants["uet_ip_proto"]["value"]))
 

@@ -112,11 +112,30 @@ class Check:
 PSEUDO_TARGETS = {"end": -1, "error": -2, "fragment": -3}
 
 
+# Decoder options a `clear_text` edge may name (DecodeOptions members, uet-decode and scapy_uet options).
+CLEAR_TEXT_OPTIONS = ("tss_conf_offset",)
+
+
+@dataclasses.dataclass
+class ClearText:
+    """An edge taken only when the decoder option `option` (a byte count) is non-zero: that many bytes
+    after the node are clear text and are decoded from `to`, the rest (ciphertext and the ICV of
+    `icv_bytes`) never is. Choice tss-coverage: a secure domain's confidentiality offset."""
+    option: str
+    to: str
+    icv_bytes: int
+
+
 @dataclasses.dataclass
 class Select:
     field: str | None  # None = always
     cases: list[Case]
     default: str       # node id or a pseudo-target (PSEUDO_TARGETS)
+    clear_text: ClearText | None = None
+
+    def targets(self) -> list[str]:
+        """Every place this edge can lead, the clear-text edge included."""
+        return [c.to for c in self.cases] + [self.default] + ([self.clear_text.to] if self.clear_text else [])
 
 
 @dataclasses.dataclass
@@ -180,6 +199,7 @@ class Model:
     versions: list[str] = dataclasses.field(default_factory=list)   # known spec versions, oldest first
     default_version: int = 0
     sources: dict[str, dict] = dataclasses.field(default_factory=dict)
+    rules: dict[str, VersionRule] = dataclasses.field(default_factory=dict)   # spec_versions.rules
 
 
 def _when(raw: dict | None, where: str) -> When | None:
@@ -230,8 +250,35 @@ def _version_key(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.split("."))
 
 
-def _versions(raw: dict, known: list[str], where: str) -> Versions:
-    """`since:` / `before:` of an entry, as indices into the known versions."""
+class KnownVersions(list):
+    """The known spec versions, oldest first, and the named rules (`spec_versions.rules`): where each
+    behaviour that differs between versions holds, as its raw `since`/`before`."""
+    rules: dict[str, dict]
+
+
+@dataclasses.dataclass
+class VersionRule:
+    id: str
+    what: str
+    versions: Versions
+
+
+def _versions(raw: dict, known: KnownVersions, where: str) -> Versions:
+    """`since:` / `before:` of an entry, as indices into the known versions; `rule: X` stands for the
+    versions of rule X, `unless: X` for the others (X must then hold from or until one version)."""
+    if "rule" in raw or "unless" in raw:
+        if any(k in raw for k in ("since", "before")) or ("rule" in raw and "unless" in raw):
+            raise SpecError(f"{where}: names a rule and versions; give one of rule, unless, since/before")
+        name = str(raw.get("rule", raw.get("unless")))
+        if name not in known.rules:
+            raise SpecError(f"{where}: unknown spec-version rule {name} (spec_versions.rules)")
+        held = known.rules[name]
+        if "rule" in raw:
+            raw = held
+        elif ("since" in held) == ("before" in held):
+            raise SpecError(f"{where}: unless {name}: the rule holds over a bounded range, its complement is not one")
+        else:
+            raw = {"before": held["since"]} if "since" in held else {"since": held["before"]}
     out = Versions()
     for key in ("since", "before"):
         if key in raw:
@@ -244,7 +291,7 @@ def _versions(raw: dict, known: list[str], where: str) -> Versions:
     return out
 
 
-def _select(raw: dict, node_id: str, known: list[str]) -> Select:
+def _select(raw: dict, node_id: str, known: list[str], constants: dict) -> Select:
     sel = raw.get("select")
     cases = []
     for c in raw.get("cases", []):
@@ -260,7 +307,16 @@ def _select(raw: dict, node_id: str, known: list[str]) -> Select:
         else:
             raise SpecError(f"{node_id}: a case needs eq, in, range or param")
         cases[-1].versions = _versions(c, known, f"{node_id}: case to {c['to']}")
-    return Select(None if sel in (None, "always") else sel, cases, raw.get("default", "end"))
+    clear = raw.get("clear_text")
+    clear_text = None
+    if clear is not None:
+        if set(clear) != {"option", "to", "icv"} or clear["option"] not in CLEAR_TEXT_OPTIONS:
+            raise SpecError(f"{node_id}: clear_text needs `option` (one of {', '.join(CLEAR_TEXT_OPTIONS)}), "
+                            "`to` and `icv` (a constant's name)")
+        if clear["icv"] not in constants:
+            raise SpecError(f"{node_id}: clear_text icv {clear['icv']} is not a constant")
+        clear_text = ClearText(clear["option"], clear["to"], int(constants[clear["icv"]]["value"]))
+    return Select(None if sel in (None, "always") else sel, cases, raw.get("default", "end"), clear_text)
 
 
 def _checks(raw: list, node_id: str, known: list[str]) -> list[Check]:
@@ -275,11 +331,17 @@ def _checks(raw: list, node_id: str, known: list[str]) -> list[Check]:
     return out
 
 
-def _spec_versions(doc: dict) -> tuple[list[str], int]:
+def _spec_versions(doc: dict) -> tuple[KnownVersions, int]:
     raw = doc.get("spec_versions") or {}
-    known = sorted((str(v) for v in (raw.get("known") or {})), key=_version_key)
+    known = KnownVersions(sorted((str(v) for v in (raw.get("known") or {})), key=_version_key))
     if not known or str(raw.get("default")) not in known:
         raise SpecError("spec_versions: needs `known` versions and a `default` among them")
+    known.rules = {}
+    for name, rule in (raw.get("rules") or {}).items():
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not isinstance(rule, dict) or not rule.get("what") \
+                or set(rule) - {"since", "before", "what"} or not ({"since", "before"} & set(rule)):
+            raise SpecError(f"spec_versions.rules.{name}: a rule is a snake_case name with `what` and since/before")
+        known.rules[name] = rule
     return known, known.index(str(raw["default"]))
 
 
@@ -310,11 +372,13 @@ def load(path: str) -> Model:
             id=node_id, header=header, dispatch=bool(raw.get("dispatch")), min_len=min_len, size=fixed,
             size_rule=size_rule, bounds=raw.get("bounds"), payload_length=raw.get("payload_length"),
             payload_none=_payload_none(raw, node_id),
-            uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id, known),
+            uncertain=raw.get("uncertain"), fields=fields, next=_select(raw["next"], node_id, known, doc["constants"]),
             uet=header == "uet" or header.startswith("uet."), checks=_checks(raw.get("checks"), node_id, known))
     model = Model(constants=doc["constants"], choices=doc["choices"], enums=doc["enums"],
                   links={int(k): v for k, v in doc["links"].items()}, nodes=nodes, fields={}, headers=[],
-                  versions=known, default_version=default_version, sources=doc.get("sources") or {})
+                  versions=list(known), default_version=default_version, sources=doc.get("sources") or {},
+                  rules={n: VersionRule(n, str(r["what"]), _versions(r, known, f"spec_versions.rules.{n}"))
+                         for n, r in known.rules.items()})
     for name, enum in model.enums.items():
         for value, raw_versions in (enum.get("versions") or {}).items():
             if int(value) not in enum.get("values", {}):
@@ -397,8 +461,7 @@ def _check(model: Model) -> None:
                 raise SpecError(f"{node.id}: {f.name} is declared differently in another node")
         if node.uncertain and node.uncertain not in model.choices:
             raise SpecError(f"{node.id}: cites unknown choice {node.uncertain}")
-        targets = [c.to for c in node.next.cases] + [node.next.default]
-        for t in targets:
+        for t in node.next.targets():
             if t not in PSEUDO_TARGETS and t not in nodes:
                 raise SpecError(f"{node.id}: next node {t} does not exist")
         for c in node.next.cases:
@@ -452,7 +515,7 @@ def _check_paths(model: Model) -> None:
                 need(chk.when.field, f"the `when` of a check of {chk.field}")
         if node.next.field:
             need(node.next.field, "`select`")
-        for t in [c.to for c in node.next.cases] + [node.next.default]:
+        for t in node.next.targets():
             if t not in PSEUDO_TARGETS:
                 walk(t, frozenset(decoded), path + (node_id,))
 

@@ -42,6 +42,7 @@ struct Cursor {
   wire::Field payload_field = kNoField;       // a payload_length field to check when decoding ends
   wire::Header payload_header = wire::Header::COUNT;
   bool packet_ended = false;                  // ended at a `payload: none` node: nothing may follow
+  const uint8_t* cipher_end = nullptr;        // set by clear_text(): where the ciphertext and ICV end
 
   uint32_t at(const uint8_t* q) const { return static_cast<uint32_t>(q - frame); }
   // The spec version the decode follows, as an index into wire::SpecVersion.
@@ -96,6 +97,14 @@ struct Cursor {
   int fragment_ends() {
     out.fragment = true;
     return kEnd;
+  }
+
+  // A `clear_text` edge: only the `clear` bytes after p (never the ICV at the end) are decoded on;
+  // the end of the UET packet lies in the ciphertext, so its payload checks do not apply.
+  void clear_text(size_t clear, size_t icv) {
+    cipher_end = end;
+    const size_t room = left() > icv ? left() - icv : 0;
+    end = p + (clear < room ? clear : room);
   }
 
   bool already_reported(wire::Field f) const {

@@ -58,8 +58,9 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
   // The node functions call their successors themselves; they return kEnd or kStop.
   const int next = detail::kNodeFns[static_cast<size_t>(root)](c);
   out.payload_offset = c.at(c.p);
+  if (c.cipher_end) c.end = c.cipher_end;  // clear text after TSS: the ciphertext and ICV are payload
   size_t payload = c.left();
-  if (next == detail::kEnd) {
+  if (next == detail::kEnd && !c.cipher_end) {
     // Bytes after a complete UET packet (several packets in one datagram, as with UDP segmentation
     // offload, or junk) are reported, never taken as its payload.
     if (c.packet_ended && payload) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace uet::codec::test {
@@ -202,7 +203,27 @@ bool solve_selects(const GraphPath& path, std::mt19937_64& rng, FieldValues& v) 
 
 }  // namespace
 
+namespace {
+BuiltFrame draw_frame(const GraphPath& path, std::mt19937_64& rng, size_t payload_len);
+}  // namespace
+
+// The encoder's tables keep the values a field's layout forbids, not the `checks:` of spec/wire.yaml
+// (rules between fields, e.g. no datagram in the medium header before spec 1.0.3): a frame a check
+// rejects (invalid_value, the one diagnostic a check gives) is drawn again.
 BuiltFrame build_frame(const GraphPath& path, std::mt19937_64& rng, size_t payload_len) {
+  for (int attempt = 0;; ++attempt) {
+    BuiltFrame out = draw_frame(path, rng, payload_len);
+    auto d = std::make_unique<Decoded>();
+    const auto size = static_cast<uint32_t>(out.bytes.size());
+    decode(out.bytes.data(), size, size, path.steps.front().node, path.options(), *d);
+    bool rejected = false;
+    for (unsigned i = 0; i < d->n_diags; ++i) rejected |= d->diags[i].kind == DiagKind::invalid_value;
+    if (!rejected || attempt == 32) return out;
+  }
+}
+
+namespace {
+BuiltFrame draw_frame(const GraphPath& path, std::mt19937_64& rng, size_t payload_len) {
   BuiltFrame out;
   FieldValues& v = out.values;
   // 1. Select fields: a value that takes every edge of the path that reads the field.
@@ -264,6 +285,7 @@ BuiltFrame build_frame(const GraphPath& path, std::mt19937_64& rng, size_t paylo
   out.bytes = encode_path(nodes, v, out.payload);
   return out;
 }
+}  // namespace
 
 std::vector<Field> expected_fields(const GraphPath& path, const FieldValues& values) {
   std::vector<Field> out;

@@ -57,6 +57,11 @@ int main(int argc, char** argv) {
     versions.emplace_back(uet::wire::spec_version_name(static_cast<uet::wire::SpecVersion>(i)));
   app.add_option("--spec-version", version, "the UEC spec version to decode by (default " + version + ")")
       ->check(CLI::IsMember(versions));
+  uint32_t conf_offset = 0;
+  app.add_option("--tss-conf-offset", conf_offset,
+                 "bytes of clear text after a TSS header (the secure domain's confidentiality offset), "
+                 "decoded from the PDS header on; default 0: nothing after TSS is decoded")
+      ->check(CLI::Range(0, 65535));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -83,6 +88,7 @@ int main(int argc, char** argv) {
   uet::codec::DecodeOptions options;
   options.udp_port = port;
   options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
+  options.tss_conf_offset = conf_offset;
   uet::codec::Decoded frame_decode, datagram_decode;
   uet::codec::Reassembler reassembler;
   uet::codec::RecordWriter writer;

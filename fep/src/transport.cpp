@@ -134,9 +134,10 @@ uint16_t next_message_id(Domain* d) {
   return d->next_message_id++;
 }
 
-// A UET_DATAGRAM_SEND is numbered like any request before spec 1.0.3 and carries message_id 0 from 1.0.3 on.
+// A UET_DATAGRAM_SEND carries message_id 0 where spec-version rule datagram_message_id_zero holds (1.0.3 on),
+// and is numbered like any request elsewhere.
 uint16_t datagram_message_id(Domain* d) {
-  return d->cfg.spec_version >= uet::wire::SpecVersion::v1_0_3 ? 0 : next_message_id(d);
+  return wire::rule_holds(wire::VersionRule::datagram_message_id_zero, d->cfg.spec_version) ? 0 : next_message_id(d);
 }
 
 uint64_t pds_req_type(pds::Mode m) { return m == pds::Mode::rod ? wire::pds_type::ROD_REQ : wire::pds_type::RUD_REQ; }

@@ -79,6 +79,39 @@ def ipv4_fragment(frame: bytes, start: int, end: int, more: bool) -> bytes:
     return ETH + bytes(ip) + data
 
 
+class TestTssConfidentialityOffset:
+    # TSS SP=0 (12 bytes), then the RUD request and SEND of SEND in clear text, then a 16-byte ICV.
+    TSS = bytes.fromhex("08000042 0001 000000000099")
+    SECURED = ipv4_udp(TSS + SEND[42:] + bytes(range(16)))
+
+    def test_nothing_after_tss_is_decoded_by_default(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([self.SECURED]))
+        rec = json.loads(proc.stdout)
+        assert rec["status"] == "uet" and rec["layers"] == ["eth", "ip", "udp", "uet.tss"]
+        assert rec["payload_len"] == len(SEND) - 42 + 16
+        assert rec["uncertain"]["uet.tss.sdi"] == "tss-layout"
+
+    def test_the_clear_text_is_decoded_up_to_the_offset(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([self.SECURED]), "--tss-conf-offset", "56")
+        rec = json.loads(proc.stdout)
+        assert rec["layers"] == ["eth", "ip", "udp", "uet.tss", "uet.pds.rud_rod_req", "uet.ses.std"]
+        assert rec["fields"]["uet.pds.psn"] == 7 and rec["fields"]["uet.ses.job_id"] == 0x123
+        # The 4 payload bytes and the ICV are payload, unchecked against request_length.
+        assert rec["payload_len"] == 4 + 16 and rec["diagnostics"] == []
+
+    def test_an_offset_inside_a_header_cuts_it_short(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([self.SECURED]), "--tss-conf-offset", "20")
+        rec = json.loads(proc.stdout)
+        assert rec["status"] == "malformed" and rec["layers"][-1] == "uet.pds.rud_rod_req"
+        assert [(d["kind"], d["header"]) for d in rec["diagnostics"]] == [("truncated", "uet.ses.std")]
+
+    def test_the_icv_is_never_clear_text(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([ipv4_udp(self.TSS + bytes(16))]), "--tss-conf-offset", "1000")
+        rec = json.loads(proc.stdout)
+        assert [(d["kind"], d["header"]) for d in rec["diagnostics"]] == [("truncated", "uet.pds")]
+        assert rec["payload_len"] == 16
+
+
 class TestFragments:
     def test_the_completing_frame_reports_the_datagram(self, cmd_uet_decode, capture_file):
         first, last = ipv4_fragment(SEND, 0, 32, True), ipv4_fragment(SEND, 32, len(SEND) - 34, False)
@@ -128,7 +161,9 @@ class TestBadInput:
         proc = cmd_uet_decode(capture_file([b"\0" * 20], linktype=147))
         assert proc.returncode == 3 and "link type 147" in proc.stderr
 
-    @pytest.mark.parametrize("args", [["--port", "0"], ["--summary", "--count"], ["--bogus"]])
+    @pytest.mark.parametrize("args", [["--port", "0"], ["--summary", "--count"], ["--bogus"],
+                                      ["--tss-conf-offset", "-1"], ["--tss-conf-offset", "65536"],
+                                      ["--spec-version", "1.0.2"]])
     def test_bad_options_are_usage_errors(self, cmd_uet_decode, capture_file, args):
         proc = cmd_uet_decode(capture_file([SEND]), *args)
         assert proc.returncode == 2, proc.stderr

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from harness.decode_compare import golden_captures, load_expected
+from harness.decode_compare import DecodeSettings, golden_captures, load_expected
 from tshark_record import shown_frames
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
@@ -61,20 +61,21 @@ def differences(record: dict, shown) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def decoded(pcap: pathlib.Path, port: int, version: str | None, uet_decode, tshark) -> tuple[list, list]:
-    """(uet-decode records, tshark frames) of one capture, decoded following one spec version."""
-    version_of = {"ud": ["--spec-version", version], "ts": ["-o", f"uetsuite.spec_version:{version}"]} if version \
-        else {"ud": [], "ts": []}
-    ud = uet_decode("--port", port, *version_of["ud"], pcap)
+def decoded(pcap: pathlib.Path, port: int, settings: DecodeSettings, uet_decode, tshark) -> tuple[list, list]:
+    """(uet-decode records, tshark frames) of one capture, both decoded under the same settings (spec
+    version, TSS confidentiality offset), given to uet.lua as preferences."""
+    prefs = ((["-o", f"uetsuite.spec_version:{settings.spec_version}"] if settings.spec_version else [])
+             + (["-o", f"uetsuite.tss_conf_offset:{settings.tss_conf_offset}"] if settings.tss_conf_offset else []))
+    ud = uet_decode("--port", port, *settings.uet_decode_args(), pcap)
     assert ud.returncode == 0, ud.stderr
-    ts = tshark("-o", f"uetsuite.udp_port:{port}", *version_of["ts"], "-r", pcap, "-T", "json")
+    ts = tshark("-o", f"uetsuite.udp_port:{port}", *prefs, "-r", pcap, "-T", "json")
     assert ts.returncode == 0, ts.stderr
     assert "Lua: Error" not in ts.stderr and "Lua: Error" not in ts.stdout, ts.stderr
     return [json.loads(line) for line in ud.stdout.splitlines() if line.strip()], shown_frames(ts.stdout)
 
 
 @pytest.mark.parametrize("pcap,port,version", CAPTURES,
-                         ids=[p.name + (f"-{v}" if v else "") for p, _, v in CAPTURES])
+                         ids=[p.name + (f"-{v.label()}" if v.label() else "") for p, _, v in CAPTURES])
 class TestWiresharkShowsWhatUetDecodeDecodes:
     def test_every_uet_field_value_choice_and_diagnostic(self, pcap, port, version, cmd_uet_decode, cmd_tshark):
         records, shown = decoded(pcap, port, version, cmd_uet_decode, cmd_tshark)
@@ -138,7 +139,7 @@ def random_uet_frames(rng: random.Random, count: int) -> list[bytes]:
 
 def test_random_uet_bytes_are_shown_as_uet_decode_decodes_them(capture_file, cmd_uet_decode, cmd_tshark):
     pcap = capture_file(random_uet_frames(random.Random(4793), 640))
-    records, shown = decoded(pcap, 4793, None, cmd_uet_decode, cmd_tshark)
+    records, shown = decoded(pcap, 4793, DecodeSettings(), cmd_uet_decode, cmd_tshark)
     assert len(shown) == len(records) == 640
     report = [f"frame {r['frame']}: " + "; ".join(d) for r, s in zip(records, shown) if (d := differences(r, s))]
     assert not report, "\n".join(report[:40])

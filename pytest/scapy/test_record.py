@@ -283,6 +283,24 @@ class TestCli:
         assert rec["ts"] == "1700000000.123456789"
         assert rec["status"] == "uet"
 
+    def test_tss_conf_offset_decodes_the_clear_text(self, tmp_path):
+        frame = bytes(eth_ip_udp() / UET_TSS(sdi=5) / UET_REQ / Raw(bytes(16)))
+        path = tmp_path / "t.pcap"
+        write_pcap(str(path), 1, [(1700000000, 5, frame, len(frame))])
+        plain = json.loads(self.run(str(path)).stdout)
+        clear = json.loads(self.run(str(path), "--tss-conf-offset", "200").stdout)
+        assert plain["layers"][-1] == "uet.tss" and plain["payload_len"] == len(bytes(UET_REQ)) + 16
+        assert clear["layers"][-3:] == ["uet.tss", "uet.pds.rud_rod_req", "uet.ses.std"]
+        assert clear["fields"]["uet.pds.psn"] == 1 and clear["payload_len"] == 16
+
+    @pytest.mark.parametrize("args", [["--tss-conf-offset", "-1"], ["--tss-conf-offset", "x"],
+                                      ["--spec-version", "1.0.2"]])
+    def test_bad_options_are_usage_errors(self, tmp_path, args):
+        path = tmp_path / "t.pcap"
+        write_pcap(str(path), 1, [])
+        res = self.run(str(path), *args)
+        assert res.returncode == 2 and args[0] in res.stderr
+
     def test_missing_file(self, tmp_path):
         res = self.run(str(tmp_path / "nope.pcap"))
         assert res.returncode != 0

@@ -42,6 +42,9 @@ struct DecodeOptions {
   uint16_t udp_port = wire::kUdpPort;
   // Values, fields and edges that differ between spec versions follow this one (spec/wire.yaml spec_versions).
   wire::SpecVersion spec_version = wire::kSpecVersionDefault;
+  // A secure domain's confidentiality offset (choice tss-coverage): the bytes after a TSS header that
+  // are clear text and decoded; 0 (the default) decodes nothing after TSS.
+  uint32_t tss_conf_offset = 0;
 };
 
 class Decoded {
