@@ -50,6 +50,8 @@ FUZZERS = [
            ROOT / "fep" / "fuzz" / "regressions"),
     # Inputs are the frames of a capture, each a length byte and its bytes (reassembly_fuzzer.cpp).
     Fuzzer("reassembly", "uet-reassembly-fuzzer", ROOT / "codec" / "fuzz" / "corpus-reassembly", 4096),
+    # Inputs are runs of Control API requests from a chosen peer (entity/fuzz/entity_fuzzer.cpp).
+    Fuzzer("entity", "uet-entity-fuzzer", ROOT / "entity" / "fuzz" / "corpus", 8192),
 ]
 
 
@@ -175,6 +177,10 @@ def reassembly_seeds(into: pathlib.Path) -> None:
 def seeds_of(f: Fuzzer, build: pathlib.Path, into: pathlib.Path) -> None:
     if f.name == "reassembly":
         return reassembly_seeds(into)
+    if f.name == "entity":
+        env = dict(os.environ, UET_ENTITY_FUZZ_SEEDS=str(into))
+        subprocess.run([str(build / "bin" / f.binary)], env=env, check=True)
+        return None
     for i, (linktype, data, payload) in enumerate(golden_uet_frames()):
         if f.name == "decode" and linktype in DECODER_LINKTYPES:
             (into / f"golden-{i}").write_bytes(bytes([DECODER_LINKTYPES.index(linktype), 0]) + data)

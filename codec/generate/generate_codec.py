@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 
-from templating import environment
+from templating import environment, write_if_changed
 from wire_model import PSEUDO_TARGETS, Check, FieldUse, Model, Node, SpecError, Versions, When, ident, load
 
 KIND_CPP = {"uint": "uint_", "int": "int_", "bytes": "bytes", "mac": "mac", "ipv4": "ipv4", "ipv6": "ipv6",
@@ -252,12 +252,7 @@ def render(model: Model, out_dir: str) -> None:
         os.path.join(out_dir, "uet", "wire", "libfabric_gen.hpp"): "libfabric_gen.hpp.j2",
     }
     for path, template in outputs.items():
-        text = env.get_template(template).render(**ctx)
-        # Write only on change, so a rebuild does not recompile what did not change.
-        old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
-        if old != text:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
+        write_if_changed(path, env.get_template(template).render(**ctx))
 
 
 def main(argv: list[str]) -> int:

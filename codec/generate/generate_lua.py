@@ -12,11 +12,10 @@ UDP port table (preference, default constants.udp_port) and the IP protocol tabl
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
 
-from templating import environment
+from templating import environment, generator_main
 from wire_model import CLEAR_TEXT_OPTIONS, Check, FieldUse, Model, Node, SpecError, Versions, load
 
 
@@ -185,20 +184,7 @@ def render(model: Model) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
-        return 2
-    try:
-        text = render(load(argv[1]))
-    except SpecError as err:
-        print(f"{argv[1]}: {err}", file=sys.stderr)
-        return 1
-    os.makedirs(os.path.dirname(os.path.abspath(argv[2])), exist_ok=True)
-    old = open(argv[2], encoding="utf-8").read() if os.path.exists(argv[2]) else None
-    if old != text:
-        with open(argv[2], "w", encoding="utf-8") as fh:
-            fh.write(text)
-    return 0
+    return generator_main(argv, __doc__.strip().splitlines()[2], lambda path: render(load(path)), (SpecError,))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+// A process's side of the Control API: connect to the entity, send a request, wait for its reply.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "uet/entity/message.hpp"
+
+namespace uet::entity {
+
+// $UET_ENTITY_SOCKET, else /run/uet-entity/control.sock.
+std::string default_socket();
+
+class Client {
+ public:
+  // nullptr, with the reason in `why`, when no entity answers at `path`.
+  static std::unique_ptr<Client> connect(const std::string& path, std::string* why);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends one request and waits at most `timeout_ms` for its reply. The reply's attributes point into
+  // this client's buffer: valid until the next call.
+  std::variant<Reply, Problem> call(const std::vector<uint8_t>& request, int timeout_ms = 2000);
+  uint32_t next_seq() { return seq_++; }
+
+ private:
+  explicit Client(int fd) : fd_(fd) {}
+  int fd_;
+  uint32_t seq_ = 1;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace uet::entity

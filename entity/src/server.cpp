@@ -1,0 +1,126 @@
+#include "server.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "uet/entity/message.hpp"
+
+namespace uet::entity {
+namespace {
+
+namespace c = control;
+
+constexpr size_t kMaxClients = 512;
+
+sockaddr_un address_of(const std::string& path) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path)
+    throw std::runtime_error("socket path " + path + " is longer than " + std::to_string(sizeof a.sun_path - 1) +
+                             " bytes");
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  return a;
+}
+
+}  // namespace
+
+Server::Server(std::string socket_path, Handler& handler) : path_(std::move(socket_path)), handler_(handler) {
+  const sockaddr_un addr = address_of(path_);
+  // A live entity answers a connect; a socket file nobody listens on is left over from a crash.
+  int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (probe >= 0 && connect(probe, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) {
+    close(probe);
+    throw std::runtime_error("another entity already serves " + path_);
+  }
+  if (probe >= 0) close(probe);
+  unlink(path_.c_str());
+  listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listen_fd_ < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  if (bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0 ||
+      chmod(path_.c_str(), 0666) != 0 || listen(listen_fd_, 128) != 0) {
+    const std::string why = std::strerror(errno);
+    close(listen_fd_);
+    throw std::runtime_error("cannot serve " + path_ + ": " + why);
+  }
+}
+
+Server::~Server() {
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    unlink(path_.c_str());
+  }
+}
+
+int Server::run(const std::atomic<bool>& stop) {
+  struct Client {
+    int fd;
+    Peer peer;
+  };
+  std::vector<Client> clients;
+  std::vector<uint8_t> buf(c::kMaxMessageBytes + 1);
+  while (!stop.load()) {
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+    for (const Client& cl : clients) fds.push_back({cl.fd, POLLIN, 0});
+    const int n = poll(fds.data(), fds.size(), 200);
+    if (n < 0 && errno != EINTR) {
+      std::perror("uet-entity: poll");
+      return 3;
+    }
+    if (n <= 0) continue;
+    std::vector<Client> next;
+    for (size_t i = 1; i < fds.size(); ++i) {
+      Client cl = clients[i - 1];
+      if (!fds[i].revents) {
+        next.push_back(cl);
+        continue;
+      }
+      const ssize_t got = recv(cl.fd, buf.data(), buf.size(), MSG_TRUNC | MSG_DONTWAIT);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(cl.fd);
+        continue;
+      }
+      if (got > 0) {
+        std::vector<uint8_t> reply;
+        if (static_cast<size_t>(got) > c::kMaxMessageBytes) {
+          const Problem p{EMSGSIZE, "a message of " + std::to_string(got) + " bytes is over " +
+                                        std::to_string(c::kMaxMessageBytes), 0, 0};
+          reply = error_reply(Header{}, EMSGSIZE, &p);
+        } else {
+          reply = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
+        }
+        // A peer that does not read its replies is dropped rather than allowed to block the entity.
+        if (send(cl.fd, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+          close(cl.fd);
+          continue;
+        }
+      }
+      next.push_back(cl);
+    }
+    clients = std::move(next);
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) break;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (clients.size() >= kMaxClients || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+          close(fd);
+          continue;
+        }
+        clients.push_back({fd, {cred.pid, cred.uid, cred.gid}});
+      }
+    }
+  }
+  for (const Client& cl : clients) close(cl.fd);
+  return 0;
+}
+
+}  // namespace uet::entity

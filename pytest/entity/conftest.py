@@ -1,0 +1,70 @@
+"""The privileged entity as a test fixture: a uet-entity of the test's own, with its socket and store in a
+folder of the test's own (mode 0755, so that a process of another user can reach the socket)."""
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+
+class Entity:
+    def __init__(self, build: pathlib.Path, folder: pathlib.Path):
+        self.binary = build / "bin" / "uet-entity"
+        # A copy others may run: the checkout may sit in a folder only root can enter.
+        self.ctl = folder / "uet-entity-ctl"
+        shutil.copy(build / "bin" / "uet-entity-ctl", self.ctl)
+        self.ctl.chmod(0o755)
+        self.folder = folder
+        self.socket = folder / "control.sock"
+        self.store = folder / "entity.db"
+        self.log = folder / "entity.log"
+        self.proc = None
+
+    def start(self, deadline: float = 10.0):
+        self.proc = subprocess.Popen([str(self.binary), "--socket", str(self.socket), "--store", str(self.store)],
+                                     stdout=subprocess.DEVNULL, stderr=open(self.log, "a"))
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:  # ready when it answers a connect
+            if self.proc.poll() is not None:
+                raise AssertionError(f"uet-entity exited {self.proc.returncode}: {self.log.read_text()}")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                try:
+                    s.connect(str(self.socket))
+                    return self
+                except OSError:
+                    time.sleep(0.01)
+        raise AssertionError(f"uet-entity did not serve {self.socket} within {deadline} s")
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+
+    def run_ctl(self, *args, user: int | None = None, timeout: float = 10):
+        cmd = [str(self.ctl), "--socket", str(self.socket), *map(str, args)]
+        if user is not None:
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def entity(build_dir):
+    if os.geteuid() != 0:
+        pytest.skip("the entity's tests check uid 0 against other users: they run as root")
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-entity-"))
+    folder.chmod(0o755)
+    e = Entity(build_dir, folder)
+    try:
+        yield e.start()
+    finally:
+        e.stop()
+        shutil.rmtree(folder, ignore_errors=True)
