@@ -1,4 +1,4 @@
-"""harness/fuzz.py run, the fuzzers' part of ./uet test, with stand-ins for the two libFuzzer binaries: one
+"""harness/fuzz.py run, the fuzzers' part of ./uet test, with stand-ins for the libFuzzer binaries: one
 that finds a crash (the run fails, the JUnit failure names the reproducer libFuzzer wrote and how to
 replay it) and one that ends clean (its execs, speed and coverage reach the JUnit test case); the seed
 reaches both."""
@@ -43,6 +43,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     stand_in(build / "bin", "uet-decode-fuzzer", CRASHING)
     stand_in(build / "bin", "softuet-frame-fuzzer", CLEAN)
     stand_in(build / "bin", "uet-reassembly-fuzzer", CLEAN)
+    stand_in(build / "bin", "uet-entity-fuzzer", CLEAN)
     out, junit = tmp_path / "out", tmp_path / "junit" / "fuzz.xml"
     res = subprocess.run([sys.executable, "-m", "harness.fuzz", "run", "--build", str(build), "--seconds", "1",
                           "--seed", "4242", "--out", str(out), "--junit", str(junit)],
@@ -53,7 +54,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     reproducer = out / "decode" / "crash-0123abcd"
     assert reproducer.exists()
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
-    assert set(cases) == {"decode", "softuet-frames", "reassembly"}
+    assert set(cases) == {"decode", "softuet-frames", "reassembly", "entity"}
     failure = cases["decode"].find("failure")
     assert failure is not None
     assert str(reproducer) in failure.get("message")
@@ -78,5 +79,5 @@ def test_a_fuzzer_not_built_is_named(tmp_path):
                          cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 3
-    assert f"fuzz: not built: {build / 'bin' / 'softuet-frame-fuzzer'}, {build / 'bin' / 'uet-reassembly-fuzzer'}" \
+    assert f"fuzz: not built: {build / 'bin' / 'softuet-frame-fuzzer'}, {build / 'bin' / 'uet-reassembly-fuzzer'}, {build / 'bin' / 'uet-entity-fuzzer'}" \
         in res.stderr
