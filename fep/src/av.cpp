@@ -105,6 +105,8 @@ int av_insert_auth_key(fid_av* f, const void* auth_key, size_t auth_key_size, fi
   std::lock_guard lock(av->domain->mu);
   if (!av->domain->av_auth_keys) return -FI_EOPNOTSUPP;
   if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
+  // The AV method: a JobID user space passes must be granted to this process (spec 2.2.4.1).
+  if (int ret = entity_grants(av->domain, job_of_auth_key(auth_key))) return ret;
   *fi_addr = kAuthKeyHandle + av->auth_keys.size();
   av->auth_keys.push_back(job_of_auth_key(auth_key));
   return 0;

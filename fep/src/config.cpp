@@ -2,6 +2,7 @@
 // Read at every fi_getinfo/fi_domain, so a test can change it between calls of one process.
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "softuet.hpp"
@@ -69,6 +70,16 @@ std::optional<Config> load_config(std::string* error) {
       return std::nullopt;
     }
     cfg.job_id = static_cast<uint32_t>(*v);
+  }
+
+  if (const char* sock = std::getenv("UET_ENTITY_SOCKET")) cfg.entity_socket = sock;
+  if (const char* service = std::getenv("SOFTUET_ENTITY_SERVICE")) {
+    if (!*service || std::strlen(service) > uet::wire::k_service_name_max) {
+      *error = std::string("SOFTUET_ENTITY_SERVICE='") + service + "': not a service name (1.." +
+               std::to_string(uet::wire::k_service_name_max) + " bytes)";
+      return std::nullopt;
+    }
+    cfg.entity_service = service;
   }
 
   // The default data traffic class as a DSCP (digest A.5, G.3).

@@ -1,14 +1,72 @@
 // JobIDs (spec 2.2.4; digest B): which JobID an endpoint sends with, and which JobID an MR accepts.
-// Until the privileged entity exists, the indirect method's JobID comes from SOFTUET_JOB_ID (default 1);
-// SOFTUET_FALLBACK_JOB_ID=1 enables the fallback JobID instead when SOFTUET_JOB_ID is unset.
+// With a privileged entity (UET_ENTITY_SOCKET: uet-entity) the indirect method's JobID is the one it maps
+// to this process's service, and a direct or AV JobID must be granted by it (spec 2.2.4.1). Without one,
+// the indirect JobID comes from SOFTUET_JOB_ID (default 1); SOFTUET_FALLBACK_JOB_ID=1 enables the fallback
+// JobID instead. SOFTUET_JOB_ID also overrides the entity's indirect JobID, for tests only.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "softuet.hpp"
+#include "uet/entity/client.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace softuet {
 
 namespace wire = uet::wire;
+namespace ctl = uet::control;
+
+namespace {
+
+// One request to the entity and its reply; nullopt, with the reason logged, when it cannot be asked.
+std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_t>& request,
+                                             std::unique_ptr<uet::entity::Client>& client) {
+  std::string why;
+  client = uet::entity::Client::connect(d->cfg.entity_socket, &why);
+  if (!client) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity cannot be asked: %s\n", why.c_str());
+    return std::nullopt;
+  }
+  auto got = client->call(request);
+  if (const auto* p = std::get_if<uet::entity::Problem>(&got)) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s: %s\n", d->cfg.entity_socket.c_str(),
+            p->what.c_str());
+    return std::nullopt;
+  }
+  return std::get<uet::entity::Reply>(got);
+}
+
+// The indirect method with an entity: the JobID it maps to this process's service (the first of several).
+int entity_job(Domain* d, uint32_t* job_id) {
+  std::unique_ptr<uet::entity::Client> client;
+  const auto request = uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
+                           .str(ctl::attr::service, d->cfg.entity_service).finish();
+  const auto reply = ask_entity(d, request, client);
+  if (!reply) return -FI_ECONNREFUSED;
+  const auto jobs = reply->attrs.nums(ctl::attr::job_id);
+  if (reply->is_error || jobs.empty()) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "no JobID for this process from the privileged entity: %s\n", reply->what.c_str());
+    return -FI_EACCES;
+  }
+  *job_id = static_cast<uint32_t>(jobs.front());
+  return 0;
+}
+
+}  // namespace
+
+int entity_grants(Domain* d, uint32_t job_id) {
+  if (d->cfg.entity_socket.empty()) return 0;
+  std::unique_ptr<uet::entity::Client> client;
+  const auto request = uet::entity::Writer::command(ctl::Cmd::JOB_CHECK, ctl::kFlagRequest, 1)
+                           .str(ctl::attr::service, d->cfg.entity_service).u32(ctl::attr::job_id, job_id).finish();
+  const auto reply = ask_entity(d, request, client);
+  if (!reply) return -FI_ECONNREFUSED;
+  if (!reply->is_error || reply->err != 0) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "JobID %u refused by the privileged entity: %s\n", job_id, reply->what.c_str());
+    return -FI_EACCES;
+  }
+  return 0;
+}
 
 // Little-endian: the byte order is MISSING from the spec (digest B.3); spec/wire.yaml choice
 // direct-auth-key-byte-order.
@@ -27,19 +85,20 @@ void auth_key_of_job(uint32_t job_id, void* key) {
 int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   const fi_domain_attr* da = info->domain_attr;
   const fi_ep_attr* ea = info->ep_attr;
-  // Direct method: the 3-byte auth_key of the endpoint (or of its domain).
+  // Direct method: the 3-byte auth_key of the endpoint (or of its domain), granted by the entity.
   if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) {
     *job_id = job_of_auth_key(ea->auth_key);
-    return 0;
+    return entity_grants(d, *job_id);
   }
   if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) {
     *job_id = job_of_auth_key(da->auth_key);
-    return 0;
+    return entity_grants(d, *job_id);
   }
   if (d->cfg.job_id) {
     *job_id = *d->cfg.job_id;
     return 0;
   }
+  if (!d->cfg.entity_socket.empty()) return entity_job(d, job_id);
   if (d->cfg.fallback_job_id) {
     // Fallback (spec 2.2.4.2): JobID 16777215, and the initiator ID MUST come from
     // UET_PROVIDER_INITIATOR_ID; without it endpoint creation MUST fail.

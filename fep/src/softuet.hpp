@@ -120,7 +120,11 @@ struct Config {
   uint8_t fep_caps = 0;                  // from SOFTUET_PROFILES
   std::string profiles;                  // as given (for logs)
   uint16_t udp_port = 0;                 // SOFTUET_UDP_PORT
-  std::optional<uint32_t> job_id;        // SOFTUET_JOB_ID (indirect method)
+  std::optional<uint32_t> job_id;        // SOFTUET_JOB_ID (indirect method): a test-only override of the entity
+  // UET_ENTITY_SOCKET: the privileged entity (uet-entity) to ask for the indirect JobID and whether a direct
+  // or AV JobID is granted to this process; SOFTUET_ENTITY_SERVICE: the service name the maps are made for.
+  std::string entity_socket;
+  std::string entity_service = "uet";
   bool fallback_job_id = false;          // SOFTUET_FALLBACK_JOB_ID=1
   std::optional<uint8_t> def_data_dscp;  // UET_PROVIDER_DEF_DATA_TC (a DSCP, 0..63)
   std::optional<uint32_t> initiator_id;  // UET_PROVIDER_INITIATOR_ID
@@ -627,6 +631,9 @@ int mr_job_id(Domain* d, const fi_mr_attr* attr, std::optional<uint32_t>* job_id
 // The JobID an endpoint sends with (spec 2.2.4.4): indirect (the configured JobID), or the fallback JobID
 // when fallback is enabled and nothing else gives one (then UET_PROVIDER_INITIATOR_ID is required).
 int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id);
+// With an entity configured: 0 when it grants `job_id` to this process, else -FI_EACCES (refused) or
+// -FI_ECONNREFUSED (no entity answered), the reason in the log. Without one: 0.
+int entity_grants(Domain* d, uint32_t job_id);
 // A 3-byte auth key and the 24-bit JobID it holds (spec/wire.yaml choice direct-auth-key-byte-order).
 uint32_t job_of_auth_key(const void* key);
 void auth_key_of_job(uint32_t job_id, void* key);
