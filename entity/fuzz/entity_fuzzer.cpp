@@ -86,9 +86,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<uint8_t> msg(data + pos + 3, data + pos + 3 + len);  // exact size: ASan sees any overread
     pos += 3 + len;
     const uet::entity::Peer who{static_cast<pid_t>(peer >> 1), peer & 1 ? 0u : 1000u, peer & 1 ? 0u : 1000u};
-    const std::vector<uint8_t> reply = server.handle(msg, who);
-    if (std::holds_alternative<uet::entity::Problem>(uet::entity::parse_reply(reply)))
-      die("the entity answered with a reply that does not parse");
+    for (const std::vector<uint8_t>& reply : server.handle(msg, who))
+      if (std::holds_alternative<uet::entity::Problem>(uet::entity::parse_reply(reply)))
+        die("the entity answered with a reply that does not parse");
   }
   return 0;
 }

@@ -35,18 +35,41 @@ std::unique_ptr<Client> Client::connect(const std::string& path, std::string* wh
 
 Client::~Client() { close(fd_); }
 
-std::variant<Reply, Problem> Client::call(const std::vector<uint8_t>& request, int timeout_ms) {
-  if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0)
-    return Problem{errno, std::string("cannot send to the entity: ") + std::strerror(errno)};
+std::variant<Reply, Problem> Client::receive(std::vector<uint8_t>& into, int timeout_ms) {
   pollfd p{fd_, POLLIN, 0};
   const int ready = poll(&p, 1, timeout_ms);
   if (ready <= 0)
     return Problem{ETIMEDOUT, "the entity did not answer within " + std::to_string(timeout_ms) + " ms"};
-  buf_.resize(control::kMaxMessageBytes);
-  const ssize_t n = recv(fd_, buf_.data(), buf_.size(), 0);
+  into.resize(control::kMaxMessageBytes);
+  const ssize_t n = recv(fd_, into.data(), into.size(), 0);
   if (n <= 0) return Problem{n == 0 ? ECONNRESET : errno, "the entity closed the connection"};
-  buf_.resize(static_cast<size_t>(n));
-  return parse_reply(buf_);
+  into.resize(static_cast<size_t>(n));
+  return parse_reply(into);
+}
+
+std::variant<Reply, Problem> Client::call(const std::vector<uint8_t>& request, int timeout_ms) {
+  if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0)
+    return Problem{errno, std::string("cannot send to the entity: ") + std::strerror(errno)};
+  return receive(buf_, timeout_ms);
+}
+
+std::variant<std::vector<Reply>, Problem> Client::call_all(const std::vector<uint8_t>& request,
+                                                           std::vector<std::vector<uint8_t>>* buffers, int timeout_ms) {
+  if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0)
+    return Problem{errno, std::string("cannot send to the entity: ") + std::strerror(errno)};
+  std::vector<Reply> out;
+  buffers->clear();
+  buffers->reserve(1024);  // replies point into their buffer: the buffers must not move
+  for (;;) {
+    if (buffers->size() == buffers->capacity()) return Problem{E2BIG, "a dump of more than 1024 replies"};
+    buffers->emplace_back();
+    auto got = receive(buffers->back(), timeout_ms);
+    if (auto* p = std::get_if<Problem>(&got)) return *p;
+    Reply r = std::get<Reply>(got);
+    if (r.is_done) return out;
+    out.push_back(r);
+    if (r.is_error) return out;
+  }
 }
 
 }  // namespace uet::entity

@@ -2,10 +2,12 @@
 // peer's kernel-given identity, carried out against the store.
 #include "handler.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "uet/entity/message.hpp"
+#include "uet/wire/wire_gen.hpp"
 
 namespace uet::entity {
 namespace {
@@ -39,7 +41,93 @@ std::string who(const Peer& p) {
 
 }  // namespace
 
-std::vector<uint8_t> Handler::handle(std::span<const uint8_t> message, const Peer& peer) {
+// Endpoint creation (spec 2.2.5.3.5.1, Table 2-19): the JobID the process may use (the one it asks for if
+// granted; else its one mapped JobID, or the first of several, which an FI_AV_AUTH_KEY provider ignores),
+// the address mode, its PIDonFEP (one per process), its initiator ID and the security bindings of its map.
+std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service) {
+  const auto mine = store_.jobs(static_cast<uint32_t>(peer.pid), service);
+  uint32_t job = 0;
+  if (auto asked = a.num(c::attr::job_id)) {
+    if (std::find(mine.begin(), mine.end(), *asked) == mine.end())
+      return refuse(h, EACCES, "JobID " + std::to_string(*asked) + " is not granted to " + who(peer) +
+                    " for service " + quoted(service), c::attr::job_id);
+    job = static_cast<uint32_t>(*asked);
+  } else if (!mine.empty()) {
+    job = mine.front();
+  } else {
+    return refuse(h, ENOENT, "no JobID is mapped to " + who(peer) + " for service " + quoted(service));
+  }
+  constexpr auto kPidBits = static_cast<unsigned>(uet::wire::k_pid_on_fep_bits);
+  const uint16_t pid_on_fep =
+      store_.pid_on_fep(static_cast<uint32_t>(peer.pid), c::kPidOnFepFirst, (1u << kPidBits) - 1);
+  if (!pid_on_fep) return refuse(h, ENOSPC, "every PIDonFEP of this FEP is taken");
+  // The initiator ID: the low bits of the FEP's IP address (when the request gives it), then the PIDonFEP.
+  uint32_t ip_bits = 0;
+  std::optional<std::span<const uint8_t>> ip;
+  const auto given = a.nests(c::attr::address);
+  if (!given.empty()) {
+    ip = given[0].bytes(c::fep_address::ip);
+    if (!ip) ip = given[0].bytes(c::fep_address::ip6);
+  }
+  if (ip && ip->size() >= 4) {
+    const auto* p = ip->data() + ip->size() - 4;
+    ip_bits = (uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3]) &
+              ((uint32_t{1} << c::kInitiatorIpBits) - 1);
+  }
+  Writer w = Writer::command(c::Cmd::ADDR_ALLOC, 0, h.seq, h.port);
+  w.u32(c::attr::job_id, job).u8(c::attr::address_mode, c::kAllocAddressMode);
+  const size_t at = w.begin_nest(c::attr::address);
+  if (ip) w.bytes(ip->size() == 4 ? c::fep_address::ip : c::fep_address::ip6, *ip);
+  w.u16(c::fep_address::pid_on_fep, pid_on_fep).u32(c::fep_address::initiator_id, ip_bits << kPidBits | pid_on_fep);
+  w.end_nest(at);
+  for (const Store::Binding& b : store_.bindings(static_cast<uint32_t>(peer.pid), service)) {
+    const size_t bt = w.begin_nest(c::attr::sec_bindings);
+    w.u32(c::security_binding::sdi, b.sdi).u32(c::security_binding::job_id, b.job_id);
+    w.end_nest(bt);
+  }
+  return w.finish();
+}
+
+std::vector<std::vector<uint8_t>> Handler::handle(std::span<const uint8_t> message, const Peer& peer) {
+  auto parsed = parse_request(message);
+  if (const auto* req = std::get_if<Request>(&parsed);
+      req && req->cmd->cmd == c::Cmd::JOB_LIST && peer.uid == 0)
+    return list(*req);
+  return {one(message, peer)};
+}
+
+// The maps in force as a dump: replies flagged multi, each holding what fits, then NLMSG_DONE.
+std::vector<std::vector<uint8_t>> Handler::list(const Request& req) {
+  const Header& h = req.header;
+  std::optional<uint32_t> pid;
+  if (auto p = req.attrs.num(c::attr::pid)) pid = static_cast<uint32_t>(*p);
+  std::vector<std::vector<uint8_t>> out;
+  try {
+    const auto rows = store_.list(pid, req.attrs.str(c::attr::service));
+    size_t i = 0;
+    do {
+      Writer w = Writer::command(c::Cmd::JOB_LIST, c::kFlagMulti, h.seq, h.port);
+      w.u32(c::attr::count, static_cast<uint32_t>(rows.size()));
+      // A map is at most 4 + 8 + (4 + 64 + 1 + 3) + 8 bytes.
+      for (; i < rows.size() && w.size() + 96 <= c::kMaxMessageBytes; ++i) {
+        const size_t at = w.begin_nest(c::attr::map);
+        w.u32(c::job_map::pid, rows[i].pid).str(c::job_map::service, rows[i].service)
+            .u32(c::job_map::job_id, rows[i].job_id);
+        w.end_nest(at);
+      }
+      out.push_back(w.finish());
+    } while (i < rows.size());
+  } catch (const std::exception& e) {
+    return {refuse(h, EIO, std::string("JOB_LIST failed in the entity's store: ") + e.what())};
+  }
+  Writer done(c::kDoneType, c::kFlagMulti, h.seq, h.port);
+  const int32_t zero = 0;
+  done.raw(&zero, 4);
+  out.push_back(done.finish());
+  return out;
+}
+
+std::vector<uint8_t> Handler::one(std::span<const uint8_t> message, const Peer& peer) {
   auto parsed = parse_request(message);
   if (auto* bad = std::get_if<Problem>(&parsed)) {
     Header h;
@@ -63,9 +151,43 @@ std::vector<uint8_t> Handler::handle(std::span<const uint8_t> message, const Pee
   for (uint64_t j : a.nums(c::attr::job_id)) jobs.push_back(static_cast<uint32_t>(j));
   try {
     switch (req.cmd->cmd) {
-      case c::Cmd::JOB_MAP:
-        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs);
+      case c::Cmd::JOB_MAP: {
+        std::vector<Store::Binding> bindings;
+        for (const Attrs& b : a.nests(c::attr::sec_bindings)) {
+          if (!b.has(c::security_binding::sdi) || !b.has(c::security_binding::job_id))
+            return refuse(h, EINVAL, "a sec_bindings entry needs sdi and job_id", c::attr::sec_bindings);
+          bindings.push_back({static_cast<uint32_t>(*b.num(c::security_binding::sdi)),
+                              static_cast<uint32_t>(*b.num(c::security_binding::job_id))});
+        }
+        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings);
         return error_reply(h, 0);
+      }
+      case c::Cmd::ADDR_ALLOC:
+        return allocate(h, a, peer, service);
+      case c::Cmd::JOB_LIST:
+        break;  // a dump: list()
+      case c::Cmd::KEY_UPDATE: {
+        const auto key = *a.bytes(c::attr::key);
+        Store::Key k{static_cast<uint32_t>(*a.num(c::attr::sdi)), {key.begin(), key.end()},
+                     static_cast<uint16_t>(*a.num(c::attr::epoch)), std::nullopt};
+        if (!jobs.empty()) k.job_id = jobs.front();
+        store_.set_key(k);
+        return error_reply(h, 0);
+      }
+      case c::Cmd::KEY_REQUEST: {
+        const auto sdi = static_cast<uint32_t>(*a.num(c::attr::sdi));
+        const auto k = store_.key(sdi);
+        if (!k) return refuse(h, ENOENT, "no key for secure domain " + std::to_string(sdi), c::attr::sdi);
+        if (k->job_id) {
+          const auto mine = store_.jobs_of(static_cast<uint32_t>(peer.pid));
+          if (std::find(mine.begin(), mine.end(), *k->job_id) == mine.end())
+            return refuse(h, EACCES, "secure domain " + std::to_string(sdi) + " is bound to JobID " +
+                          std::to_string(*k->job_id) + ", which is not granted to " + who(peer), c::attr::sdi);
+        }
+        Writer w = Writer::command(c::Cmd::KEY_REQUEST, 0, h.seq, h.port);
+        w.u32(c::attr::sdi, sdi).bytes(c::attr::key, k->key).u16(c::attr::epoch, k->epoch);
+        return w.finish();
+      }
       case c::Cmd::JOB_UNMAP: {
         const auto pid = static_cast<uint32_t>(*a.num(c::attr::pid));
         if (store_.unmap(pid, service, jobs) == 0)
@@ -88,24 +210,8 @@ std::vector<uint8_t> Handler::handle(std::span<const uint8_t> message, const Pee
         return refuse(h, EACCES, "JobID " + std::to_string(jobs.at(0)) + " is not granted to " + who(peer) +
                       " for service " + quoted(service), c::attr::job_id);
       }
-      case c::Cmd::JOB_LIST: {
-        std::optional<uint32_t> pid;
-        if (auto p = a.num(c::attr::pid)) pid = static_cast<uint32_t>(*p);
-        const auto rows = store_.list(pid, a.str(c::attr::service));
-        Writer w = Writer::command(c::Cmd::JOB_LIST, 0, h.seq, h.port);
-        w.u32(c::attr::count, static_cast<uint32_t>(rows.size()));
-        // One reply holds what fits; the count says how many there are in all.
-        for (const auto& r : rows) {
-          if (w.size() + 96 > c::kMaxMessageBytes) break;
-          const size_t at = w.begin_nest(c::attr::map);
-          w.u32(c::job_map::pid, r.pid).str(c::job_map::service, r.service).u32(c::job_map::job_id, r.job_id);
-          w.end_nest(at);
-        }
-        return w.finish();
-      }
-      default:
-        return refuse(h, EOPNOTSUPP, name + " is declared in spec/control.yaml; this entity does not serve it yet");
     }
+    return refuse(h, EOPNOTSUPP, name + " is declared in spec/control.yaml; this entity does not serve it");
   } catch (const std::exception& e) {
     // The store failed (disk full, a locked file): nothing was acknowledged.
     return refuse(h, EIO, name + " failed in the entity's store: " + e.what());

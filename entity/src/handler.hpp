@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "store.hpp"
 
 namespace uet::entity {
+
+struct Header;
+struct Attrs;
 
 // Who sent a request, as the kernel says (SO_PEERCRED), never as the request says.
 struct Peer {
@@ -21,11 +25,15 @@ struct Peer {
 class Handler {
  public:
   explicit Handler(Store& store) : store_(store) {}
-  // The reply to one whole message from `peer`: a command's reply, an acknowledgement, or an error
-  // naming what was wrong. Nothing is changed unless the whole request is valid and allowed.
-  std::vector<uint8_t> handle(std::span<const uint8_t> message, const Peer& peer);
+  // The replies to one whole message from `peer`: a command's reply, an acknowledgement, or an error
+  // naming what was wrong; a dump (JOB_LIST) is several replies flagged multi, then NLMSG_DONE.
+  // Nothing is changed unless the whole request is valid and allowed.
+  std::vector<std::vector<uint8_t>> handle(std::span<const uint8_t> message, const Peer& peer);
 
  private:
+  std::vector<uint8_t> one(std::span<const uint8_t> message, const Peer& peer);
+  std::vector<std::vector<uint8_t>> list(const struct Request& req);
+  std::vector<uint8_t> allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service);
   Store& store_;
 };
 

@@ -215,6 +215,10 @@ std::variant<Reply, Problem> parse_reply(std::span<const uint8_t> bytes) {
   Reply r;
   r.header = read_header(bytes);
   if (r.header.len != bytes.size()) return problem(EINVAL, "the reply's netlink length is not its size", 0);
+  if (r.header.type == c::kDoneType) {
+    r.is_done = true;
+    return r;
+  }
   if (r.header.type == c::kErrorType) {
     const size_t head = c::kNetlinkHeaderBytes + 4 + c::kNetlinkHeaderBytes;
     if (bytes.size() < head) return problem(EINVAL, "an error reply shorter than its headers", 0);

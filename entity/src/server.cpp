@@ -88,16 +88,19 @@ int Server::run(const std::atomic<bool>& stop) {
         continue;
       }
       if (got > 0) {
-        std::vector<uint8_t> reply;
+        std::vector<std::vector<uint8_t>> replies;
         if (static_cast<size_t>(got) > c::kMaxMessageBytes) {
           const Problem p{EMSGSIZE, "a message of " + std::to_string(got) + " bytes is over " +
                                         std::to_string(c::kMaxMessageBytes), 0, 0};
-          reply = error_reply(Header{}, EMSGSIZE, &p);
+          replies.push_back(error_reply(Header{}, EMSGSIZE, &p));
         } else {
-          reply = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
+          replies = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
         }
         // A peer that does not read its replies is dropped rather than allowed to block the entity.
-        if (send(cl.fd, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+        bool sent = true;
+        for (const auto& reply : replies)
+          sent = sent && send(cl.fd, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
+        if (!sent) {
           close(cl.fd);
           continue;
         }

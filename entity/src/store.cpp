@@ -16,7 +16,12 @@ class Stmt {
   }
   ~Stmt() { sqlite3_finalize(s_); }
   Stmt& bind(int i, int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
-  Stmt& bind(int i, const std::string& v) { return check(sqlite3_bind_text(s_, i, v.c_str(), -1, SQLITE_TRANSIENT)); }
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind_blob(int i, const std::vector<uint8_t>& v) {
+    return check(sqlite3_bind_blob(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
   bool step() {
     const int rc = sqlite3_step(s_);
     if (rc == SQLITE_ROW) return true;
@@ -25,7 +30,15 @@ class Stmt {
   }
   void reset() { sqlite3_reset(s_); }
   int64_t col_int(int i) { return sqlite3_column_int64(s_, i); }
-  std::string col_text(int i) { return reinterpret_cast<const char*>(sqlite3_column_text(s_, i)); }
+  std::string col_text(int i) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s_, i));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, i))) : std::string();
+  }
+  std::vector<uint8_t> col_blob(int i) {
+    const auto* p = static_cast<const uint8_t*>(sqlite3_column_blob(s_, i));
+    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(s_, i)) : std::vector<uint8_t>();
+  }
+  bool col_null(int i) { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
 
  private:
   Stmt& check(int rc) {
@@ -77,6 +90,11 @@ Store::Store(const std::string& path) : path_(path) {
     exec("PRAGMA synchronous=FULL");
     exec("CREATE TABLE IF NOT EXISTS job_map (pid INTEGER NOT NULL, service TEXT NOT NULL, job_id INTEGER NOT NULL,"
          " PRIMARY KEY (pid, service, job_id)) WITHOUT ROWID");
+    exec("CREATE TABLE IF NOT EXISTS bindings (pid INTEGER NOT NULL, service TEXT NOT NULL, sdi INTEGER NOT NULL,"
+         " job_id INTEGER NOT NULL, PRIMARY KEY (pid, service, sdi, job_id)) WITHOUT ROWID");
+    exec("CREATE TABLE IF NOT EXISTS pid_on_fep (pid INTEGER PRIMARY KEY, pid_on_fep INTEGER NOT NULL UNIQUE)");
+    exec("CREATE TABLE IF NOT EXISTS keys (sdi INTEGER PRIMARY KEY, key BLOB NOT NULL, epoch INTEGER NOT NULL,"
+         " job_id INTEGER)");
   } catch (const std::exception& e) {
     sqlite3_close(db_);
     throw std::runtime_error("the entity's store " + path + ": " + e.what());
@@ -94,7 +112,8 @@ void Store::exec(const char* sql) {
   }
 }
 
-void Store::map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs) {
+void Store::map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
+                const std::vector<Binding>& bindings) {
   Transaction t(db_);
   Stmt s(db_, "INSERT OR IGNORE INTO job_map (pid, service, job_id) VALUES (?, ?, ?)");
   for (uint32_t job : jobs) {
@@ -102,7 +121,69 @@ void Store::map(uint32_t pid, const std::string& service, const std::vector<uint
     s.step();
     s.reset();
   }
+  Stmt b(db_, "INSERT OR IGNORE INTO bindings (pid, service, sdi, job_id) VALUES (?, ?, ?, ?)");
+  for (const Binding& x : bindings) {
+    b.bind(1, pid).bind(2, service).bind(3, x.sdi).bind(4, x.job_id);
+    b.step();
+    b.reset();
+  }
   t.commit();
+}
+
+std::vector<Store::Binding> Store::bindings(uint32_t pid, const std::string& service) {
+  Stmt s(db_, "SELECT sdi, job_id FROM bindings WHERE pid = ? AND service = ? ORDER BY sdi, job_id");
+  s.bind(1, pid).bind(2, service);
+  std::vector<Binding> out;
+  while (s.step()) out.push_back({static_cast<uint32_t>(s.col_int(0)), static_cast<uint32_t>(s.col_int(1))});
+  return out;
+}
+
+std::vector<uint32_t> Store::jobs_of(uint32_t pid) {
+  Stmt s(db_, "SELECT DISTINCT job_id FROM job_map WHERE pid = ? ORDER BY job_id");
+  s.bind(1, pid);
+  std::vector<uint32_t> out;
+  while (s.step()) out.push_back(static_cast<uint32_t>(s.col_int(0)));
+  return out;
+}
+
+uint16_t Store::pid_on_fep(uint32_t pid, uint16_t first, uint16_t last) {
+  Transaction t(db_);
+  {
+    Stmt have(db_, "SELECT pid_on_fep FROM pid_on_fep WHERE pid = ?");
+    have.bind(1, pid);
+    if (have.step()) return static_cast<uint16_t>(have.col_int(0));  // the transaction rolls back: no change
+  }
+  // The lowest value in [first, last] no process holds.
+  uint32_t value = first;
+  {
+    Stmt used(db_, "SELECT pid_on_fep FROM pid_on_fep WHERE pid_on_fep BETWEEN ? AND ? ORDER BY pid_on_fep");
+    used.bind(1, first).bind(2, last);
+    while (used.step() && used.col_int(0) == value) ++value;
+  }
+  if (value > last) return 0;
+  Stmt put(db_, "INSERT INTO pid_on_fep (pid, pid_on_fep) VALUES (?, ?)");
+  put.bind(1, pid).bind(2, value);
+  put.step();
+  t.commit();
+  return static_cast<uint16_t>(value);
+}
+
+void Store::set_key(const Key& key) {
+  Transaction t(db_);
+  Stmt s(db_, "INSERT OR REPLACE INTO keys (sdi, key, epoch, job_id) VALUES (?, ?, ?, ?)");
+  s.bind(1, key.sdi).bind_blob(2, key.key).bind(3, key.epoch);
+  if (key.job_id) s.bind(4, *key.job_id);
+  s.step();
+  t.commit();
+}
+
+std::optional<Store::Key> Store::key(uint32_t sdi) {
+  Stmt s(db_, "SELECT key, epoch, job_id FROM keys WHERE sdi = ?");
+  s.bind(1, sdi);
+  if (!s.step()) return std::nullopt;
+  Key k{sdi, s.col_blob(0), static_cast<uint16_t>(s.col_int(1)), std::nullopt};
+  if (!s.col_null(2)) k.job_id = static_cast<uint32_t>(s.col_int(2));
+  return k;
 }
 
 size_t Store::unmap(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs) {
@@ -113,6 +194,9 @@ size_t Store::unmap(uint32_t pid, const std::string& service, const std::vector<
     s.bind(1, pid).bind(2, service);
     s.step();
     gone = static_cast<size_t>(sqlite3_changes(db_));
+    Stmt b(db_, "DELETE FROM bindings WHERE pid = ? AND service = ?");
+    b.bind(1, pid).bind(2, service);
+    b.step();
   } else {
     Stmt s(db_, "DELETE FROM job_map WHERE pid = ? AND service = ? AND job_id = ?");
     for (uint32_t job : jobs) {
@@ -122,6 +206,10 @@ size_t Store::unmap(uint32_t pid, const std::string& service, const std::vector<
       s.reset();
     }
   }
+  // A process with no JobID left gives its PIDonFEP back.
+  Stmt release(db_, "DELETE FROM pid_on_fep WHERE pid = ?1 AND NOT EXISTS (SELECT 1 FROM job_map WHERE pid = ?1)");
+  release.bind(1, pid);
+  release.step();
   t.commit();
   return gone;
 }

@@ -20,8 +20,28 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // {pid, service} -> these JobIDs, added to those it has (one transaction).
-  void map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs);
+  // A security binding: secure domain `sdi` for the traffic of JobID `job_id` (spec 2.2.9).
+  struct Binding {
+    uint32_t sdi;
+    uint32_t job_id;
+  };
+  // {pid, service} -> these JobIDs (and security bindings), added to those it has (one transaction).
+  void map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
+           const std::vector<Binding>& bindings = {});
+  std::vector<Binding> bindings(uint32_t pid, const std::string& service);
+  // Every JobID mapped to `pid`, whatever the service.
+  std::vector<uint32_t> jobs_of(uint32_t pid);
+  // The PIDonFEP of process `pid`: the one it has, else the lowest free one in [first, last] (0: none free).
+  uint16_t pid_on_fep(uint32_t pid, uint16_t first, uint16_t last);
+
+  struct Key {
+    uint32_t sdi;
+    std::vector<uint8_t> key;
+    uint16_t epoch;
+    std::optional<uint32_t> job_id;  // the job the secure domain is bound to
+  };
+  void set_key(const Key& key);
+  std::optional<Key> key(uint32_t sdi);
   // Removes these JobIDs of the map (all of them when `jobs` is empty); how many went.
   size_t unmap(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs);
   std::vector<uint32_t> jobs(uint32_t pid, const std::string& service);

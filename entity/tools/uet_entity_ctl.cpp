@@ -82,11 +82,16 @@ int main(int argc, char** argv) {
     Writer w = Writer::command(c::Cmd::JOB_LIST, flags, client->next_seq());
     if (pid) w.u32(c::attr::pid, pid);
     if (!service.empty()) w.str(c::attr::service, service);
-    if (const int rc = report(client->call(w.finish()), &reply)) return rc;
-    for (const auto& m : reply.attrs.nests(c::attr::map))
-      std::printf("%llu %s %llu\n", static_cast<unsigned long long>(m.num(c::job_map::pid).value_or(0)),
-                  m.str(c::job_map::service).value_or("").c_str(),
-                  static_cast<unsigned long long>(m.num(c::job_map::job_id).value_or(0)));
+    std::vector<std::vector<uint8_t>> buffers;
+    auto got = client->call_all(w.finish(), &buffers);
+    if (const auto* p = std::get_if<Problem>(&got)) return report(*p, nullptr);
+    for (const Reply& part : std::get<std::vector<Reply>>(got)) {
+      if (const int rc = report(part, nullptr)) return rc;
+      for (const auto& m : part.attrs.nests(c::attr::map))
+        std::printf("%llu %s %llu\n", static_cast<unsigned long long>(m.num(c::job_map::pid).value_or(0)),
+                    m.str(c::job_map::service).value_or("").c_str(),
+                    static_cast<unsigned long long>(m.num(c::job_map::job_id).value_or(0)));
+    }
     return 0;
   }
   if (*get) {

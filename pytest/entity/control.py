@@ -11,6 +11,8 @@ FAMILY = SPEC["family"]["id"]
 VERSION = SPEC["family"]["version"]
 REQUEST = SPEC["netlink"]["flags"]["request"] | SPEC["netlink"]["flags"]["ack"]
 ERROR = SPEC["netlink"]["error_type"]
+DONE = SPEC["netlink"]["done_type"]
+MULTI = SPEC["netlink"]["flags"]["multi"]
 NESTED = SPEC["netlink"]["nested_flag"]
 CMD = {name: c["id"] for name, c in SPEC["commands"].items()}
 ATTR = {name: a["id"] for name, a in SPEC["attributes"].items()}
@@ -48,15 +50,17 @@ def parse_attrs(data: bytes) -> list[tuple[int, bytes]]:
 
 
 def parse_reply(data: bytes) -> dict:
-    length, mtype, _flags, seq, _port = struct.unpack_from("=IHHII", data)
+    length, mtype, flags, seq, _port = struct.unpack_from("=IHHII", data)
     assert length == len(data), f"reply length {length} != {len(data)}"
+    if mtype == DONE:
+        return {"done": True, "error": 0, "seq": seq}
     if mtype == ERROR:
         (err,) = struct.unpack_from("=i", data, 16)
         acks = dict(parse_attrs(data[16 + 4 + 16:]))
         what = acks.get(ACK["msg"], b"\0").split(b"\0")[0].decode("ascii")
         return {"error": -err, "seq": seq, "what": what,
                 "attr": struct.unpack("=H", acks[ACK["attr"]])[0] if ACK["attr"] in acks else None}
-    return {"error": 0, "seq": seq, "cmd": data[16], "attrs": parse_attrs(data[20:])}
+    return {"error": 0, "seq": seq, "cmd": data[16], "attrs": parse_attrs(data[20:]), "multi": bool(flags & MULTI)}
 
 
 class Connection:
@@ -67,12 +71,25 @@ class Connection:
         self.sock.settimeout(timeout)
         self.sock.connect(str(path))
 
-    def call(self, data: bytes) -> dict:
-        self.sock.send(data)
+    def receive(self) -> dict:
         reply = self.sock.recv(65536)
         if not reply:
             raise ConnectionResetError("the entity closed the connection")
         return parse_reply(reply)
+
+    def call_all(self, data: bytes) -> list[dict]:
+        """Every reply to `data`: one, or the parts of a dump (flagged multi) without its closing NLMSG_DONE."""
+        self.sock.send(data)
+        replies = [self.receive()]
+        while replies[-1].get("multi"):
+            reply = self.receive()
+            if reply.get("done"):
+                break
+            replies.append(reply)
+        return replies
+
+    def call(self, data: bytes) -> dict:
+        return self.call_all(data)[0]
 
     def close(self):
         self.sock.close()

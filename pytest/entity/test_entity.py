@@ -1,5 +1,6 @@
 """uet-entity, the privileged entity: identity from the kernel, validation before work, state that
 outlives kill -9, and clear errors. Messages are built by pytest/entity/control.py from spec/control.yaml."""
+import os
 import random
 import struct
 import subprocess
@@ -168,3 +169,100 @@ class TestCommandLine:
         r = subprocess.run([ctl, "map", "--pid", "1", "--service", "s", "--job", "0"], capture_output=True, text=True,
                            timeout=10)
         assert r.returncode == 2 and "--job" in r.stderr
+
+
+def nest(name: str, *attrs: bytes) -> bytes:
+    return c.attr(c.ATTR[name], b"".join(attrs), nested=True)
+
+
+def nested(nest_name: str, field: str, v: int, fmt: str = "=I") -> bytes:
+    return c.attr(c.NEST[nest_name][field], struct.pack(fmt, v))
+
+
+def values(reply: dict, name: str) -> list[bytes]:
+    return [v for aid, v in reply["attrs"] if aid == c.ATTR[name]]
+
+
+class TestAddressAllocation:
+    """ADDR_ALLOC, the endpoint-creation path (spec 2.2.5.3.5.1): this test process is both the launcher
+    (root: it maps its own pid) and the process that opens an endpoint."""
+
+    def allocate(self, conn, *extra):
+        ip = c.attr(c.NEST["fep_address"]["ip"], bytes([198, 18, 0x12, 0x34]))
+        return conn.call(c.message("ADDR_ALLOC", c.string("service", "svc"), nest("address", ip), *extra))
+
+    def test_the_response_names_jobid_mode_pid_on_fep_initiator_and_bindings(self, entity):
+        conn = c.Connection(entity.socket)
+        binding = nest("sec_bindings", nested("security_binding", "sdi", 0x77), nested("security_binding", "job_id", 291))
+        assert conn.call(c.message("JOB_MAP", c.u32("pid", os.getpid()), c.string("service", "svc"),
+                                   c.u32("job_id", 291), c.u32("job_id", 292), binding))["error"] == 0
+        reply = self.allocate(conn)
+        assert reply["error"] == 0, reply
+        assert struct.unpack("=I", values(reply, "job_id")[0])[0] == 291  # the first of several
+        assert values(reply, "address_mode") == [bytes([c.SPEC["allocation"]["address_mode"]])]
+        address = dict(c.parse_attrs(values(reply, "address")[0]))
+        pid_on_fep = struct.unpack("=H", address[c.NEST["fep_address"]["pid_on_fep"]])[0]
+        assert pid_on_fep == c.SPEC["allocation"]["pid_on_fep_first"]
+        initiator = struct.unpack("=I", address[c.NEST["fep_address"]["initiator_id"]])[0]
+        assert initiator == ((0xC6121234 & 0xFFFFF) << 12 | pid_on_fep)  # low 20 bits of 198.18.18.52, then the PIDonFEP
+        bindings = [dict(c.parse_attrs(b)) for b in values(reply, "sec_bindings")]
+        assert [struct.unpack("=I", b[c.NEST["security_binding"]["sdi"]])[0] for b in bindings] == [0x77]
+        # The same process keeps its PIDonFEP; a JobID it asks for is given only when granted.
+        asked = self.allocate(conn, c.u32("job_id", 292))
+        assert struct.unpack("=I", values(asked, "job_id")[0])[0] == 292
+        refused = self.allocate(conn, c.u32("job_id", 293))
+        assert refused["error"] == 13 and "JobID 293 is not granted" in refused["what"]  # EACCES
+
+    def test_a_process_without_a_map_gets_no_address(self, entity):
+        reply = self.allocate(c.Connection(entity.socket))
+        assert reply["error"] == 2 and "no JobID is mapped to pid" in reply["what"]  # ENOENT
+
+    def test_pid_on_fep_is_given_back_when_the_last_map_goes(self, entity):
+        conn = c.Connection(entity.socket)
+        me = c.u32("pid", os.getpid())
+        # Another process holds the first PIDonFEP...
+        assert conn.call(c.message("JOB_MAP", c.u32("pid", 1), c.string("service", "svc"), c.u32("job_id", 5)))["error"] == 0
+        assert conn.call(c.message("JOB_MAP", me, c.string("service", "svc"), c.u32("job_id", 5)))["error"] == 0
+        first = dict(c.parse_attrs(values(self.allocate(conn), "address")[0]))[c.NEST["fep_address"]["pid_on_fep"]]
+        assert conn.call(c.message("JOB_UNMAP", me, c.string("service", "svc")))["error"] == 0
+        assert conn.call(c.message("JOB_MAP", me, c.string("service", "svc"), c.u32("job_id", 6)))["error"] == 0
+        again = dict(c.parse_attrs(values(self.allocate(conn), "address")[0]))[c.NEST["fep_address"]["pid_on_fep"]]
+        assert first == again  # the lowest free one, taken again
+
+
+class TestKeys:
+    KEY = bytes(range(32))
+
+    def test_a_key_goes_only_to_a_process_of_its_job(self, entity):
+        conn = c.Connection(entity.socket)
+        update = c.message("KEY_UPDATE", c.u32("sdi", 9), c.attr(c.ATTR["key"], self.KEY),
+                           c.attr(c.ATTR["epoch"], struct.pack("=H", 3)), c.u32("job_id", 291))
+        assert conn.call(update)["error"] == 0
+        request = c.message("KEY_REQUEST", c.u32("sdi", 9))
+        refused = conn.call(request)
+        assert refused["error"] == 13 and "bound to JobID 291" in refused["what"]
+        assert conn.call(c.message("JOB_MAP", c.u32("pid", os.getpid()), c.string("service", "s"),
+                                   c.u32("job_id", 291)))["error"] == 0
+        reply = conn.call(request)
+        assert reply["error"] == 0 and values(reply, "key") == [self.KEY]
+        assert values(reply, "epoch") == [struct.pack("=H", 3)]
+
+    def test_only_root_updates_keys_and_an_unknown_domain_is_named(self, entity):
+        r = entity.run_ctl("list", user=NOBODY)  # the same rule as every admin command
+        assert r.returncode == 1 and "needs the administrator" in r.stderr
+        reply = c.Connection(entity.socket).call(c.message("KEY_REQUEST", c.u32("sdi", 12)))
+        assert reply["error"] == 2 and "no key for secure domain 12" in reply["what"]
+
+
+class TestDump:
+    def test_a_long_list_comes_in_several_replies_then_done(self, entity):
+        conn = c.Connection(entity.socket)
+        for pid in range(1, 601):
+            assert conn.call(c.message("JOB_MAP", c.u32("pid", pid), c.string("service", "many"),
+                                       c.u32("job_id", pid)))["error"] == 0
+        parts = conn.call_all(c.message("JOB_LIST"))
+        assert len(parts) >= 2 and all(p["multi"] for p in parts)
+        maps = [v for p in parts for aid, v in p["attrs"] if aid == c.ATTR["map"]]
+        assert len(maps) == 600
+        assert {struct.unpack("=I", v)[0] for p in parts for aid, v in p["attrs"] if aid == c.ATTR["count"]} == {600}
+        assert len(entity.run_ctl("list").stdout.splitlines()) == 600

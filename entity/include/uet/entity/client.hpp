@@ -25,12 +25,17 @@ class Client {
   // Sends one request and waits at most `timeout_ms` for its reply. The reply's attributes point into
   // this client's buffer: valid until the next call.
   std::variant<Reply, Problem> call(const std::vector<uint8_t>& request, int timeout_ms = 2000);
+  // A request answered by a dump: every reply up to NLMSG_DONE (or the first error), each within
+  // `timeout_ms`. The replies' attributes point into `*buffers`, one buffer per reply.
+  std::variant<std::vector<Reply>, Problem> call_all(const std::vector<uint8_t>& request,
+                                                     std::vector<std::vector<uint8_t>>* buffers, int timeout_ms = 2000);
   uint32_t next_seq() { return seq_++; }
 
  private:
   explicit Client(int fd) : fd_(fd) {}
   int fd_;
   uint32_t seq_ = 1;
+  std::variant<Reply, Problem> receive(std::vector<uint8_t>& into, int timeout_ms);
   std::vector<uint8_t> buf_;
 };
 

@@ -61,6 +61,7 @@ std::variant<Request, Problem> parse_request(std::span<const uint8_t> bytes);
 struct Reply {
   Header header;
   bool is_error = false;
+  bool is_done = false;     // NLMSG_DONE: the end of a dump
   int err = 0;              // NLMSG_ERROR: 0 acknowledges, else -errno
   std::string what;         // its ack attribute msg
   uint16_t attr = 0;        // its ack attribute attr
