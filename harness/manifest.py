@@ -79,15 +79,24 @@ class Manifest:
         declared = self.data.get("spec_version") or spec_versions.default()
         return [declared] if isinstance(declared, str) else list(declared)
 
-    def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None) -> dict:
+    @property
+    def suite_entity(self) -> bool:
+        """The manifest asks the suite to run its own privileged entity (uet-entity) for the entity cases."""
+        return (self.data.get("privileged_entity") or {}).get("start") == "suite"
+
+    def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None,
+                entity_socket: str | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
-        checks against `spec_version` (default: spec/wire.yaml's)."""
+        checks against `spec_version` (default: spec/wire.yaml's). {pid} and {job} in the privileged
+        entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
         values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
-                  "spec_version": checked}
+                  "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}"}
 
         def expand(v):
             return None if v is None else str(v).format(**values)
+
+        entity = self.data.get("privileged_entity")
 
         def env(key):
             return {k: expand(v) for k, v in (self.data.get(key) or {}).items()}
@@ -104,6 +113,11 @@ class Manifest:
             "indirect_job_id_environment": env("indirect_job_id_environment"),
             "indirect_job_id": int(str(job), 0) if job is not None else None,
             "fallback_job_id_environment": env("fallback_job_id_environment"),
+            "privileged_entity": {
+                "start": entity["start"],
+                "environment": {k: expand(v) for k, v in (entity.get("environment") or {}).items()},
+                "grant": [expand(a) for a in entity["grant"]], "revoke": [expand(a) for a in entity["revoke"]],
+            } if entity else None,
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),
         }
@@ -209,9 +223,9 @@ def load(ref: str | pathlib.Path) -> Manifest:
 
 
 def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int,
-                   spec_version: str | None = None) -> dict:
+                   spec_version: str | None = None, entity_socket: str | None = None) -> dict:
     """Writes the resolved record a side's binaries read, and returns it."""
-    record = manifest.resolve(build=build, port=port, spec_version=spec_version)
+    record = manifest.resolve(build=build, port=port, spec_version=spec_version, entity_socket=entity_socket)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2) + "\n")
     return record

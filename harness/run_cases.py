@@ -4,7 +4,7 @@ we are root) or on the host. A cell of one manifest against itself is a provider
 
     /usr/bin/python3 -m harness.run_cases --initiator FILE[#VARIANT] [--target FILE[#VARIANT]] [--out DIR]
 
-Single-process binaries (discovery, av, ep, completion, mr) exercise one provider: they run in a cell
+Single-process binaries (discovery, av, ep, completion, mr, entity) exercise one provider: they run in a cell
 of a manifest against itself only. A binary that crashes or passes a case's deadline makes the case it
 was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it.
 """
@@ -23,10 +23,14 @@ import threading
 import time
 
 from harness import manifest as manifest_mod
+from harness.entity import EntityError, suite_entity
 from harness.results import Result, counts, read_case_lines, result_of_line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr")
+SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
+# The areas that talk to the provider's privileged entity: a manifest asking for the suite's own
+# (privileged_entity.start: suite) has one started for the cell while they run.
+ENTITY_AREAS = ("entity",)
 # Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
 LOSSY_AREAS = {"reliability": 7}
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
@@ -96,12 +100,24 @@ class CellRun:
 
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
+        wants_entity = self.cell.initiator.suite_entity and any(a in ENTITY_AREAS for a in self.cell.areas)
+        try:
+            with suite_entity(self.build, self.out / "privileged-entity.log") if wants_entity else \
+                    contextlib.nullcontext(None) as entity_socket:
+                return self._run(entity_socket)
+        except EntityError as err:
+            for area in self.cell.areas:
+                self._emit(Result(self.cell.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", "error",
+                                  reason=f"the suite's privileged entity did not start: {err}"))
+            return self.results
+
+    def _run(self, entity_socket: str | None) -> list[Result]:
         init_json = self.out / "initiator.manifest.json"
         target_json = self.out / "target.manifest.json"
         resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0],
-                                               spec_version=self.spec_version)
+                                               spec_version=self.spec_version, entity_socket=entity_socket)
         manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1],
-                                    spec_version=self.spec_version)
+                                    spec_version=self.spec_version, entity_socket=entity_socket)
         env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})

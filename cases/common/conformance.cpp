@@ -60,6 +60,13 @@ Manifest load_manifest(const char* variable) {
       m.indirect_job_id = doc["indirect_job_id"].get<uint32_t>();
     m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
     m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
+    if (doc.contains("privileged_entity") && doc["privileged_entity"].is_object()) {
+      const auto& pe = doc["privileged_entity"];
+      m.privileged_entity.declared = true;
+      m.privileged_entity.environment = env_of(pe.value("environment", nlohmann::json::object()));
+      m.privileged_entity.grant = pe.at("grant").get<std::vector<std::string>>();
+      m.privileged_entity.revoke = pe.at("revoke").get<std::vector<std::string>>();
+    }
     if (doc.contains("checked_spec_version")) {
       const std::string v = doc["checked_spec_version"].get<std::string>();
       const auto version = wire::spec_version_by_name(v.c_str());

@@ -37,6 +37,13 @@ struct Manifest {
   std::optional<uint32_t> indirect_job_id;
   Env fallback_job_id_environment;
   std::vector<std::string> predefined_service_names;
+  // How the suite talks to the provider's privileged entity (spec 2.2.4.1): declared or not, what the
+  // provider needs to find it, and the grant and revoke commands ({pid}, {job} still to fill in).
+  struct PrivilegedEntity {
+    bool declared = false;
+    Env environment;
+    std::vector<std::string> grant, revoke;
+  } privileged_entity;
   // The spec version the run checks against (./uet run --spec-version): the cases decode frames by it.
   wire::SpecVersion checked_spec_version = wire::kSpecVersionDefault;
   bool claims_profile(const std::string& p) const;

@@ -5,7 +5,10 @@
 // JobID instead. SOFTUET_JOB_ID also overrides the entity's indirect JobID, for tests only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 #include "softuet.hpp"
 #include "uet/entity/client.hpp"
@@ -45,6 +48,10 @@ int entity_job(Domain* d, uint32_t* job_id) {
   if (!reply) return -FI_ECONNREFUSED;
   const auto jobs = reply->attrs.nums(ctl::attr::job_id);
   if (reply->is_error || jobs.empty()) {
+    if (fault(d, Fault::indirect_without_entity)) {
+      *job_id = kDefaultJobId;
+      return 0;
+    }
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "no JobID for this process from the privileged entity: %s\n", reply->what.c_str());
     return -FI_EACCES;
   }
@@ -55,7 +62,14 @@ int entity_job(Domain* d, uint32_t* job_id) {
 }  // namespace
 
 int entity_grants(Domain* d, uint32_t job_id) {
-  if (d->cfg.entity_socket.empty()) return 0;
+  if (d->cfg.entity_socket.empty() || fault(d, Fault::entity_not_asked)) return 0;
+  // The knob keeps what was granted once per process, as a stale cache would.
+  static std::mutex cached_mu;
+  static std::vector<uint32_t> cached;
+  if (fault(d, Fault::entity_grant_cached)) {
+    std::lock_guard lock(cached_mu);
+    if (std::find(cached.begin(), cached.end(), job_id) != cached.end()) return 0;
+  }
   std::unique_ptr<uet::entity::Client> client;
   const auto request = uet::entity::Writer::command(ctl::Cmd::JOB_CHECK, ctl::kFlagRequest, 1)
                            .str(ctl::attr::service, d->cfg.entity_service).u32(ctl::attr::job_id, job_id).finish();
@@ -64,6 +78,10 @@ int entity_grants(Domain* d, uint32_t job_id) {
   if (!reply->is_error || reply->err != 0) {
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "JobID %u refused by the privileged entity: %s\n", job_id, reply->what.c_str());
     return -FI_EACCES;
+  }
+  if (fault(d, Fault::entity_grant_cached)) {
+    std::lock_guard lock(cached_mu);
+    cached.push_back(job_id);
   }
   return 0;
 }

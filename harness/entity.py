@@ -1,0 +1,53 @@
+"""The suite's own privileged entity (build/bin/uet-entity) for a cell whose manifest asks for it
+(privileged_entity.start: suite): started before the cell's entity cases, stopped after, its socket and
+store in a folder of its own under /tmp (a socket path must be short), its log in the cell's folder."""
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+READY_DEADLINE_S = 10.0
+
+
+class EntityError(Exception):
+    """The entity did not start: the message says why, with its log."""
+
+
+@contextlib.contextmanager
+def suite_entity(build: pathlib.Path, log: pathlib.Path):
+    """Yields the socket path of a running uet-entity; stops it and removes its folder afterwards."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-entity-"))
+    folder.chmod(0o755)  # the processes it answers may run as other users
+    sock = folder / "control.sock"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "a") as out:
+        proc = subprocess.Popen([str(build / "bin" / "uet-entity"), "--socket", str(sock), "--store",
+                                 str(folder / "entity.db")], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        end = time.monotonic() + READY_DEADLINE_S
+        while True:  # ready when it answers a connect
+            if proc.poll() is not None:
+                raise EntityError(f"uet-entity exited {proc.returncode}: {log.read_text(errors='replace').strip()}")
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                try:
+                    s.connect(str(sock))
+                    break
+                except OSError:
+                    pass
+            if time.monotonic() > end:
+                raise EntityError(f"uet-entity did not answer at {sock} within {READY_DEADLINE_S:.0f} s (log {log})")
+            time.sleep(0.01)
+        yield str(sock)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -1,0 +1,46 @@
+"""The entity cases (uet-cases-entity) through the harness: softuet, with the suite's uet-entity started for
+the cell, passes them; a provider whose manifest declares no privileged entity is "not applicable" with the
+reason; each fault knob that breaks a rule of the entity's makes the case that checks it fail."""
+import pathlib
+
+import pytest
+
+from harness.run_cases import run_manifest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+MANIFESTS = REPO / "cases" / "manifests"
+PORTS = (48430, 48431)
+CASES = {"AGrantedJobIdOpensAnEndpoint", "AJobIdNotGrantedOpensNoEndpoint", "TheIndirectJobIdComesFromTheEntity",
+         "ARevokedGrantStopsNewEndpointsNotOpenOnes", "AnAuthKeyNotGrantedIsNotInserted"}
+
+
+def results(build_dir, out, manifest, extra_env=None):
+    return {r.case.removeprefix("Entity."): r
+            for r in run_manifest(MANIFESTS / manifest, build_dir, out, areas=["entity"], extra_env=extra_env,
+                                  ports=PORTS)}
+
+
+def test_softuet_with_the_suites_entity_passes_them(build_dir, tmp_path):
+    found = results(build_dir, tmp_path, "softuet.yaml")
+    assert set(found) == CASES
+    assert {c: r.verdict for c, r in found.items() if r.verdict != "pass"} == {}
+    assert all(r.statements for r in found.values())
+    assert "uet-entity: serving" in (tmp_path / "privileged-entity.log").read_text()
+
+
+def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
+    found = results(build_dir, tmp_path, "tcp_rxm.yaml")
+    assert set(found) == CASES and {r.verdict for r in found.values()} == {"not_applicable"}
+    assert all("does not claim UET" in r.reason for r in found.values())
+    assert not (tmp_path / "privileged-entity.log").exists()  # no entity was started for it
+
+
+@pytest.mark.parametrize("knob,case", [
+    ("entity_not_asked", "AJobIdNotGrantedOpensNoEndpoint"),
+    ("entity_not_asked", "AnAuthKeyNotGrantedIsNotInserted"),
+    ("entity_grant_cached", "ARevokedGrantStopsNewEndpointsNotOpenOnes"),
+    ("indirect_without_entity", "TheIndirectJobIdComesFromTheEntity"),
+])
+def test_a_knob_that_breaks_a_rule_fails_its_case(build_dir, tmp_path, knob, case):
+    found = results(build_dir, tmp_path, "softuet.yaml", {"SOFTUET_FAULTS": knob})
+    assert found[case].verdict == "fail", found[case]
