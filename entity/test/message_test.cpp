@@ -25,7 +25,8 @@ std::vector<uint8_t> good_map() {
 }
 
 TEST(Request, WhatWriterBuildsParsesBack) {
-  auto got = parse_request(good_map());
+  const auto msg = good_map();  // a request's values point into its message
+  auto got = parse_request(msg);
   ASSERT_TRUE(std::holds_alternative<Request>(got)) << std::get<Problem>(got).what;
   const Request& r = std::get<Request>(got);
   EXPECT_EQ(r.cmd->cmd, c::Cmd::JOB_MAP);
@@ -41,7 +42,8 @@ TEST(Request, NestedAttributesParseAndAreChecked) {
   const size_t at = w.begin_nest(c::attr::address);
   w.u16(c::fep_address::pid_on_fep, 4095).u32(c::fep_address::initiator_id, 7);
   w.end_nest(at);
-  auto got = parse_request(w.finish());
+  const auto msg = w.finish();
+  auto got = parse_request(msg);
   ASSERT_TRUE(std::holds_alternative<Request>(got)) << std::get<Problem>(got).what;
   const auto inner = std::get<Request>(got).attrs.nests(c::attr::address);
   ASSERT_EQ(inner.size(), 1u);
@@ -119,7 +121,8 @@ TEST(Request, AttributesAreChecked) {
 TEST(Reply, ErrorRepliesCarryWhatWasWrong) {
   const Header h{36, c::kFamilyId, kReq, 77, 0};
   const Problem p{EACCES, "JobID 5 is not granted", 20, c::attr::job_id};
-  auto got = parse_reply(error_reply(h, EACCES, &p));
+  const auto bytes = error_reply(h, EACCES, &p);
+  auto got = parse_reply(bytes);
   ASSERT_TRUE(std::holds_alternative<Reply>(got)) << std::get<Problem>(got).what;
   const Reply& r = std::get<Reply>(got);
   EXPECT_TRUE(r.is_error);
@@ -127,7 +130,8 @@ TEST(Reply, ErrorRepliesCarryWhatWasWrong) {
   EXPECT_EQ(r.header.seq, 77u);
   EXPECT_EQ(r.what, "JobID 5 is not granted");
   EXPECT_EQ(r.attr, c::attr::job_id);
-  auto ack = parse_reply(error_reply(h, 0));
+  const auto ack_bytes = error_reply(h, 0);
+  auto ack = parse_reply(ack_bytes);
   ASSERT_TRUE(std::holds_alternative<Reply>(ack));
   EXPECT_EQ(std::get<Reply>(ack).err, 0);
 }
