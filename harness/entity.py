@@ -18,6 +18,25 @@ class EntityError(Exception):
     """The entity did not start: the message says why, with its log."""
 
 
+def wait_serving(proc: subprocess.Popen, sock: pathlib.Path, log: pathlib.Path,
+                 deadline: float = READY_DEADLINE_S) -> None:
+    """Returns once the uet-entity `proc` answers a connect at `sock`; EntityError, with its log, when it
+    exits or does not answer within `deadline` seconds."""
+    end = time.monotonic() + deadline
+    while True:
+        if proc.poll() is not None:
+            raise EntityError(f"uet-entity exited {proc.returncode}: {log.read_text(errors='replace').strip()}")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+            try:
+                s.connect(str(sock))
+                return
+            except OSError:
+                pass
+        if time.monotonic() > end:
+            raise EntityError(f"uet-entity did not answer at {sock} within {deadline:.0f} s (log {log})")
+        time.sleep(0.01)
+
+
 @contextlib.contextmanager
 def suite_entity(build: pathlib.Path, log: pathlib.Path):
     """Yields the socket path of a running uet-entity; stops it and removes its folder afterwards."""
@@ -29,19 +48,7 @@ def suite_entity(build: pathlib.Path, log: pathlib.Path):
         proc = subprocess.Popen([str(build / "bin" / "uet-entity"), "--socket", str(sock), "--store",
                                  str(folder / "entity.db")], stdout=out, stderr=subprocess.STDOUT)
     try:
-        end = time.monotonic() + READY_DEADLINE_S
-        while True:  # ready when it answers a connect
-            if proc.poll() is not None:
-                raise EntityError(f"uet-entity exited {proc.returncode}: {log.read_text(errors='replace').strip()}")
-            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-                try:
-                    s.connect(str(sock))
-                    break
-                except OSError:
-                    pass
-            if time.monotonic() > end:
-                raise EntityError(f"uet-entity did not answer at {sock} within {READY_DEADLINE_S:.0f} s (log {log})")
-            time.sleep(0.01)
+        wait_serving(proc, sock, log)
         yield str(sock)
     finally:
         proc.terminate()

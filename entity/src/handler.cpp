@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
 #include "uet/entity/message.hpp"
 #include "uet/wire/wire_gen.hpp"
@@ -89,11 +88,12 @@ std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Pe
 }
 
 std::vector<std::vector<uint8_t>> Handler::handle(std::span<const uint8_t> message, const Peer& peer) {
-  auto parsed = parse_request(message);
-  if (const auto* req = std::get_if<Request>(&parsed);
-      req && req->cmd->cmd == c::Cmd::JOB_LIST && peer.uid == 0)
-    return list(*req);
-  return {one(message, peer)};
+  const auto parsed = parse_request(message);
+  if (const auto* bad = std::get_if<Problem>(&parsed))
+    return {error_reply(header_of(message).value_or(Header{}), bad->err, bad)};
+  const Request& req = std::get<Request>(parsed);
+  if (req.cmd->cmd == c::Cmd::JOB_LIST && peer.uid == 0) return list(req);
+  return {one(req, peer)};
 }
 
 // The maps in force as a dump: replies flagged multi, each holding what fits, then NLMSG_DONE.
@@ -127,20 +127,7 @@ std::vector<std::vector<uint8_t>> Handler::list(const Request& req) {
   return out;
 }
 
-std::vector<uint8_t> Handler::one(std::span<const uint8_t> message, const Peer& peer) {
-  auto parsed = parse_request(message);
-  if (auto* bad = std::get_if<Problem>(&parsed)) {
-    Header h;
-    if (message.size() >= c::kNetlinkHeaderBytes) {
-      std::memcpy(&h.len, message.data(), 4);
-      std::memcpy(&h.type, message.data() + 4, 2);
-      std::memcpy(&h.flags, message.data() + 6, 2);
-      std::memcpy(&h.seq, message.data() + 8, 4);
-      std::memcpy(&h.port, message.data() + 12, 4);
-    }
-    return error_reply(h, bad->err, bad);
-  }
-  const Request& req = std::get<Request>(parsed);
+std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
   const Header& h = req.header;
   const std::string name = req.cmd->name;
   if (req.cmd->admin && peer.uid != 0)

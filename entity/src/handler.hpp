@@ -14,6 +14,7 @@ namespace uet::entity {
 
 struct Header;
 struct Attrs;
+struct Request;
 
 // Who sent a request, as the kernel says (SO_PEERCRED), never as the request says.
 struct Peer {
@@ -31,8 +32,8 @@ class Handler {
   std::vector<std::vector<uint8_t>> handle(std::span<const uint8_t> message, const Peer& peer);
 
  private:
-  std::vector<uint8_t> one(std::span<const uint8_t> message, const Peer& peer);
-  std::vector<std::vector<uint8_t>> list(const struct Request& req);
+  std::vector<uint8_t> one(const Request& req, const Peer& peer);
+  std::vector<std::vector<uint8_t>> list(const Request& req);
   std::vector<uint8_t> allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service);
   Store& store_;
 };

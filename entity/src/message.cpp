@@ -176,6 +176,11 @@ std::vector<Attrs> Attrs::nests(uint16_t id) const {
   return out;
 }
 
+std::optional<Header> header_of(std::span<const uint8_t> bytes) {
+  if (bytes.size() < c::kNetlinkHeaderBytes) return std::nullopt;
+  return read_header(bytes);
+}
+
 std::variant<Request, Problem> parse_request(std::span<const uint8_t> bytes) {
   const size_t head = c::kNetlinkHeaderBytes + c::kGenlHeaderBytes;
   if (bytes.size() < head)

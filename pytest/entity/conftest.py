@@ -4,12 +4,12 @@ import os
 import pathlib
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
+
+from harness.entity import wait_serving
 
 
 class Entity:
@@ -25,20 +25,12 @@ class Entity:
         self.log = folder / "entity.log"
         self.proc = None
 
-    def start(self, deadline: float = 10.0):
-        self.proc = subprocess.Popen([str(self.binary), "--socket", str(self.socket), "--store", str(self.store)],
-                                     stdout=subprocess.DEVNULL, stderr=open(self.log, "a"))
-        end = time.monotonic() + deadline
-        while time.monotonic() < end:  # ready when it answers a connect
-            if self.proc.poll() is not None:
-                raise AssertionError(f"uet-entity exited {self.proc.returncode}: {self.log.read_text()}")
-            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
-                try:
-                    s.connect(str(self.socket))
-                    return self
-                except OSError:
-                    time.sleep(0.01)
-        raise AssertionError(f"uet-entity did not serve {self.socket} within {deadline} s")
+    def start(self):
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen([str(self.binary), "--socket", str(self.socket), "--store", str(self.store)],
+                                         stdout=subprocess.DEVNULL, stderr=log)
+        wait_serving(self.proc, self.socket, self.log)
+        return self
 
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)

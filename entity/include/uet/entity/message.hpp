@@ -54,6 +54,9 @@ struct Request {
   Attrs attrs;
 };
 
+// The netlink header of a message, when it is long enough to hold one (what an error reply echoes).
+std::optional<Header> header_of(std::span<const uint8_t> bytes);
+
 // A request as a process sends it to the entity: every rule of spec/control.yaml checked.
 std::variant<Request, Problem> parse_request(std::span<const uint8_t> bytes);
 
