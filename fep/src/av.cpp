@@ -102,11 +102,16 @@ int av_insert_auth_key(fid_av* f, const void* auth_key, size_t auth_key_size, fi
   Av* av = obj<Av>(f);
   if (flags) return -FI_EBADFLAGS;
   if (!auth_key || !fi_addr || auth_key_size != uet::wire::k_direct_auth_key_size) return -FI_EINVAL;
-  std::lock_guard lock(av->domain->mu);
-  if (!av->domain->av_auth_keys) return -FI_EOPNOTSUPP;
-  if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
-  // The AV method: a JobID user space passes must be granted to this process (spec 2.2.4.1).
+  {
+    std::lock_guard lock(av->domain->mu);
+    if (!av->domain->av_auth_keys) return -FI_EOPNOTSUPP;
+    if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
+  }
+  // The AV method: a JobID user space passes must be granted to this process (spec 2.2.4.1). Asked
+  // without the domain lock, which progress needs: the entity may take its time to answer.
   if (int ret = entity_grants(av->domain, job_of_auth_key(auth_key))) return ret;
+  std::lock_guard lock(av->domain->mu);
+  if (av->auth_keys.size() >= kMaxEpAuthKeys) return -FI_ENOSPC;
   *fi_addr = kAuthKeyHandle + av->auth_keys.size();
   av->auth_keys.push_back(job_of_auth_key(auth_key));
   return 0;

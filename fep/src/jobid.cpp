@@ -3,8 +3,6 @@
 // to this process's service, and a direct or AV JobID must be granted by it (spec 2.2.4.1). Without one,
 // the indirect JobID comes from SOFTUET_JOB_ID (default 1); SOFTUET_FALLBACK_JOB_ID=1 enables the fallback
 // JobID instead. SOFTUET_JOB_ID also overrides the entity's indirect JobID, for tests only.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
 #include <mutex>
