@@ -9,16 +9,13 @@
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::entity {
-namespace {
-
 namespace c = control;
 
-std::vector<uint8_t> refuse(const Header& h, int err, std::string what, uint16_t attr = 0) {
+std::vector<uint8_t> refuse(const Header& h, int err, std::string what, uint16_t attr) {
   const Problem p{err, std::move(what), 0, attr};
   return error_reply(h, err, &p);
 }
 
-// A name from a request, as a reply may quote it: bytes other than printable ASCII as \xNN.
 std::string quoted(const std::string& s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "'";
@@ -37,8 +34,6 @@ std::string quoted(const std::string& s) {
 std::string who(const Peer& p) {
   return "pid " + std::to_string(p.pid) + " (uid " + std::to_string(p.uid) + ")";
 }
-
-}  // namespace
 
 // Endpoint creation (spec 2.2.5.3.5.1, Table 2-19): the JobID the process may use (the one it asks for if
 // granted; else its one mapped JobID, or the first of several, which an FI_AV_AUTH_KEY provider ignores),
@@ -93,6 +88,7 @@ std::vector<std::vector<uint8_t>> Handler::handle(std::span<const uint8_t> messa
     return {error_reply(header_of(message).value_or(Header{}), bad->err, bad)};
   const Request& req = std::get<Request>(parsed);
   if (req.cmd->cmd == c::Cmd::JOB_LIST && peer.uid == 0) return list(req);
+  if (req.cmd->cmd == c::Cmd::CRED_LIST && peer.uid == 0) return cred_list(req);
   return {one(req, peer)};
 }
 
@@ -152,7 +148,18 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
       case c::Cmd::ADDR_ALLOC:
         return allocate(h, a, peer, service);
       case c::Cmd::JOB_LIST:
-        break;  // a dump: list()
+      case c::Cmd::CRED_LIST:
+        break;  // dumps: list(), cred_list()
+      case c::Cmd::CRED_ACQUIRE:
+      case c::Cmd::CRED_GRANT:
+      case c::Cmd::CRED_REVOKE:
+      case c::Cmd::CRED_ACCESS:
+      case c::Cmd::CRED_RELEASE:
+      case c::Cmd::CRED_LIMIT:
+      case c::Cmd::JOB_START:
+      case c::Cmd::JOB_END:
+      case c::Cmd::JOB_ACTIVE:
+        return credential(req, peer);
       case c::Cmd::KEY_UPDATE: {
         const auto key = *a.bytes(c::attr::key);
         Store::Key k{static_cast<uint32_t>(*a.num(c::attr::sdi)), {key.begin(), key.end()},

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cred_store.hpp"
 #include "store.hpp"
 
 namespace uet::entity {
@@ -23,9 +24,16 @@ struct Peer {
   gid_t gid = 0;
 };
 
+// An error reply naming what was wrong (and the attribute concerned).
+std::vector<uint8_t> refuse(const Header& h, int err, std::string what, uint16_t attr = 0);
+// A name from a request, as a reply may quote it: bytes other than printable ASCII as \xNN.
+std::string quoted(const std::string& s);
+// "pid N (uid U)", for replies.
+std::string who(const Peer& p);
+
 class Handler {
  public:
-  explicit Handler(Store& store) : store_(store) {}
+  explicit Handler(Store& store) : store_(store), creds_(store) {}
   // The replies to one whole message from `peer`: a command's reply, an acknowledgement, or an error
   // naming what was wrong; a dump (JOB_LIST) is several replies flagged multi, then NLMSG_DONE.
   // Nothing is changed unless the whole request is valid and allowed.
@@ -35,7 +43,17 @@ class Handler {
   std::vector<uint8_t> one(const Request& req, const Peer& peer);
   std::vector<std::vector<uint8_t>> list(const Request& req);
   std::vector<uint8_t> allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service);
+  // Shared credentials and the workload manager's jobs (cred_handler.cpp).
+  std::vector<uint8_t> credential(const Request& req, const Peer& peer);
+  std::vector<std::vector<uint8_t>> cred_list(const Request& req);
+  CredStore::Caller caller(const Peer& peer);
+
+ public:
+  CredStore& creds() { return creds_; }
+
+ private:
   Store& store_;
+  CredStore creds_;
 };
 
 }  // namespace uet::entity

@@ -53,6 +53,9 @@ class Store {
   };
   std::vector<MapRow> list(std::optional<uint32_t> pid, const std::optional<std::string>& service);
 
+  // The connection, for the credential store that keeps its tables in the same file (cred_store.hpp).
+  sqlite3* db() { return db_; }
+
  private:
   void exec(const char* sql);
   sqlite3* db_ = nullptr;

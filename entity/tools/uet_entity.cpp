@@ -3,20 +3,44 @@
 // configuration system) that assigns JobIDs. spec/control.yaml is the message and attribute table.
 //
 // Exit status: 0 stopped by SIGINT/SIGTERM; 2 bad usage; 3 cannot open its store or serve its socket.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "handler.hpp"
 #include "server.hpp"
 #include "store.hpp"
 
 namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
+
+// The token key, for the FEP's side that checks tokens: written whole (a temporary file renamed), mode 0600.
+void write_token_key(const std::string& path, const std::vector<uint8_t>& key) {
+  const std::string tmp = path + ".new";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || write(fd, key.data(), key.size()) != static_cast<ssize_t>(key.size()) || fsync(fd) != 0 ||
+      close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot write the token key " + path);
+}
+
+// The jobs the workload manager says run: one number per line of `command`'s output (e.g. squeue -h -o %A).
+std::vector<uint32_t> active_jobs(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) throw std::runtime_error("cannot run --active-jobs '" + command + "'");
+  std::vector<uint32_t> jobs;
+  unsigned long job = 0;
+  while (std::fscanf(p, "%lu", &job) == 1) jobs.push_back(static_cast<uint32_t>(job));
+  if (pclose(p) != 0) throw std::runtime_error("--active-jobs '" + command + "' failed; nothing was reconciled");
+  return jobs;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -26,6 +50,11 @@ int main(int argc, char** argv) {
   std::string store_path = "/var/lib/uet-entity/entity.db";
   app.add_option("--socket", socket_path, "the socket to serve (default " + socket_path + ")");
   app.add_option("--store", store_path, "the SQLite database of what outlives a restart (default " + store_path + ")");
+  std::string token_key_path, active_command;
+  app.add_option("--token-key", token_key_path, "where to write the token key (default: token.key beside the socket)");
+  app.add_option("--active-jobs", active_command,
+                 "a command printing the workload manager's running jobs, one per line, run at start: the references "
+                 "of every other job go (e.g. 'squeue -h -o %A')");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -39,6 +68,14 @@ int main(int argc, char** argv) {
   try {
     uet::entity::Store store(store_path);
     uet::entity::Handler handler(store);
+    if (token_key_path.empty()) token_key_path = socket_path.substr(0, socket_path.rfind('/') + 1) + "token.key";
+    write_token_key(token_key_path, handler.creds().token_key());
+    // Reconciliation after a restart: references of processes gone, and of jobs that ended meanwhile.
+    const size_t dead = handler.creds().drop_dead_processes();
+    const size_t ended = active_command.empty() ? 0 : handler.creds().reconcile(active_jobs(active_command));
+    if (dead || ended)
+      std::fprintf(stderr, "uet-entity: reconciled: references of %zu ended process(es) and %zu ended job(s) dropped\n",
+                   dead, ended);
     uet::entity::Server server(socket_path, handler);
     std::fprintf(stderr, "uet-entity: serving %s (store %s)\n", socket_path.c_str(), store_path.c_str());
     return server.run(g_stop);

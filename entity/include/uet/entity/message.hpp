@@ -19,6 +19,7 @@ struct Problem {
   std::string what;
   uint32_t offset = 0;  // byte offset in the message of the attribute (or header field) concerned
   uint16_t attr = 0;    // its attribute type, 0 when the header is concerned
+  bool refused = false; // the entity answered no (rather than: no answer, or an unreadable one)
 };
 
 // An attribute list whose values have passed their policy. Values point into the message's bytes.
