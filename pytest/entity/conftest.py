@@ -2,6 +2,7 @@
 folder of the test's own (mode 0755, so that a process of another user can reach the socket)."""
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,10 @@ class Entity:
         self.ctl = folder / "uet-entity-ctl"
         shutil.copy(build / "bin" / "uet-entity-ctl", self.ctl)
         self.ctl.chmod(0o755)
+        self.cred = folder / "uet-cred"
+        shutil.copy(build / "bin" / "uet-cred", self.cred)
+        self.cred.chmod(0o755)
+        self.args = []
         self.folder = folder
         self.socket = folder / "control.sock"
         self.store = folder / "entity.db"
@@ -27,8 +32,8 @@ class Entity:
 
     def start(self):
         with open(self.log, "a") as log:
-            self.proc = subprocess.Popen([str(self.binary), "--socket", str(self.socket), "--store", str(self.store)],
-                                         stdout=subprocess.DEVNULL, stderr=log)
+            self.proc = subprocess.Popen([str(self.binary), "--socket", str(self.socket), "--store", str(self.store),
+                                          *self.args], stdout=subprocess.DEVNULL, stderr=log)
         wait_serving(self.proc, self.socket, self.log)
         return self
 
@@ -45,6 +50,20 @@ class Entity:
         cmd = [str(self.ctl), "--socket", str(self.socket), *map(str, args)]
         if user is not None:
             cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+    def run_cred(self, *args, user: int | None = None, groups: list[int] | None = None, job: int | None = None,
+                 timeout: float = 10):
+        """`uet-cred ARGS`, as `user` (with `groups`), inside `job`: under a root-owned process that calls itself
+        "slurmstepd: [JOB.0]", as Slurm's step daemon does, which is how the entity finds a process's job."""
+        cmd = [str(self.cred), "--socket", str(self.socket), *map(str, args)]
+        if user is not None:
+            extra = f"--groups={','.join(map(str, groups))}" if groups else "--clear-groups"
+            cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", extra, *cmd]
+        if job is not None:
+            # A list, not one command: bash would exec a lone command in place of itself and lose the parent.
+            inner = shlex.join(cmd) + "; rc=$?; exit $rc"
+            cmd = ["bash", "-c", f"exec -a 'slurmstepd: [{job}.0]' bash -c {shlex.quote(inner)}"]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
