@@ -31,7 +31,8 @@ void write_token_key(const std::string& path, const std::vector<uint8_t>& key) {
     throw std::runtime_error("cannot write the token key " + path);
 }
 
-// The jobs the workload manager says run: one number per line of `command`'s output (e.g. squeue -h -o %A).
+// The jobs the workload manager says run: one number per line of `command`'s output (e.g. squeue -h -t
+// PD,CF,R,S -o %A: a completing job has ended for its processes).
 std::vector<uint32_t> active_jobs(const std::string& command) {
   FILE* p = popen(command.c_str(), "r");
   if (!p) throw std::runtime_error("cannot run --active-jobs '" + command + "'");
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_option("--token-key", token_key_path, "where to write the token key (default: token.key beside the socket)");
   app.add_option("--active-jobs", active_command,
                  "a command printing the workload manager's running jobs, one per line, run at start: the references "
-                 "of every other job go (e.g. 'squeue -h -o %A')");
+                 "of every other job go (e.g. 'squeue -h -t PD,CF,R,S -o %A')");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,143 @@
+"""A Slurm cluster of the caller's own on this machine: munged, slurmctld and one slurmd, every file,
+socket and port of theirs under one folder, so that tests (and placements) get a real workload manager
+without touching /etc. Debian's slurm-wlm runs with no systemd and no cgroups (proctrack/linuxproc,
+task/none); munged must have its socket in a folder of mode 0755."""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import signal
+import socket
+import subprocess
+import time
+
+READY_DEADLINE_S = 20.0
+BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "srun", "squeue", "scontrol")
+
+
+class SlurmError(Exception):
+    """The cluster did not come up, or a wait ran out: the message says which, with its logs."""
+
+
+def missing_binaries() -> list[str]:
+    return [b for b in BINARIES if not shutil.which(b) and not os.path.exists(f"/usr/sbin/{b}")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SlurmCluster:
+    """`prolog`/`epilog`: scripts Slurm runs at each job's start and end on the node (with `hook_env`)."""
+
+    def __init__(self, folder: pathlib.Path, prolog: str | None = None, epilog: str | None = None,
+                 hook_env: dict[str, str] | None = None):
+        self.folder = folder
+        self.conf = folder / "slurm.conf"
+        self.logs = folder / "log"
+        self.node = "uetnode"
+        self.procs: list[subprocess.Popen] = []
+        self.prolog, self.epilog, self.hook_env = prolog, epilog, hook_env or {}
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf)}
+
+    def _hook(self, name: str, script: str | None) -> str:
+        if not script:
+            return ""
+        # Slurm gives its hooks a bare environment: a wrapper of ours sets what the hook needs.
+        wrapper = self.folder / name
+        exports = "".join(f"export {k}='{v}'\n" for k, v in self.hook_env.items())
+        wrapper.write_text(f"#!/bin/sh\n{exports}exec {script}\n")
+        wrapper.chmod(0o755)
+        return f"{name.capitalize()}={wrapper}\n"
+
+    def _write_config(self) -> None:
+        f = self.folder
+        for sub in ("munge", "state", "spool", "log"):
+            (f / sub).mkdir(mode=0o755, exist_ok=True)
+        key = f / "munge" / "munge.key"
+        key.write_bytes(os.urandom(1024))
+        key.chmod(0o400)
+        host = socket.gethostname()
+        self.conf.write_text(
+            "ClusterName=uetsuite\n"
+            f"SlurmctldHost={host}(127.0.0.1)\nSlurmctldPort={_free_port()}\nSlurmdPort={_free_port()}\n"
+            "SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
+            f"AuthInfo=socket={f}/munge/munge.sock\n"
+            f"StateSaveLocation={f}/state\nSlurmdSpoolDir={f}/spool\n"
+            f"SlurmctldPidFile={f}/slurmctld.pid\nSlurmdPidFile={f}/slurmd.pid\n"
+            f"SlurmctldLogFile={f}/log/slurmctld.log\nSlurmdLogFile={f}/log/slurmd.log\n"
+            "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
+            "AccountingStorageType=accounting_storage/none\n"
+            f"JobCompType=jobcomp/filetxt\nJobCompLoc={f}/log/jobcomp.txt\n"
+            "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
+            "MpiDefault=none\nReturnToService=2\nKillWait=2\n"
+            + self._hook("prolog", self.prolog) + self._hook("epilog", self.epilog) +
+            f"NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN\n"
+            f"PartitionName=uet Nodes={self.node} Default=YES MaxTime=10 State=UP\n")
+
+    def _spawn(self, name: str, argv: list[str]) -> None:
+        out = open(self.logs / f"{name}.out", "ab")
+        self.procs.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=self.env,
+                                           start_new_session=True))
+        out.close()
+
+    def logs_text(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(self.logs.glob("*")))
+
+    def start(self) -> "SlurmCluster":
+        self._write_config()
+        f = self.folder
+        self._spawn("munged", ["munged", "-F", "-f", f"--socket={f}/munge/munge.sock", f"--key-file={f}/munge/munge.key",
+                               f"--log-file={f}/log/munged.log", f"--pid-file={f}/munge/munged.pid",
+                               f"--seed-file={f}/munge/seed"])
+        self.wait_for(lambda: (f / "munge" / "munge.sock").exists(), "munged's socket")
+        self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
+        self._spawn("slurmd", ["slurmd", "-D", "-N", self.node])
+        self.wait_for(lambda: self.run("sinfo", "-h", "-o", "%t").stdout.strip() == "idle", "an idle node")
+        return self
+
+    def wait_for(self, ready, what: str, deadline: float = READY_DEADLINE_S):
+        end = time.monotonic() + deadline
+        while True:
+            for p in self.procs:
+                if p.poll() is not None:
+                    raise SlurmError(f"{p.args[0]} exited {p.returncode} while waiting for {what}\n{self.logs_text()}")
+            got = ready()
+            if got:
+                return got
+            if time.monotonic() > end:
+                raise SlurmError(f"no {what} within {deadline:.0f} s\n{self.logs_text()}")
+            time.sleep(0.05)
+
+    def run(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        return subprocess.run(list(argv), capture_output=True, text=True, env=self.env, timeout=timeout)
+
+    def submit(self, script: str) -> int:
+        """sbatch a shell script; its job id."""
+        r = self.run("sbatch", "--parsable", "-o", str(self.folder / "job-%j.out"), "--wrap", script)
+        if r.returncode:
+            raise SlurmError(f"sbatch failed: {r.stderr}")
+        return int(r.stdout.strip().split(";")[0])
+
+    def ended(self, job: int) -> bool:
+        """The job is in the job-completion record (written after its epilog ran)."""
+        comp = self.logs / "jobcomp.txt"
+        return comp.exists() and f"JobId={job} " in comp.read_text()
+
+    def stop(self) -> None:
+        self.run("scontrol", "shutdown", timeout=30)
+        # slurmd and slurmctld go on the shutdown; munged, which they need until then, last.
+        for p in sorted(self.procs, key=lambda p: p.args[0] == "munged"):
+            if p.args[0] == "munged" and p.poll() is None:
+                p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
