@@ -32,7 +32,8 @@ sockaddr_un address_of(const std::string& path) {
 
 }  // namespace
 
-Server::Server(std::string socket_path, Handler& handler) : path_(std::move(socket_path)), handler_(handler) {
+Server::Server(std::string socket_path, Handler& handler, Trace* trace)
+    : path_(std::move(socket_path)), handler_(handler), trace_(trace) {
   const sockaddr_un addr = address_of(path_);
   // A live entity answers a connect; a socket file nobody listens on is left over from a crash.
   int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -95,6 +96,7 @@ int Server::run(const std::atomic<bool>& stop) {
           replies.push_back(error_reply(Header{}, EMSGSIZE, &p));
         } else {
           replies = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
+          if (trace_) trace_->record(cl.peer, {buf.data(), static_cast<size_t>(got)}, replies);
         }
         // A peer that does not read its replies is dropped rather than allowed to block the entity.
         bool sent = true;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "handler.hpp"
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
   std::string store_path = "/var/lib/uet-entity/entity.db";
   app.add_option("--socket", socket_path, "the socket to serve (default " + socket_path + ")");
   app.add_option("--store", store_path, "the SQLite database of what outlives a restart (default " + store_path + ")");
-  std::string token_key_path, active_command;
+  std::string token_key_path, active_command, trace_path;
+  app.add_option("--trace", trace_path, "append every request and its replies to this file, a JSON line each");
   app.add_option("--token-key", token_key_path, "where to write the token key (default: token.key beside the socket)");
   app.add_option("--active-jobs", active_command,
                  "a command printing the workload manager's running jobs, one per line, run at start: the references "
@@ -77,7 +79,9 @@ int main(int argc, char** argv) {
     if (dead || ended)
       std::fprintf(stderr, "uet-entity: reconciled: references of %zu ended process(es) and %zu ended job(s) dropped\n",
                    dead, ended);
-    uet::entity::Server server(socket_path, handler);
+    std::optional<uet::entity::Trace> trace;
+    if (!trace_path.empty()) trace.emplace(trace_path);
+    uet::entity::Server server(socket_path, handler, trace ? &*trace : nullptr);
     std::fprintf(stderr, "uet-entity: serving %s (store %s)\n", socket_path.c_str(), store_path.c_str());
     return server.run(g_stop);
   } catch (const std::exception& e) {
