@@ -37,16 +37,23 @@ def wait_serving(proc: subprocess.Popen, sock: pathlib.Path, log: pathlib.Path,
         time.sleep(0.01)
 
 
+def trace_of(sock: str) -> pathlib.Path:
+    """The Control API trace the suite's entity writes beside its socket (manifest placeholder {entity_trace})."""
+    return pathlib.Path(sock).parent / "trace.jsonl"
+
+
 @contextlib.contextmanager
 def suite_entity(build: pathlib.Path, log: pathlib.Path):
-    """Yields the socket path of a running uet-entity; stops it and removes its folder afterwards."""
+    """Yields the socket path of a running uet-entity; stops it and removes its folder afterwards, keeping
+    its Control API trace beside `log` (privileged-entity-trace.jsonl): what the provider asked and was told."""
     folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-entity-"))
     folder.chmod(0o755)  # the processes it answers may run as other users
     sock = folder / "control.sock"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "a") as out:
         proc = subprocess.Popen([str(build / "bin" / "uet-entity"), "--socket", str(sock), "--store",
-                                 str(folder / "entity.db")], stdout=out, stderr=subprocess.STDOUT)
+                                 str(folder / "entity.db"), "--trace", str(trace_of(str(sock)))],
+                                stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_serving(proc, sock, log)
         yield str(sock)
@@ -57,4 +64,6 @@ def suite_entity(build: pathlib.Path, log: pathlib.Path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if trace_of(str(sock)).exists():
+            shutil.copy(trace_of(str(sock)), log.with_name(log.stem + "-trace.jsonl"))
         shutil.rmtree(folder, ignore_errors=True)

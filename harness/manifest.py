@@ -87,11 +87,13 @@ class Manifest:
     def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None,
                 entity_socket: str | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
-        checks against `spec_version` (default: spec/wire.yaml's). {pid} and {job} in the privileged
+        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job} and {dir} in the privileged
         entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
         values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
-                  "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}"}
+                  "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}",
+                  "entity_trace": str(pathlib.Path(entity_socket).parent / "trace.jsonl") if entity_socket else "",
+                  "dir": "{dir}"}
 
         def expand(v):
             return None if v is None else str(v).format(**values)
@@ -117,6 +119,12 @@ class Manifest:
                 "start": entity["start"],
                 "environment": {k: expand(v) for k, v in (entity.get("environment") or {}).items()},
                 "grant": [expand(a) for a in entity["grant"]], "revoke": [expand(a) for a in entity["revoke"]],
+                "trace": expand(entity.get("trace")),
+                "impostor": {
+                    "start": [expand(a) for a in entity["impostor"]["start"]],
+                    "environment": {k: expand(v) for k, v in (entity["impostor"].get("environment") or {}).items()},
+                    "grant": [expand(a) for a in entity["impostor"]["grant"]],
+                } if entity.get("impostor") else None,
             } if entity else None,
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),

@@ -66,6 +66,14 @@ Manifest load_manifest(const char* variable) {
       m.privileged_entity.environment = env_of(pe.value("environment", nlohmann::json::object()));
       m.privileged_entity.grant = pe.at("grant").get<std::vector<std::string>>();
       m.privileged_entity.revoke = pe.at("revoke").get<std::vector<std::string>>();
+      if (pe.contains("trace") && pe["trace"].is_string()) m.privileged_entity.trace = pe["trace"].get<std::string>();
+      if (pe.contains("impostor") && pe["impostor"].is_object()) {
+        const auto& im = pe["impostor"];
+        m.privileged_entity.has_impostor = true;
+        m.privileged_entity.impostor_start = im.at("start").get<std::vector<std::string>>();
+        m.privileged_entity.impostor_grant = im.at("grant").get<std::vector<std::string>>();
+        m.privileged_entity.impostor_environment = env_of(im.value("environment", nlohmann::json::object()));
+      }
     }
     if (doc.contains("checked_spec_version")) {
       const std::string v = doc["checked_spec_version"].get<std::string>();

@@ -43,6 +43,11 @@ struct Manifest {
     bool declared = false;
     Env environment;
     std::vector<std::string> grant, revoke;
+    std::string trace;  // its Control API trace (JSON lines); empty: none kept
+    // An entity not running as root ({dir}, {pid}, {job} to fill in); has_impostor false: none declared.
+    bool has_impostor = false;
+    std::vector<std::string> impostor_start, impostor_grant;
+    Env impostor_environment;
   } privileged_entity;
   // The spec version the run checks against (./uet run --spec-version): the cases decode frames by it.
   wire::SpecVersion checked_spec_version = wire::kSpecVersionDefault;

@@ -30,7 +30,14 @@ std::unique_ptr<Client> Client::connect(const std::string& path, std::string* wh
     if (fd >= 0) close(fd);
     return nullptr;
   }
-  return std::unique_ptr<Client>(new Client(fd));
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    if (why) *why = std::string("cannot tell who serves ") + path + ": " + std::strerror(errno);
+    close(fd);
+    return nullptr;
+  }
+  return std::unique_ptr<Client>(new Client(fd, cred.uid));
 }
 
 Client::~Client() { close(fd_); }

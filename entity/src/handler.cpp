@@ -39,6 +39,9 @@ std::string who(const Peer& p) {
 // granted; else its one mapped JobID, or the first of several, which an FI_AV_AUTH_KEY provider ignores),
 // the address mode, its PIDonFEP (one per process), its initiator ID and the security bindings of its map.
 std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service) {
+  if (auto pid = a.num(c::attr::pid); pid && *pid != static_cast<uint64_t>(peer.pid))
+    return refuse(h, EPERM, "ADDR_ALLOC names pid " + std::to_string(*pid) + "; a process asks only for itself, and the "
+                  "caller is " + who(peer), c::attr::pid);
   const auto mine = store_.jobs(static_cast<uint32_t>(peer.pid), service);
   uint32_t job = 0;
   if (auto asked = a.num(c::attr::job_id)) {

@@ -79,7 +79,7 @@ uint32_t default_initiator(const LocalIp& local) {
   return ((ntohl(low) & 0xFFFFFu) << uet::wire::k_pid_on_fep_bits) | process_pid_on_fep();
 }
 
-softuet_addr make_addr(const Config& cfg, const LocalIp& local, uint16_t ri, uint32_t initiator) {
+softuet_addr make_addr(const Config& cfg, const LocalIp& local, uint16_t pid_on_fep, uint16_t ri, uint32_t initiator) {
   softuet_addr a{};
   a.uet.version = static_cast<uint8_t>(uet::wire::k_addr_version);
   // Relative addressing (bit 5 clear): {FA, JobID, PIDonFEP, RI} selects the endpoint.
@@ -87,7 +87,7 @@ softuet_addr make_addr(const Config& cfg, const LocalIp& local, uint16_t ri, uin
                 kAddrFlagInitiatorValid | (local.ip.v6 ? kAddrFlagIpv6 : 0);
   a.uet.fep_caps = cfg.fep_caps;
   std::memcpy(a.uet.fa, local.ip.fa.data(), sizeof a.uet.fa);
-  a.uet.pid_on_fep = process_pid_on_fep();
+  a.uet.pid_on_fep = pid_on_fep;
   a.uet.start_index = ri;
   a.uet.num_indices = ri ? 1 : 0;  // an fi_endpoint has exactly one application-visible RI (C.6)
   a.uet.initiator_id = initiator;

@@ -147,7 +147,7 @@ int ep_getname(fid* f, void* addr, size_t* addrlen) {
   Ep* ep = obj<Ep>(f);
   if (!addrlen) return -FI_EINVAL;
   const Domain* d = ep->domain;
-  softuet_addr a = make_addr(d->cfg, d->ip, ep->resource_index, d->initiator);
+  softuet_addr a = make_addr(d->cfg, d->ip, d->pid_on_fep, ep->resource_index, d->initiator);
   if (fault(d, Fault::getname_no_caps)) a.uet.flags &= ~kAddrFlagCapsValid;
   const size_t given = *addrlen;
   *addrlen = sizeof a;

@@ -131,7 +131,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->mode = 0;
   info->addr_format = FI_ADDR_UET;
 
-  softuet_addr src = make_addr(cfg, ip, 0, cfg.initiator_id.value_or(default_initiator(ip)));
+  softuet_addr src = make_addr(cfg, ip, process_pid_on_fep(), 0, cfg.initiator_id.value_or(default_initiator(ip)));
   info->src_addr = malloc(sizeof src);
   std::memcpy(info->src_addr, &src, sizeof src);
   info->src_addrlen = sizeof src;

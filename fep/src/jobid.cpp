@@ -3,6 +3,8 @@
 // to this process's service, and a direct or AV JobID must be granted by it (spec 2.2.4.1). Without one,
 // the indirect JobID comes from SOFTUET_JOB_ID (default 1); SOFTUET_FALLBACK_JOB_ID=1 enables the fallback
 // JobID instead. SOFTUET_JOB_ID also overrides the entity's indirect JobID, for tests only.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -19,13 +21,20 @@ namespace ctl = uet::control;
 
 namespace {
 
-// One request to the entity and its reply; nullopt, with the reason logged, when it cannot be asked.
+// One request to the entity and its reply; nullopt, with the reason logged, when it cannot be asked or
+// is not root (a kernel driver accepts responses only from a privileged process running as root,
+// spec 2.2.5.3.5.1).
 std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_t>& request,
                                              std::unique_ptr<uet::entity::Client>& client) {
   std::string why;
   client = uet::entity::Client::connect(d->cfg.entity_socket, &why);
   if (!client) {
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity cannot be asked: %s\n", why.c_str());
+    return std::nullopt;
+  }
+  if (client->server_uid() != 0 && !fault(d, Fault::entity_peer_not_checked)) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s runs as uid %u, not root: its answers are not taken\n",
+            d->cfg.entity_socket.c_str(), static_cast<unsigned>(client->server_uid()));
     return std::nullopt;
   }
   auto got = client->call(request);
@@ -37,27 +46,78 @@ std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_
   return std::get<uet::entity::Reply>(got);
 }
 
-// The indirect method with an entity: the JobID it maps to this process's service (the first of several).
-int entity_job(Domain* d, uint32_t* job_id) {
-  std::unique_ptr<uet::entity::Client> client;
-  const auto request = uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
-                           .str(ctl::attr::service, d->cfg.entity_service).finish();
-  const auto reply = ask_entity(d, request, client);
-  if (!reply) return -FI_ECONNREFUSED;
-  const auto jobs = reply->attrs.nums(ctl::attr::job_id);
-  if (reply->is_error || jobs.empty()) {
-    if (fault(d, Fault::indirect_without_entity)) {
-      *job_id = kDefaultJobId;
-      return 0;
-    }
-    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "no JobID for this process from the privileged entity: %s\n", reply->what.c_str());
-    return -FI_EACCES;
+// The address this process asks for: the FEP's IP address (Table 2-18), which names the FEP in the UET
+// address and does not configure the NIC.
+void put_address(Domain* d, uet::entity::Writer& w) {
+  const size_t at = w.begin_nest(ctl::attr::address);
+  if (d->ip.ip.v6) {
+    w.bytes(ctl::fep_address::ip6, std::span<const uint8_t>(d->ip.ip.fa.data(), 16));
+  } else {
+    w.bytes(ctl::fep_address::ip, std::span<const uint8_t>(d->ip.ip.fa.data(), 4));
   }
-  *job_id = static_cast<uint32_t>(jobs.front());
-  return 0;
+  w.end_nest(at);
 }
 
 }  // namespace
+
+// Endpoint creation with an entity (spec 2.2.5.3.5.1): the address allocation request names the FEP IP
+// address, this process and its service (and the direct JobID asked for); the response's JobID takes
+// precedence over a JobID of job initialisation, and its PIDonFEP and initiator ID become the domain's.
+int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) {
+  if (fault(d, Fault::no_address_request)) {
+    if (asked) {
+      *job_id = *asked;
+      return entity_grants(d, *asked);
+    }
+    // The JobID of job initialisation alone, as a provider that skips the allocation request would ask.
+    std::unique_ptr<uet::entity::Client> client;
+    const auto reply = ask_entity(d, uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
+                                         .str(ctl::attr::service, d->cfg.entity_service).finish(), client);
+    if (!reply) return -FI_ECONNREFUSED;
+    const auto jobs = reply->attrs.nums(ctl::attr::job_id);
+    if (reply->is_error || jobs.empty()) return -FI_EACCES;
+    *job_id = static_cast<uint32_t>(jobs.front());
+    return 0;
+  }
+  uet::entity::Writer w = uet::entity::Writer::command(ctl::Cmd::ADDR_ALLOC, ctl::kFlagRequest, 1);
+  w.str(ctl::attr::service, d->cfg.entity_service).u32(ctl::attr::pid, static_cast<uint32_t>(getpid()));
+  if (asked) w.u32(ctl::attr::job_id, *asked);
+  if (!fault(d, Fault::address_request_without_ip)) put_address(d, w);
+  std::unique_ptr<uet::entity::Client> client;
+  const auto reply = ask_entity(d, w.finish(), client);
+  if (!reply) return -FI_ECONNREFUSED;
+  if (reply->is_error) {
+    if (!asked && reply->err == -ENOENT) {
+      if (fault(d, Fault::indirect_without_entity)) {
+        *job_id = kDefaultJobId;
+        return 0;
+      }
+      if (d->cfg.fallback_job_id) return 1;  // no JobID of job initialisation: the caller falls back
+    }
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity allocates no address: %s\n", reply->what.c_str());
+    return -FI_EACCES;
+  }
+  const auto job = reply->attrs.num(ctl::attr::job_id);
+  const auto addr = reply->attrs.nests(ctl::attr::address);
+  const auto pid = addr.empty() ? std::nullopt : addr[0].num(ctl::fep_address::pid_on_fep);
+  const auto initiator = addr.empty() ? std::nullopt : addr[0].num(ctl::fep_address::initiator_id);
+  if (!job || !pid || !initiator) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the address allocation response lacks its JobID, PIDonFEP or initiator ID\n");
+    return -FI_EIO;
+  }
+  *job_id = asked.value_or(static_cast<uint32_t>(*job));
+  if (fault(d, Fault::entity_response_ignored)) return 0;
+  std::lock_guard lock(d->mu);
+  if (d->entity_addressed && d->pid_on_fep != *pid) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the entity gave PIDonFEP %u; this domain's endpoints have %u\n",
+            static_cast<unsigned>(*pid), static_cast<unsigned>(d->pid_on_fep));
+    return -FI_EIO;
+  }
+  d->pid_on_fep = static_cast<uint16_t>(*pid);
+  d->initiator = static_cast<uint32_t>(*initiator);
+  d->entity_addressed = true;
+  return 0;
+}
 
 int entity_grants(Domain* d, uint32_t job_id) {
   if (d->cfg.entity_socket.empty() || fault(d, Fault::entity_not_asked)) return 0;
@@ -102,19 +162,24 @@ int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   const fi_domain_attr* da = info->domain_attr;
   const fi_ep_attr* ea = info->ep_attr;
   // Direct method: the 3-byte auth_key of the endpoint (or of its domain), granted by the entity.
-  if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) {
-    *job_id = job_of_auth_key(ea->auth_key);
-    return entity_grants(d, *job_id);
-  }
-  if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) {
-    *job_id = job_of_auth_key(da->auth_key);
-    return entity_grants(d, *job_id);
+  std::optional<uint32_t> asked;
+  if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) asked = job_of_auth_key(ea->auth_key);
+  else if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) asked = job_of_auth_key(da->auth_key);
+  const bool entity = !d->cfg.entity_socket.empty() && !fault(d, Fault::entity_not_asked);
+  if (asked) {
+    *job_id = *asked;
+    if (!entity) return 0;
+    if (fault(d, Fault::entity_grant_cached) && entity_grants(d, *asked) == 0) return 0;
+    return entity_allocate(d, asked, job_id);
   }
   if (d->cfg.job_id) {
-    *job_id = *d->cfg.job_id;
+    *job_id = *d->cfg.job_id;  // the test-only override answers in the entity's place
     return 0;
   }
-  if (!d->cfg.entity_socket.empty()) return entity_job(d, job_id);
+  if (entity) {
+    const int rc = entity_allocate(d, std::nullopt, job_id);
+    if (rc <= 0) return rc;  // 1: the entity maps no JobID and the fallback is enabled
+  }
   if (d->cfg.fallback_job_id) {
     // Fallback (spec 2.2.4.2): JobID 16777215, and the initiator ID MUST come from
     // UET_PROVIDER_INITIATOR_ID; without it endpoint creation MUST fail.

@@ -162,7 +162,7 @@ struct LocalIp {
 std::optional<LocalIp> local_ip(const Config& cfg, std::string* error);
 uint16_t process_pid_on_fep();
 uint32_t default_initiator(const LocalIp& ip);
-softuet_addr make_addr(const Config& cfg, const LocalIp& ip, uint16_t ri, uint32_t initiator);
+softuet_addr make_addr(const Config& cfg, const LocalIp& ip, uint16_t pid_on_fep, uint16_t ri, uint32_t initiator);
 // The UDP port an address names: the trailer's, or constants.udp_port without a trailer.
 uint16_t addr_port(const softuet_addr& a);
 FepIp addr_ip(const softuet_addr& a);
@@ -538,6 +538,7 @@ struct Domain {
   LocalIp ip;
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
+  bool entity_addressed = false;  // pid_on_fep and initiator are the privileged entity's (entity_allocate)
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
   // The path MTU and the payload bytes per packet it leaves (payload_mtu.hpp): the size of segments, of
   // read requests, of eager bytes and datagrams, and the one-packet criterion of the SES header choice.
@@ -634,6 +635,10 @@ int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id);
 // With an entity configured: 0 when it grants `job_id` to this process, else -FI_EACCES (refused) or
 // -FI_ECONNREFUSED (no entity answered), the reason in the log. Without one: 0.
 int entity_grants(Domain* d, uint32_t job_id);
+// Endpoint creation with an entity: the address allocation request and its response (spec 2.2.5.3.5.1).
+// 0 with the JobID (the one `asked`, when granted); 1 when the entity maps no JobID to this process and the
+// fallback JobID is enabled; else -FI_EACCES, -FI_ECONNREFUSED or -FI_EIO, the reason in the log.
+int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id);
 // A 3-byte auth key and the 24-bit JobID it holds (spec/wire.yaml choice direct-auth-key-byte-order).
 uint32_t job_of_auth_key(const void* key);
 void auth_key_of_job(uint32_t job_id, void* key);

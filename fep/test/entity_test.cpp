@@ -2,6 +2,7 @@
 // entity maps to this process's service, a direct or AV JobID opens only when the entity grants it, and an
 // entity that does not answer is a clear refusal, never a hang. The test starts its own uet-entity and, as
 // root (the launcher's part), maps its own pid.
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,13 +24,16 @@ constexpr uint32_t kMapped = 0x3456, kOther = 0x3457;
 // A uet-entity of the test's own, in a folder of its own, with this process's pid mapped to kMapped.
 class Entity {
  public:
-  Entity() {
+  // `uid`: the user it runs as (its folder is open to all then).
+  explicit Entity(uid_t uid = 0) {
     dir_ = std::filesystem::temp_directory_path() / ("softuet-entity-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
+    if (uid) std::filesystem::permissions(dir_, std::filesystem::perms::all);
     socket_ = (dir_ / "control.sock").string();
     pid_ = fork();
     if (pid_ == 0) {
+      if (uid && (setgid(uid) != 0 || setuid(uid) != 0)) _exit(126);
       const std::string store = (dir_ / "entity.db").string();
       execl(UET_ENTITY_BINARY, "uet-entity", "--socket", socket_.c_str(), "--store", store.c_str(), nullptr);
       _exit(127);
@@ -139,6 +143,16 @@ TEST(SoftuetEntity, IndirectJobIdNeedsAMap) {
   EXPECT_EQ(OpenEndpoint(nullptr, 0), 0);
 }
 
+TEST(SoftuetEntity, AnEntityNotRunningAsRootIsNotBelieved) {
+  if (!as_root()) GTEST_SKIP() << "starting an entity as another user needs uid 0";
+  Entity impostor(65534);
+  ASSERT_TRUE(impostor.Map(service(), {kMapped}));  // it would grant
+  Env env(impostor.socket(), service());
+  const uint8_t granted[3] = {kMapped & 0xFF, (kMapped >> 8) & 0xFF, kMapped >> 16};
+  EXPECT_EQ(OpenEndpoint(granted, 3), -FI_ECONNREFUSED);
+  EXPECT_EQ(OpenEndpoint(nullptr, 0), -FI_ECONNREFUSED);
+}
+
 TEST(SoftuetEntity, NoEntityAnsweringIsARefusal) {
   Env env("/nonexistent/control.sock", service());
   const uint8_t key[3] = {1, 0, 0};
@@ -178,6 +192,42 @@ TEST_F(SoftuetWithEntity, RequestsCarryTheMappedJobId) {
   uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
                      uet::wire::Node::uet, uet::codec::DecodeOptions{}, d);
   EXPECT_EQ(d.get(uet::wire::Field::uet_ses_job_id), kMapped);
+}
+
+// The PIDonFEP and initiator ID of the address allocation response are the endpoint's (spec 2.2.5.3.5.1).
+TEST_F(SoftuetWithEntity, RequestsCarryTheEntitysInitiatorId) {
+  std::string why;
+  auto client = uet::entity::Client::connect(entity_->socket(), &why);
+  ASSERT_TRUE(client) << why;
+  // The request softuet sends: this process, its service and the FEP's address (SOFTUET_ADDR).
+  auto w = uet::entity::Writer::command(c::Cmd::ADDR_ALLOC, c::kFlagRequest, 1);
+  w.str(c::attr::service, service());
+  const char* text = std::getenv("SOFTUET_ADDR");
+  ASSERT_TRUE(text) << "the test runs with SOFTUET_ADDR";
+  uint8_t ip[16];
+  const bool v6 = inet_pton(AF_INET6, text, ip) == 1;
+  ASSERT_TRUE(v6 || inet_pton(AF_INET, text, ip) == 1) << text;
+  const size_t at = w.begin_nest(c::attr::address);
+  w.bytes(v6 ? c::fep_address::ip6 : c::fep_address::ip, std::span<const uint8_t>(ip, v6 ? 16 : 4));
+  w.end_nest(at);
+  auto got = client->call(w.finish());
+  ASSERT_TRUE(std::holds_alternative<uet::entity::Reply>(got));
+  const auto& r = std::get<uet::entity::Reply>(got);
+  ASSERT_FALSE(r.is_error) << r.what;
+  const auto addr = r.attrs.nests(c::attr::address);
+  ASSERT_EQ(addr.size(), 1u);
+  const uint64_t initiator = *addr[0].num(c::fep_address::initiator_id);
+  const fi_addr_t peer = FakePeer(0);
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  char msg[8] = "ini";
+  int ctx = 0;
+  ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
+  const std::vector<uint8_t> frame = Receive();
+  ASSERT_FALSE(frame.empty()) << "no request reached the peer";
+  uet::codec::Decoded d;
+  uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
+                     uet::wire::Node::uet, uet::codec::DecodeOptions{}, d);
+  EXPECT_EQ(d.get(uet::wire::Field::uet_ses_initiator), initiator);
 }
 
 class SoftuetAvWithEntity : public SoftuetWithEntity {

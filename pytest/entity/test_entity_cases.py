@@ -10,12 +10,14 @@ from harness.run_cases import run_manifest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 PORTS = (48430, 48431)
-CASES = {"AGrantedJobIdOpensAnEndpoint", "AJobIdNotGrantedOpensNoEndpoint", "TheIndirectJobIdComesFromTheEntity",
-         "ARevokedGrantStopsNewEndpointsNotOpenOnes", "AnAuthKeyNotGrantedIsNotInserted"}
+CASES = {"Entity.AGrantedJobIdOpensAnEndpoint", "Entity.AJobIdNotGrantedOpensNoEndpoint",
+         "Entity.TheIndirectJobIdComesFromTheEntity", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes",
+         "Entity.AnAuthKeyNotGrantedIsNotInserted", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest",
+         "ControlApi.TheAllocationResponseIsTheEndpointsAddress", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"}
 
 
 def results(build_dir, out, manifest, extra_env=None):
-    return {r.case.removeprefix("Entity."): r
+    return {r.case: r
             for r in run_manifest(MANIFESTS / manifest, build_dir, out, areas=["entity"], extra_env=extra_env,
                                   ports=PORTS)}
 
@@ -26,6 +28,8 @@ def test_softuet_with_the_suites_entity_passes_them(build_dir, tmp_path):
     assert {c: r.verdict for c, r in found.items() if r.verdict != "pass"} == {}
     assert all(r.statements for r in found.values())
     assert "uet-entity: serving" in (tmp_path / "privileged-entity.log").read_text()
+    # The Control API as it happened is kept beside the log: the provider's address allocation requests.
+    assert '"cmd":"ADDR_ALLOC"' in (tmp_path / "privileged-entity-trace.jsonl").read_text()
 
 
 def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
@@ -36,10 +40,14 @@ def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
 
 
 @pytest.mark.parametrize("knob,case", [
-    ("entity_not_asked", "AJobIdNotGrantedOpensNoEndpoint"),
-    ("entity_not_asked", "AnAuthKeyNotGrantedIsNotInserted"),
-    ("entity_grant_cached", "ARevokedGrantStopsNewEndpointsNotOpenOnes"),
-    ("indirect_without_entity", "TheIndirectJobIdComesFromTheEntity"),
+    ("entity_not_asked", "Entity.AJobIdNotGrantedOpensNoEndpoint"),
+    ("entity_not_asked", "Entity.AnAuthKeyNotGrantedIsNotInserted"),
+    ("entity_grant_cached", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes"),
+    ("indirect_without_entity", "Entity.TheIndirectJobIdComesFromTheEntity"),
+    ("no_address_request", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
+    ("address_request_without_ip", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
+    ("entity_response_ignored", "ControlApi.TheAllocationResponseIsTheEndpointsAddress"),
+    ("entity_peer_not_checked", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"),
 ])
 def test_a_knob_that_breaks_a_rule_fails_its_case(build_dir, tmp_path, knob, case):
     found = results(build_dir, tmp_path, "softuet.yaml", {"SOFTUET_FAULTS": knob})

@@ -1,6 +1,8 @@
 // A process's side of the Control API: connect to the entity, send a request, wait for its reply.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,10 +32,14 @@ class Client {
   std::variant<std::vector<Reply>, Problem> call_all(const std::vector<uint8_t>& request,
                                                      std::vector<std::vector<uint8_t>>* buffers, int timeout_ms = 2000);
   uint32_t next_seq() { return seq_++; }
+  // Who serves the socket, as the kernel says (SO_PEERCRED at connect): a provider takes answers only
+  // from root (spec 2.2.5.3.5.1).
+  uid_t server_uid() const { return server_uid_; }
 
  private:
-  explicit Client(int fd) : fd_(fd) {}
+  Client(int fd, uid_t uid) : fd_(fd), server_uid_(uid) {}
   int fd_;
+  uid_t server_uid_;
   uint32_t seq_ = 1;
   std::variant<Reply, Problem> receive(std::vector<uint8_t>& into, int timeout_ms);
   std::vector<uint8_t> buf_;
