@@ -137,7 +137,7 @@ def format_text(report):
     w = out.append
     n_files = len(report["junit_files"])
     w("Requirement catalogue coverage: %s" % report["catalogue"])
-    w("  %d statements, %d observable (api, wire or both), %d not observable; checks read from %d JUnit file%s"
+    w("  %d statements, %d observable (api, wire, both or control), %d not observable; checks read from %d JUnit file%s"
       " and the catalogue's cases" % (report["total"], report["observable"], report["total"] - report["observable"],
                                       n_files, "" if n_files == 1 else "s"))
     if report["covered"] == 0:

@@ -108,7 +108,7 @@ TEST_F(ControlApi, EndpointCreationSendsAnAddressAllocationRequest) {
 }
 
 TEST_F(ControlApi, TheAllocationResponseIsTheEndpointsAddress) {
-  covers({"2.2.5.3.5.1-e", "2.2.5.3.5.1-g"});
+  covers({"2.2.5.3.5.1-d", "2.2.5.3.5.1-e", "2.2.5.3.5.1-g", "2.2.4.1-c"});
   Loopback lb;
   const size_t before = OpenAddressed(lb);
   if (HasFailure()) return;

@@ -12,12 +12,12 @@ namespace {
 
 // JobIDs of the cases: distinct per case, so one case's grant never answers for another.
 constexpr uint32_t kGranted = 0x5E0001, kNotGranted = 0x5E0002, kIndirect = 0x5E0003, kRevoked = 0x5E0004,
-                   kAvGranted = 0x5E0005, kAvNotGranted = 0x5E0006;
+                   kAvGranted = 0x5E0005, kAvNotGranted = 0x5E0006, kSeveralA = 0x5E0007, kSeveralB = 0x5E0008;
 
 using Entity = EntityCase;
 
 TEST_F(Entity, AGrantedJobIdOpensAnEndpoint) {
-  covers({"2.2.4-c", "2.2.4-a", "2.2.4.1-b"});
+  covers({"2.2.4-c", "2.2.4-a", "2.2.4.1-b", "2.2.4.1-i"});
   ASSERT_NO_FATAL_FAILURE(Grant(kGranted));
   Loopback lb;
   const int rc = lb.open(Spec(kGranted));
@@ -43,7 +43,7 @@ TEST_F(Entity, AJobIdNotGrantedOpensNoEndpoint) {
 }
 
 TEST_F(Entity, TheIndirectJobIdComesFromTheEntity) {
-  covers({"2.2.4-a", "2.2.4-b", "2.2.4.1-b"});
+  covers({"2.2.4-a", "2.2.4-b", "2.2.4.1-a", "2.2.4.1-b"});
   {
     Loopback none;
     int rc = none.open(Spec(0));
@@ -86,6 +86,24 @@ TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
   job_key(kAvNotGranted, key);
   EXPECT_NE(fi_av_insert_auth_key(lb.av, key, sizeof key, &handle, 0), 0)
       << "JobID " << kAvNotGranted << " entered the AV although the entity never granted it to this process";
+}
+
+TEST_F(Entity, SeveralJobIdsOfOneProcessEnterTheAv) {
+  covers({"2.2.4.1-f"});
+  ASSERT_NO_FATAL_FAILURE(Grant(kSeveralA));
+  ASSERT_NO_FATAL_FAILURE(Grant(kSeveralB));
+  LoopbackSpec spec;
+  spec.auth_key_size = FI_AV_AUTH_KEY;
+  Loopback lb;
+  const int rc = lb.open(spec);
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
+  ASSERT_EQ(rc, 0) << "an FI_AV_AUTH_KEY endpoint of a process with two JobIDs mapped: " << lb.failed << " " << fi_err(rc);
+  for (uint32_t job : {kSeveralA, kSeveralB}) {
+    fi_addr_t handle = FI_ADDR_NOTAVAIL;
+    uint8_t key[3];
+    job_key(job, key);
+    EXPECT_EQ(fi_av_insert_auth_key(lb.av, key, sizeof key, &handle, 0), 0) << "JobID " << job << ", mapped";
+  }
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ MANIFESTS = REPO / "cases" / "manifests"
 PORTS = (48430, 48431)
 CASES = {"Entity.AGrantedJobIdOpensAnEndpoint", "Entity.AJobIdNotGrantedOpensNoEndpoint",
          "Entity.TheIndirectJobIdComesFromTheEntity", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes",
-         "Entity.AnAuthKeyNotGrantedIsNotInserted", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest",
+         "Entity.AnAuthKeyNotGrantedIsNotInserted", "Entity.SeveralJobIdsOfOneProcessEnterTheAv", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest",
          "ControlApi.TheAllocationResponseIsTheEndpointsAddress", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"}
 
 
