@@ -62,6 +62,7 @@ class Peer {
   Channel& channel() { return channel_; }
   const std::string& error() const { return error_; }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

@@ -254,9 +254,13 @@ bool Target::call(const std::string& request, std::vector<std::string>* reply, i
 }
 
 bool Target::start(const EndpointSpec& spec, const std::map<std::string, std::string>& env,
-                   const std::vector<std::string>& unset_env) {
+                   const std::vector<std::string>& unset_env, const std::function<bool(pid_t, std::string*)>& before_open) {
   (void)registered;
   if (!peer_.start("target", env, unset_env)) return error_ = "starting the target: " + peer_.error(), false;
+  if (before_open) {
+    std::string why;
+    if (!before_open(peer_.pid(), &why)) return error_ = "before the target opened its endpoint: " + why, false;
+  }
   const char* method = spec.method == JobMethod::direct ? "direct" : spec.method == JobMethod::av ? "av" : "indirect";
   std::vector<std::string> r;
   if (!call(std::string("open ") + (spec.type == FI_EP_DGRAM ? "dgram" : "rdm") + " " + std::to_string(spec.caps) +

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,9 +31,13 @@ struct RemoteMr {
 class Target {
  public:
   // Starts the peer and opens its endpoint; false with error(). `env` goes over the peer environment.
+  // `before_open`, when given, runs with the target's pid once it runs and before it opens its endpoint
+  // (a launcher's part: grant the process its JobID); false from it stops the start.
   bool start(const EndpointSpec& spec, const std::map<std::string, std::string>& env = {},
-             const std::vector<std::string>& unset_env = {});
+             const std::vector<std::string>& unset_env = {},
+             const std::function<bool(pid_t, std::string*)>& before_open = {});
   const std::string& error() const { return error_; }
+  pid_t pid() const { return peer_.pid(); }
   // The target endpoint's fi_getname.
   const std::vector<uint8_t>& name() const { return name_; }
 

@@ -55,8 +55,11 @@ inline void expect_error_entry(const Outcome& o, uint64_t rc) {
 class TwoSided : public ::testing::TestWithParam<Kind> {
  protected:
   // Opens both sides (call through UET_OPEN_BOTH). `target_spec` defaults to `spec`.
+  // `target_unset` and `before_open` as Target::start takes them.
   void OpenBoth(const EndpointSpec& spec, const EndpointSpec* target_spec = nullptr,
-                const std::map<std::string, std::string>& target_env = {}) {
+                const std::map<std::string, std::string>& target_env = {},
+                const std::vector<std::string>& target_unset = {},
+                const std::function<bool(pid_t, std::string*)>& before_open = {}) {
     // Two providers talk only over a protocol both speak: UET, or the same non-UET provider.
     const Manifest& mine = manifest();
     const Manifest& theirs = target_manifest();
@@ -73,7 +76,7 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     if (rc != 0 && manifest().uet) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
     ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
     observing(Side::target, "api: the target's endpoint");
-    ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env)) << target.error();
+    ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env, target_unset, before_open)) << target.error();
     dest = me.insert(target.name());
     ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";
   }

@@ -190,11 +190,12 @@ void atomic_fields(FieldValues& v, const AtomicExt& a) {
   }
 }
 
-Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type) {
+// `any_job`: the endpoint at {PIDonFEP, RI} whatever JobIDs it takes (the same_node_unchecked knob).
+Ep* find_ep(Domain* d, uint64_t job, uint64_t pid, uint64_t ri, fi_ep_type type, bool any_job = false) {
   if (pid != d->pid_on_fep) return nullptr;
   for (Ep* ep : d->eps)
     if (ep->resource_index == ri && ep->type == type && ep->enabled &&
-        (ep_accepts_job(ep, static_cast<uint32_t>(job)) || fault(d, Fault::endpoint_ignores_job_id)))
+        (any_job || ep_accepts_job(ep, static_cast<uint32_t>(job)) || fault(d, Fault::endpoint_ignores_job_id)))
       return ep;
   return nullptr;
 }
@@ -766,6 +767,8 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
   // RKEY/INDEX instead of the endpoint's RI.
   const uint64_t rkey = *pkt.get(Field::uet_ses_resource_index);
   const Mr* optimized_mr = optimized ? mr_of_rkey(d, rkey) : nullptr;
+  // The knob's short cut: a request from this node is taken as if it had the endpoint's own JobID.
+  const bool short_cut = fault(d, Fault::same_node_unchecked) && from.ip == d->ip.ip;
   Ep* ep = nullptr;
   if (optimized) {
     ep = ep_of_optimized(d, optimized_mr, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
@@ -776,7 +779,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
       ep = rtr_endpoint(d, static_cast<uint32_t>(pkt.get(Field::uet_ses_initiator_restart_token).value_or(0)));
     if (!ep)
       ep = find_ep(d, *pkt.get(Field::uet_ses_job_id), *pkt.get(Field::uet_ses_pid_on_fep),
-                   *pkt.get(Field::uet_ses_resource_index), *ep_type);
+                   *pkt.get(Field::uet_ses_resource_index), *ep_type, short_cut);
   }
   std::optional<Refusal> refusal;
   if (!ep && !optimized && *ep_type == FI_EP_RDM) {
@@ -787,6 +790,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
   }
   if (!ep) return;
   read_request(pkt, buf, from, m);
+  if (short_cut) m.job_id = ep->job_id;
   if (refusal) m.refuse_rc = refusal->rc;
   if (optimized) m.match_bits = optimized_mr ? optimized_mr->key : kKeyOptimized | rkey;
   if (*ep_type == FI_EP_DGRAM) {

@@ -52,3 +52,28 @@ def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
 def test_a_knob_that_breaks_a_rule_fails_its_case(build_dir, tmp_path, knob, case):
     found = results(build_dir, tmp_path, "softuet.yaml", {"SOFTUET_FAULTS": knob})
     assert found[case].verdict == "fail", found[case]
+
+
+JOBS = {f"Claimed/Jobs.{name}/rdm" for name in (
+    "ABufferOfAnEntityJobIdTakesIt", "ABufferOfAnEntityJobIdTakesItOnOneNode", "ABufferOfAnEntityJobIdRefusesAnother",
+    "ABufferOfAnEntityJobIdRefusesAnotherOnOneNode", "ARegionOfAnEntityJobIdIsNotWrittenByAnother",
+    "ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode", "TheTargetsEntityJobIdIsOnTheWire",
+    "ARevokedGrantStopsTheTargetsNewEndpointsNotItsOpenOne")}
+
+
+def jobs(build_dir, out, extra_env=None):
+    return {r.case: r for r in run_manifest(MANIFESTS / "softuet.yaml", build_dir, out, areas=["jobs"],
+                                            extra_env=extra_env, ports=PORTS)}
+
+
+class TestJobsBetweenTwoProcesses:
+    def test_softuet_passes_them_between_two_nodes_and_on_one(self, build_dir, tmp_path):
+        found = jobs(build_dir, tmp_path)
+        assert {c: r.verdict for c, r in found.items() if c in JOBS} == {c: "pass" for c in JOBS}
+        assert all(r.verdict == "not_applicable" and "RDM" in r.reason for c, r in found.items() if c not in JOBS)
+
+    def test_a_short_cut_inside_the_node_fails_only_the_one_node_cases(self, build_dir, tmp_path):
+        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": "same_node_unchecked"})
+        assert {c for c, r in found.items() if r.verdict == "fail"} == {
+            "Claimed/Jobs.ABufferOfAnEntityJobIdRefusesAnotherOnOneNode/rdm",
+            "Claimed/Jobs.ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode/rdm"}

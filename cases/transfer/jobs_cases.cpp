@@ -1,0 +1,203 @@
+// JobIDs from the privileged entity between two processes (UEC 1.0 §2.2.4, §2.2.4.1, §2.2.4.3): each
+// side's JobID is granted to its process by its manifest's privileged entity (the grant command, run with
+// the process's pid before it opens its endpoint, as a launcher would), never taken from the environment.
+// A buffer or region of the target's JobID takes a message of that JobID and refuses one of another JobID
+// with the right return code and nothing written; a revoked grant stops the target's new endpoints while
+// its open one keeps receiving; the target's JobID is on the wire. The buffer and region cases run twice:
+// between two nodes (each side in its namespace) and between two processes on one node and one FEP (the
+// target in the initiator's namespace, with the same address): a provider that short-cuts traffic inside
+// a node must authorize it exactly as remote traffic.
+#include <rdma/fi_rma.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "capture.hpp"
+#include "entity_commands.hpp"
+#include "two_sided.hpp"
+#include "uet/wire/wire_gen.hpp"
+
+namespace uet::cases {
+namespace {
+
+namespace w = uet::wire;
+
+constexpr uint32_t kTargetJob = 0x5E0101, kOtherJob = 0x5E0102, kRevokedJob = 0x5E0103;
+
+enum class Placement { two_nodes, one_node };
+
+class Jobs : public TwoSided {
+ protected:
+  void SetUp() override {
+    UET_REQUIRE_UET_PROVIDER();
+    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "authorization is checked on RDM endpoints");
+    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared,
+                          "a side's manifest declares no privileged entity (privileged_entity): the suite cannot "
+                          "grant its process a JobID");
+    env_.emplace(manifest().privileged_entity.environment);
+  }
+  void TearDown() override {
+    TwoSided::TearDown();
+    std::string out;
+    for (const auto& [cmd, pid, job] : grants_)
+      run_command(*cmd, {{"pid", std::to_string(pid)}, {"job", std::to_string(job)}}, &out);
+    env_.reset();
+  }
+  // Grants `job` to process `pid` with a side's manifest command; false with the reason.
+  bool Grant(const Manifest& side, pid_t pid, uint32_t job, std::string* why) {
+    std::string out;
+    const int rc = run_command(side.privileged_entity.grant, {{"pid", std::to_string(pid)}, {"job", std::to_string(job)}}, &out);
+    if (rc != 0) {
+      *why = "the grant command failed (" + std::to_string(rc) + "): " + joined(side.privileged_entity.grant) + ": " + out;
+      return false;
+    }
+    grants_.push_back({&side.privileged_entity.revoke, pid, job});
+    return true;
+  }
+  // The target opens with `target_jobs` granted (one: the indirect method, the JobID its entity maps to it;
+  // several: the AV method, FI_AV_AUTH_KEY) and this side with `my_job` (the direct method, granted to this
+  // process first).
+  void Open(Placement where, std::vector<uint32_t> target_jobs, uint32_t my_job, uint64_t caps = FI_MSG | FI_RMA) {
+    std::string why;
+    ASSERT_TRUE(Grant(manifest(), getpid(), my_job, &why)) << why;
+    EndpointSpec mine = Spec(caps), theirs = Spec(caps);
+    mine.method = JobMethod::direct;
+    mine.job = my_job;
+    theirs.method = target_jobs.size() == 1 ? JobMethod::indirect : JobMethod::av;
+    std::map<std::string, std::string> set;
+    std::vector<std::string> unset;
+    split_env(target_manifest().privileged_entity.environment, &set, &unset);
+    // One node: the target starts in this side's namespace (and so at this side's address).
+    std::optional<std::string> netns;
+    if (where == Placement::one_node) {
+      if (const char* ns = std::getenv("UET_CASES_PEER_NETNS")) netns = ns;
+      unsetenv("UET_CASES_PEER_NETNS");
+    }
+    OpenBoth(mine, &theirs, set, unset, [&](pid_t pid, std::string* err) {
+      for (uint32_t job : target_jobs)
+        if (!Grant(target_manifest(), pid, job, err)) return false;
+      return true;
+    });
+    if (netns) setenv("UET_CASES_PEER_NETNS", netns->c_str(), 1);
+  }
+  Outcome Send(const char* text) {
+    int ctx = 0;
+    const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
+    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
+    return rc ? Outcome{} : me.wait(&ctx, 15000);
+  }
+  Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
+    int ctx = 0;
+    const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
+    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
+    return rc ? Outcome{} : me.wait(&ctx, 15000);
+  }
+  void BufferTakesItsJobId(Placement where) {
+    ASSERT_NO_FATAL_FAILURE(Open(where, {kTargetJob}, kTargetJob));
+    if (IsSkipped()) return;
+    ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+    const Outcome o = Send("granted");
+    ASSERT_EQ(o.state, Outcome::completed) << "err " << o.error.err << ", prov_errno " << o.error.prov_errno;
+    EXPECT_EQ(target.completion(1, kArrivalMs).state, RecvResult::completed) << target.error();
+  }
+  void BufferRefusesAnotherJobId(Placement where) {
+    ASSERT_NO_FATAL_FAILURE(Open(where, {kTargetJob}, kOtherJob));
+    if (IsSkipped()) return;
+    ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+    const Outcome o = Send("another job");
+    EXPECT_EQ(o.state, Outcome::failed) << "a message of JobID " << kOtherJob << " reached a buffer of JobID "
+                                        << kTargetJob << ", which the entity granted to the target alone";
+    if (o.state == Outcome::failed)
+      EXPECT_EQ(o.error.err, w::libfabric::fi_errno_of_ses_rc(static_cast<uint64_t>(o.error.prov_errno)))
+          << "err is the libfabric code of the SES return code in prov_errno";
+    EXPECT_EQ(target.completion(1, 200).state, RecvResult::none) << "the target's buffer took the message";
+  }
+  // The target's endpoint takes both JobIDs (the AV method, both granted to it by its entity); its region
+  // only kTargetJob: the write of kOtherJob reaches the endpoint and is refused by the region.
+  void RegionRefusesAnotherJobId(Placement where) {
+    ASSERT_NO_FATAL_FAILURE(Open(where, {kTargetJob, kOtherJob}, kOtherJob));
+    if (IsSkipped()) return;
+    ASSERT_NE(target.insert_auth_key(kOtherJob), FI_ADDR_NOTAVAIL) << target.error();
+    RemoteMr mr;
+    ASSERT_TRUE(target.register_mr(1, 64, 0, "direct:" + std::to_string(kTargetJob), &mr)) << target.error();
+    const Outcome o = Write(mr, std::vector<uint8_t>(32, 0xEE));
+    expect_error_entry(o, w::ses_return_code::RC_PERM_VIOLATION);
+    EXPECT_EQ(target.read_mr(1, 0, 64), std::vector<uint8_t>(64, 0))
+        << "JobID " << kOtherJob << " wrote into a region of JobID " << kTargetJob;
+  }
+
+  std::optional<ScopedEnvironment> env_;
+  std::vector<std::tuple<const std::vector<std::string>*, pid_t, uint32_t>> grants_;
+};
+
+TEST_P(Jobs, ABufferOfAnEntityJobIdTakesIt) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-c", "2.2.4.1-b"});
+  BufferTakesItsJobId(Placement::two_nodes);
+}
+
+TEST_P(Jobs, ABufferOfAnEntityJobIdTakesItOnOneNode) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-c", "2.2.4.1-b"});
+  BufferTakesItsJobId(Placement::one_node);
+}
+
+TEST_P(Jobs, ABufferOfAnEntityJobIdRefusesAnother) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-a", "2.2.4.3-c", "2.2.4-c"});
+  BufferRefusesAnotherJobId(Placement::two_nodes);
+}
+
+TEST_P(Jobs, ABufferOfAnEntityJobIdRefusesAnotherOnOneNode) {
+  covers({"2.2.4.3.1-a", "2.2.4.3-a", "2.2.4.3-c", "2.2.4-c"});
+  BufferRefusesAnotherJobId(Placement::one_node);
+}
+
+TEST_P(Jobs, ARegionOfAnEntityJobIdIsNotWrittenByAnother) {
+  covers({"2.2.4.3.3-d", "2.2.4.3.3-e", "2.2.4.3-c", "2.2.4-c", "2.2.5.6-a"});
+  RegionRefusesAnotherJobId(Placement::two_nodes);
+}
+
+TEST_P(Jobs, ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode) {
+  covers({"2.2.4.3.3-d", "2.2.4.3.3-e", "2.2.4.3-c", "2.2.4-c", "2.2.5.6-a"});
+  RegionRefusesAnotherJobId(Placement::one_node);
+}
+
+// The target's JobID, which its entity granted, is what its requests carry (2.2.4.4-a, 2.2.4-b).
+TEST_P(Jobs, TheTargetsEntityJobIdIsOnTheWire) {
+  covers({"2.2.4.4-a", "2.2.4-b"});
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kTargetJob}, kTargetJob, FI_MSG));
+  if (IsSkipped()) return;
+  const fi_addr_t to_me = target.insert(me.name());
+  ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
+  std::vector<char> buf(64);
+  int ctx = 0;
+  ASSERT_EQ(fi_recv(me.ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+  Capture cap;
+  ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
+  const RecvResult sent = target.send(to_me, 16, 0x4A);
+  std::string why;
+  EXPECT_TRUE(cap.expect({{w::Field::uet_ses_job_id, kTargetJob}}, is_request, &why))
+      << "no SES request from the target carries the JobID its entity granted, " << kTargetJob << ": " << why;
+  EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err;
+  EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
+}
+
+// A revoked grant stops the target's new endpoints; its open one keeps receiving (2.2.4.1-e).
+TEST_P(Jobs, ARevokedGrantStopsTheTargetsNewEndpointsNotItsOpenOne) {
+  covers({"2.2.4.1-e", "2.2.4-c"});
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kRevokedJob}, kRevokedJob));
+  if (IsSkipped()) return;
+  std::string out;
+  const int rc = run_command(target_manifest().privileged_entity.revoke,
+                             {{"pid", std::to_string(target.pid())}, {"job", std::to_string(kRevokedJob)}}, &out);
+  ASSERT_EQ(rc, 0) << "the revoke command failed: " << out;
+  EXPECT_TRUE(target.open_another_endpoint(kRevokedJob).empty())
+      << "the target opened an endpoint with JobID " << kRevokedJob << " after its entity revoked it";
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  const Outcome o = Send("still open");
+  ASSERT_EQ(o.state, Outcome::completed) << "the endpoint opened before the revoke: err " << o.error.err;
+  EXPECT_EQ(target.completion(1, kArrivalMs).state, RecvResult::completed) << target.error();
+}
+
+UET_INSTANTIATE_TWO_SIDED(Jobs);
+
+}  // namespace
+}  // namespace uet::cases
