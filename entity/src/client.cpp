@@ -5,7 +5,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,9 +57,20 @@ std::variant<Reply, Problem> Client::receive(std::vector<uint8_t>& into, int tim
 }
 
 std::variant<Reply, Problem> Client::call(const std::vector<uint8_t>& request, int timeout_ms) {
-  if (send(fd_, request.data(), request.size(), MSG_NOSIGNAL) < 0)
+  // Each call gets a sequence number of its own, and only the reply that echoes it is taken: a reply that
+  // came after its caller gave up waiting is not mistaken for the next call's.
+  std::vector<uint8_t> stamped = request;
+  const uint32_t seq = next_seq();
+  if (stamped.size() >= control::kNetlinkHeaderBytes) std::memcpy(stamped.data() + 8, &seq, 4);
+  if (send(fd_, stamped.data(), stamped.size(), MSG_NOSIGNAL) < 0)
     return Problem{errno, std::string("cannot send to the entity: ") + std::strerror(errno)};
-  return receive(buf_, timeout_ms);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    auto got = receive(buf_, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    const auto* r = std::get_if<Reply>(&got);
+    if (!r || r->header.seq == seq || stamped.size() < control::kNetlinkHeaderBytes) return got;
+  }
 }
 
 std::variant<std::vector<Reply>, Problem> Client::call_all(const std::vector<uint8_t>& request,

@@ -15,6 +15,8 @@ namespace cc = control::cred;
 // Who the caller is, from the kernel: uid and gid as SO_PEERCRED gave them, the groups, start time and
 // job from /proc (a registered ancestor, or a Slurm step daemon above it).
 CredStore::Caller Handler::caller(const Peer& peer) {
+  if (auto it = callers_.find(peer.pid); it != callers_.end() && it->second.uid == static_cast<uint32_t>(peer.uid))
+    return it->second;
   CredStore::Caller who{static_cast<uint32_t>(peer.pid), static_cast<uint32_t>(peer.uid),
                         {static_cast<uint32_t>(peer.gid)}, 0, 0};
   if (const auto p = process_info(who.pid)) {
@@ -23,6 +25,7 @@ CredStore::Caller Handler::caller(const Peer& peer) {
       if (std::find(who.gids.begin(), who.gids.end(), g) == who.gids.end()) who.gids.push_back(g);
   }
   who.job = job_of(who.pid, [this](uint32_t pid) { return creds_.registered_job(pid); });
+  callers_[peer.pid] = who;
   return who;
 }
 
@@ -35,6 +38,9 @@ std::vector<uint8_t> Handler::credential(const Request& req, const Peer& peer) {
   const auto refused = [&h](const std::optional<Refused>& r, uint16_t attr = c::attr::cred) {
     return r ? refuse(h, r->err, r->what, attr) : error_reply(h, 0);
   };
+  // A job that starts or ends changes which job the processes are in.
+  if (req.cmd->cmd == c::Cmd::JOB_START || req.cmd->cmd == c::Cmd::JOB_END || req.cmd->cmd == c::Cmd::JOB_ACTIVE)
+    callers_.clear();
   switch (req.cmd->cmd) {
     case c::Cmd::CRED_ACQUIRE: {
       if (flags & ~(cc::kFlag_persistent | cc::kFlag_node_insecure))

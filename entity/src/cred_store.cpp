@@ -133,9 +133,15 @@ std::optional<Refused> CredStore::over_limit(const Caller& c) {
 std::optional<Refused> CredStore::acquire(const Caller& c, uint32_t flags, Cred* out) {
   Transaction t(db_);
   if (auto no = over_limit(c)) return no;
-  // The lowest free JobID of the credentials' range.
+  // The JobID after the highest in use; once the range's end is reached, the lowest free one.
   uint32_t job_id = cc::kJobIdFirst;
   {
+    Stmt top(db_, "SELECT MAX(job_id) FROM creds");
+    if (top.step() && !top.col_null(0)) job_id = static_cast<uint32_t>(top.col_int(0)) + 1;
+  }
+  if (job_id < cc::kJobIdFirst) job_id = cc::kJobIdFirst;
+  if (job_id > cc::kJobIdLast) {
+    job_id = cc::kJobIdFirst;
     Stmt used(db_, "SELECT job_id FROM creds WHERE job_id >= ? ORDER BY job_id");
     used.bind(1, cc::kJobIdFirst);
     while (used.step() && used.col_int(0) == job_id) ++job_id;
@@ -179,22 +185,35 @@ std::optional<Refused> CredStore::access(const Caller& c, uint32_t cred, const s
     *job_id = it->second.job_id;  // node-local cache: the process holds a reference already
     return std::nullopt;
   }
-  Transaction t(db_);
+  Transaction t(db_, Transaction::Sync::normal);
   // A reference left by an earlier process of the same pid is that process's, and it is gone.
   if (it != held_.end() && !holds) drop_references("pid", c.pid);
-  const auto have = find(cred);
-  if (!have || have->released) return Refused{ENOENT, "no credential " + std::to_string(cred)};
+  struct {
+    uint32_t job_id, flags;
+  } have{};
+  {
+    Stmt q(db_, "SELECT job_id, flags FROM creds WHERE cred = ? AND released = 0");
+    q.bind(1, cred);
+    if (!q.step()) return Refused{ENOENT, "no credential " + std::to_string(cred)};
+    have = {static_cast<uint32_t>(q.col_int(0)), static_cast<uint32_t>(q.col_int(1))};
+  }
   if (!holds) {
-    Stmt ok(db_,
-            "SELECT 1 FROM cred_grants WHERE cred = ?1 AND ((kind = 'uid' AND id = ?2) OR (kind = 'job' AND id = ?3 AND ?3 != 0)"
-            " OR (kind = 'gid' AND id IN (SELECT value FROM json_each(?4))))");
-    std::string gids = "[";
-    for (size_t i = 0; i < c.gids.size(); ++i) gids += (i ? "," : "") + std::to_string(c.gids[i]);
-    ok.bind(1, cred).bind(2, c.uid).bind(3, c.job).bind(4, gids + "]");
-    if (!ok.step())
+    // The access list is short: read it whole and match it here.
+    bool granted = false;
+    {
+      Stmt list(db_, "SELECT kind, id FROM cred_grants WHERE cred = ?");
+      list.bind(1, cred);
+      while (!granted && list.step()) {
+        const std::string kind = list.col_text(0);
+        const auto id = static_cast<uint32_t>(list.col_int(1));
+        granted = (kind == "uid" && id == c.uid) || (kind == "job" && c.job && id == c.job) ||
+                  (kind == "gid" && std::find(c.gids.begin(), c.gids.end(), id) != c.gids.end());
+      }
+    }
+    if (!granted)
       return Refused{EACCES, "credential " + std::to_string(cred) + " is not granted to " + subject(c) +
-                                 " (its access list: " + have->grants + ")"};
-    if (!(have->flags & cc::kFlag_node_insecure)) {
+                                 " (its access list: " + find(cred)->grants + ")"};
+    if (!(have.flags & cc::kFlag_node_insecure)) {
       drop_dead_processes_locked(cred);
       Stmt other(db_, "SELECT job FROM cred_refs WHERE cred = ? AND job != ? LIMIT 1");
       other.bind(1, cred).bind(2, c.job);
@@ -209,15 +228,15 @@ std::optional<Refused> CredStore::access(const Caller& c, uint32_t cred, const s
   }
   if (!service.empty()) {
     Stmt map(db_, "INSERT OR IGNORE INTO job_map (pid, service, job_id) VALUES (?, ?, ?)");
-    map.bind(1, c.pid).bind(2, service).bind(3, have->job_id);
+    map.bind(1, c.pid).bind(2, service).bind(3, have.job_id);
     map.step();
     Stmt svc(db_, "UPDATE cred_refs SET service = ? WHERE cred = ? AND pid = ?");
     svc.bind(1, service).bind(2, cred).bind(3, c.pid);
     svc.step();
   }
   t.commit();
-  held_[{cred, c.pid}] = Held{have->job_id, c.start};
-  *job_id = have->job_id;
+  held_[{cred, c.pid}] = Held{have.job_id, c.start};
+  *job_id = have.job_id;
   return std::nullopt;
 }
 
@@ -261,8 +280,7 @@ void CredStore::forget_if_gone(uint32_t cred) {
 }
 
 std::optional<Refused> CredStore::release(const Caller& c, uint32_t cred, uint32_t flags) {
-  // The reference cache is rebuilt from the store when the transaction does not commit.
-  Transaction t(db_);
+  Transaction t(db_, (flags & cc::kFlag_full) ? Transaction::Sync::full : Transaction::Sync::normal);
   const auto have = find(cred);
   if (!have) return Refused{ENOENT, "no credential " + std::to_string(cred)};
   if (flags & cc::kFlag_full) {

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,10 +51,15 @@ class Handler {
 
  public:
   CredStore& creds() { return creds_; }
+  // The connection of process `pid` closed: what was learnt of it from /proc is forgotten (a new process
+  // may take the pid).
+  void forget(pid_t pid) { callers_.erase(pid); }
 
  private:
   Store& store_;
   CredStore creds_;
+  // A caller's identity from /proc, kept while its connection lasts (and until a job starts or ends).
+  std::map<pid_t, CredStore::Caller> callers_;
 };
 
 }  // namespace uet::entity

@@ -86,6 +86,7 @@ int Server::run(const std::atomic<bool>& stop) {
       const ssize_t got = recv(cl.fd, buf.data(), buf.size(), MSG_TRUNC | MSG_DONTWAIT);
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
         close(cl.fd);
+        handler_.forget(cl.peer.pid);
         continue;
       }
       if (got > 0) {
@@ -104,6 +105,7 @@ int Server::run(const std::atomic<bool>& stop) {
           sent = sent && send(cl.fd, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
         if (!sent) {
           close(cl.fd);
+          handler_.forget(cl.peer.pid);
           continue;
         }
       }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -21,29 +22,45 @@ namespace ctl = uet::control;
 
 namespace {
 
-// One request to the entity and its reply; nullopt, with the reason logged, when it cannot be asked or
-// is not root (a kernel driver accepts responses only from a privileged process running as root,
-// spec 2.2.5.3.5.1).
-std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_t>& request,
-                                             std::unique_ptr<uet::entity::Client>& client) {
-  std::string why;
-  client = uet::entity::Client::connect(d->cfg.entity_socket, &why);
-  if (!client) {
-    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity cannot be asked: %s\n", why.c_str());
+// The connections to privileged entities, one per socket path for the whole process (as a process has
+// one netlink socket to its kernel driver), made at the first question; entity_mu is held while a reply is
+// read (its attributes point into the connection's buffer) and is taken before a domain's mu, never after.
+std::mutex entity_mu;
+std::map<std::string, std::unique_ptr<uet::entity::Client>>& entity_links() {
+  static auto* links = new std::map<std::string, std::unique_ptr<uet::entity::Client>>;  // lives to exit
+  return *links;
+}
+
+// One request to the entity and its reply (the caller holds entity_mu); nullopt, with the reason logged,
+// when it cannot be asked or is not root (a kernel driver accepts responses only from a privileged
+// process running as root, spec 2.2.5.3.5.1).
+std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_t>& request) {
+  auto& link = entity_links()[d->cfg.entity_socket];
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!link) {
+      std::string why;
+      link = uet::entity::Client::connect(d->cfg.entity_socket, &why);
+      if (!link) {
+        FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity cannot be asked: %s\n", why.c_str());
+        return std::nullopt;
+      }
+    }
+    if (link->server_uid() != 0 && !fault(d, Fault::entity_peer_not_checked)) {
+      FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s runs as uid %u, not root: its answers are not taken\n",
+              d->cfg.entity_socket.c_str(), static_cast<unsigned>(link->server_uid()));
+      link.reset();
+      return std::nullopt;
+    }
+    auto got = link->call(request);
+    if (const auto* r = std::get_if<uet::entity::Reply>(&got)) return *r;
+    const auto& p = std::get<uet::entity::Problem>(got);
+    link.reset();
+    // A connection the entity closed (it restarted) is made again once; a silent entity is not waited twice.
+    if (attempt == 0 && (p.err == ECONNRESET || p.err == EPIPE)) continue;
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s: %s\n", d->cfg.entity_socket.c_str(), p.what.c_str());
     return std::nullopt;
   }
-  if (client->server_uid() != 0 && !fault(d, Fault::entity_peer_not_checked)) {
-    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s runs as uid %u, not root: its answers are not taken\n",
-            d->cfg.entity_socket.c_str(), static_cast<unsigned>(client->server_uid()));
-    return std::nullopt;
-  }
-  auto got = client->call(request);
-  if (const auto* p = std::get_if<uet::entity::Problem>(&got)) {
-    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity at %s: %s\n", d->cfg.entity_socket.c_str(),
-            p->what.c_str());
-    return std::nullopt;
-  }
-  return std::get<uet::entity::Reply>(got);
+  return std::nullopt;
 }
 
 // The address this process asks for: the FEP's IP address (Table 2-18), which names the FEP in the UET
@@ -70,9 +87,9 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
       return entity_grants(d, *asked);
     }
     // The JobID of job initialisation alone, as a provider that skips the allocation request would ask.
-    std::unique_ptr<uet::entity::Client> client;
+    std::lock_guard entity_lock(entity_mu);
     const auto reply = ask_entity(d, uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
-                                         .str(ctl::attr::service, d->cfg.entity_service).finish(), client);
+                                         .str(ctl::attr::service, d->cfg.entity_service).finish());
     if (!reply) return -FI_ECONNREFUSED;
     const auto jobs = reply->attrs.nums(ctl::attr::job_id);
     if (reply->is_error || jobs.empty()) return -FI_EACCES;
@@ -83,8 +100,8 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
   w.str(ctl::attr::service, d->cfg.entity_service).u32(ctl::attr::pid, static_cast<uint32_t>(getpid()));
   if (asked) w.u32(ctl::attr::job_id, *asked);
   if (!fault(d, Fault::address_request_without_ip)) put_address(d, w);
-  std::unique_ptr<uet::entity::Client> client;
-  const auto reply = ask_entity(d, w.finish(), client);
+  std::lock_guard entity_lock(entity_mu);
+  const auto reply = ask_entity(d, w.finish());
   if (!reply) return -FI_ECONNREFUSED;
   if (reply->is_error) {
     if (!asked && reply->err == -ENOENT) {
@@ -128,10 +145,10 @@ int entity_grants(Domain* d, uint32_t job_id) {
     std::lock_guard lock(cached_mu);
     if (std::find(cached.begin(), cached.end(), job_id) != cached.end()) return 0;
   }
-  std::unique_ptr<uet::entity::Client> client;
   const auto request = uet::entity::Writer::command(ctl::Cmd::JOB_CHECK, ctl::kFlagRequest, 1)
                            .str(ctl::attr::service, d->cfg.entity_service).u32(ctl::attr::job_id, job_id).finish();
-  const auto reply = ask_entity(d, request, client);
+  std::lock_guard entity_lock(entity_mu);
+  const auto reply = ask_entity(d, request);
   if (!reply) return -FI_ECONNREFUSED;
   if (!reply->is_error || reply->err != 0) {
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "JobID %u refused by the privileged entity: %s\n", job_id, reply->what.c_str());

@@ -539,6 +539,7 @@ struct Domain {
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
   bool entity_addressed = false;  // pid_on_fep and initiator are the privileged entity's (entity_allocate)
+
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
   // The path MTU and the payload bytes per packet it leaves (payload_mtu.hpp): the size of segments, of
   // read requests, of eager bytes and datagrams, and the one-packet criterion of the SES header choice.
