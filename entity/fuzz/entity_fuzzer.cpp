@@ -58,6 +58,22 @@ void write_seeds(const char* dir) {
   seeds.emplace_back("map-then-read", run({record(root, map), record(user, get), record(user, check),
                                            record(root, list), record(root, unmap), record(user, get)}));
   seeds.emplace_back("map-as-user", run({record(user, map)}));
+  // Shared credentials: acquire, grant a job, start it with the user's pid, access with a token, list,
+  // limit, release, end the job.
+  auto acquire = Writer::command(c::Cmd::CRED_ACQUIRE, f, 8).u32(c::attr::flags, c::cred::kFlag_persistent).finish();
+  auto grant = Writer::command(c::Cmd::CRED_GRANT, f, 9).u32(c::attr::cred, 1).u32(c::attr::wlm_job, 42).finish();
+  auto start = Writer::command(c::Cmd::JOB_START, f, 10).u32(c::attr::wlm_job, 42).u32(c::attr::pid, 7).finish();
+  auto access = Writer::command(c::Cmd::CRED_ACCESS, f, 11).u32(c::attr::cred, 1).str(c::attr::service, "svc")
+                    .u32(c::attr::flags, c::cred::kFlag_token).finish();
+  auto cred_list = Writer::command(c::Cmd::CRED_LIST, f, 12).finish();
+  auto limit = Writer::command(c::Cmd::CRED_LIMIT, f, 13).u8(c::attr::limit_scope, 1).u32(c::attr::limit, 1).finish();
+  auto release = Writer::command(c::Cmd::CRED_RELEASE, f, 14).u32(c::attr::cred, 1).u32(c::attr::flags, c::cred::kFlag_full).finish();
+  auto end = Writer::command(c::Cmd::JOB_END, f, 15).u32(c::attr::wlm_job, 42).finish();
+  auto active = Writer::command(c::Cmd::JOB_ACTIVE, f, 16).u32(c::attr::wlm_job, 43).finish();
+  seeds.emplace_back("credential-life", run({record(root, acquire), record(root, grant), record(root, start),
+                                             record(user, access), record(root, cred_list), record(root, limit),
+                                             record(user, acquire), record(root, release), record(root, end),
+                                             record(root, active)}));
   seeds.emplace_back("addr-alloc", run({record(user, alloc.finish())}));
   seeds.emplace_back("key-update", run({record(root, update)}));
   for (const auto& [name, bytes] : seeds) {
