@@ -67,6 +67,10 @@ Manifest load_manifest(const char* variable) {
       m.privileged_entity.grant = pe.at("grant").get<std::vector<std::string>>();
       m.privileged_entity.revoke = pe.at("revoke").get<std::vector<std::string>>();
       if (pe.contains("trace") && pe["trace"].is_string()) m.privileged_entity.trace = pe["trace"].get<std::string>();
+      if (pe.contains("job") && pe["job"].is_object()) {
+        m.privileged_entity.job_grant = pe["job"].at("grant").get<std::vector<std::string>>();
+        m.privileged_entity.job_end = pe["job"].at("end").get<std::vector<std::string>>();
+      }
       if (pe.contains("impostor") && pe["impostor"].is_object()) {
         const auto& im = pe["impostor"];
         m.privileged_entity.has_impostor = true;

@@ -12,7 +12,9 @@ namespace {
 
 // JobIDs of the cases: distinct per case, so one case's grant never answers for another.
 constexpr uint32_t kGranted = 0x5E0001, kNotGranted = 0x5E0002, kIndirect = 0x5E0003, kRevoked = 0x5E0004,
-                   kAvGranted = 0x5E0005, kAvNotGranted = 0x5E0006, kSeveralA = 0x5E0007, kSeveralB = 0x5E0008;
+                   kAvGranted = 0x5E0005, kAvNotGranted = 0x5E0006, kSeveralA = 0x5E0007, kSeveralB = 0x5E0008,
+                   kEnded = 0x5E0009;
+constexpr uint32_t kWorkloadJob = 4242001;  // the workload manager's job the kEnded grant belongs to
 
 using Entity = EntityCase;
 
@@ -86,6 +88,28 @@ TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
   job_key(kAvNotGranted, key);
   EXPECT_NE(fi_av_insert_auth_key(lb.av, key, sizeof key, &handle, 0), 0)
       << "JobID " << kAvNotGranted << " entered the AV although the entity never granted it to this process";
+}
+
+// The workload manager ends the job a grant belongs to: new endpoints with its JobID no longer open; the
+// endpoints open before keep working.
+TEST_F(Entity, AnEndedJobsJobIdOpensNoNewEndpoint) {
+  covers({"2.2.4-c", "2.2.4.1-e"});
+  const auto& pe = manifest().privileged_entity;
+  UET_NOT_APPLICABLE_IF(pe.job_grant.empty(), "the manifest does not say how a grant belongs to a workload-manager "
+                                              "job or how a job ends (privileged_entity.job)");
+  const std::map<std::string, std::string> values{{"job", std::to_string(kEnded)},
+                                                  {"wlm_job", std::to_string(kWorkloadJob)}};
+  std::string out;
+  ASSERT_EQ(run_command(pe.job_grant, values, &out), 0) << "the job's grant command failed: " << joined(pe.job_grant)
+                                                        << ": " << out;
+  Loopback open_before;
+  ASSERT_EQ(open_before.open(Spec(kEnded)), 0) << open_before.failed;
+  ASSERT_EQ(open_before.enable(), 0);
+  ASSERT_EQ(run_command(pe.job_end, values, &out), 0) << "the job's end command failed: " << joined(pe.job_end) << ": "
+                                                      << out;
+  EXPECT_NE(OpenAnother(open_before), 0) << "an endpoint opened with JobID " << kEnded << " after job " << kWorkloadJob
+                                         << ", which it was granted for, ended";
+  ASSERT_NO_FATAL_FAILURE(SendOne(open_before));
 }
 
 TEST_F(Entity, SeveralJobIdsOfOneProcessEnterTheAv) {

@@ -375,6 +375,7 @@ size_t CredStore::job_end(uint32_t job) {
     s.step();
     forget_if_gone(cred);
   }
+  store_.end_job_maps(job);
   Stmt j(db_, "DELETE FROM wlm_jobs WHERE job = ?");
   j.bind(1, job);
   j.step();
@@ -388,7 +389,7 @@ size_t CredStore::job_end(uint32_t job) {
 size_t CredStore::reconcile(const std::vector<uint32_t>& active) {
   std::vector<uint32_t> known;
   {
-    Stmt s(db_, "SELECT job FROM wlm_jobs UNION SELECT job FROM cred_refs WHERE job != 0"
+    Stmt s(db_, "SELECT job FROM wlm_jobs UNION SELECT job FROM cred_refs WHERE job != 0 UNION SELECT wlm_job FROM job_map_owner"
                 " UNION SELECT job FROM creds WHERE job != 0 AND (flags & ?) = 0 AND released = 0");
     s.bind(1, cc::kFlag_persistent);
     while (s.step()) known.push_back(static_cast<uint32_t>(s.col_int(0)));

@@ -145,7 +145,9 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
           bindings.push_back({static_cast<uint32_t>(*b.num(c::security_binding::sdi)),
                               static_cast<uint32_t>(*b.num(c::security_binding::job_id))});
         }
-        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings);
+        std::optional<uint32_t> wlm_job;
+        if (auto w = a.num(c::attr::wlm_job)) wlm_job = static_cast<uint32_t>(*w);
+        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings, wlm_job);
         return error_reply(h, 0);
       }
       case c::Cmd::ADDR_ALLOC:

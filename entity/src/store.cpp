@@ -27,6 +27,9 @@ Store::Store(const std::string& path) : path_(path) {
          " PRIMARY KEY (pid, service, job_id)) WITHOUT ROWID");
     exec("CREATE TABLE IF NOT EXISTS bindings (pid INTEGER NOT NULL, service TEXT NOT NULL, sdi INTEGER NOT NULL,"
          " job_id INTEGER NOT NULL, PRIMARY KEY (pid, service, sdi, job_id)) WITHOUT ROWID");
+    // Which workload-manager job a map belongs to (JOB_MAP's wlm_job), for JOB_END.
+    exec("CREATE TABLE IF NOT EXISTS job_map_owner (pid INTEGER NOT NULL, service TEXT NOT NULL, job_id INTEGER NOT NULL,"
+         " wlm_job INTEGER NOT NULL, PRIMARY KEY (pid, service, job_id)) WITHOUT ROWID");
     exec("CREATE TABLE IF NOT EXISTS pid_on_fep (pid INTEGER PRIMARY KEY, pid_on_fep INTEGER NOT NULL UNIQUE)");
     exec("CREATE TABLE IF NOT EXISTS keys (sdi INTEGER PRIMARY KEY, key BLOB NOT NULL, epoch INTEGER NOT NULL,"
          " job_id INTEGER)");
@@ -51,13 +54,21 @@ void Store::exec(const char* sql) {
 }
 
 void Store::map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
-                const std::vector<Binding>& bindings) {
+                const std::vector<Binding>& bindings, std::optional<uint32_t> wlm_job) {
   Transaction t(db_);
   Stmt s(db_, "INSERT OR IGNORE INTO job_map (pid, service, job_id) VALUES (?, ?, ?)");
   for (uint32_t job : jobs) {
     s.bind(1, pid).bind(2, service).bind(3, job);
     s.step();
     s.reset();
+  }
+  if (wlm_job) {
+    Stmt o(db_, "INSERT OR REPLACE INTO job_map_owner (pid, service, job_id, wlm_job) VALUES (?, ?, ?, ?)");
+    for (uint32_t job : jobs) {
+      o.bind(1, pid).bind(2, service).bind(3, job).bind(4, *wlm_job);
+      o.step();
+      o.reset();
+    }
   }
   Stmt b(db_, "INSERT OR IGNORE INTO bindings (pid, service, sdi, job_id) VALUES (?, ?, ?, ?)");
   for (const Binding& x : bindings) {
@@ -148,7 +159,25 @@ size_t Store::unmap(uint32_t pid, const std::string& service, const std::vector<
   Stmt release(db_, "DELETE FROM pid_on_fep WHERE pid = ?1 AND NOT EXISTS (SELECT 1 FROM job_map WHERE pid = ?1)");
   release.bind(1, pid);
   release.step();
+  Stmt owners(db_, "DELETE FROM job_map_owner WHERE pid = ?1 AND NOT EXISTS (SELECT 1 FROM job_map m WHERE m.pid = ?1"
+                   " AND m.service = job_map_owner.service AND m.job_id = job_map_owner.job_id)");
+  owners.bind(1, pid);
+  owners.step();
   t.commit();
+  return gone;
+}
+
+size_t Store::end_job_maps(uint32_t wlm_job) {
+  Stmt del(db_, "DELETE FROM job_map WHERE (pid, service, job_id) IN"
+                " (SELECT pid, service, job_id FROM job_map_owner WHERE wlm_job = ?)");
+  del.bind(1, wlm_job);
+  del.step();
+  const auto gone = static_cast<size_t>(sqlite3_changes(db_));
+  Stmt owners(db_, "DELETE FROM job_map_owner WHERE wlm_job = ?");
+  owners.bind(1, wlm_job);
+  owners.step();
+  Stmt release(db_, "DELETE FROM pid_on_fep WHERE pid NOT IN (SELECT pid FROM job_map)");
+  release.step();
   return gone;
 }
 

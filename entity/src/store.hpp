@@ -25,9 +25,12 @@ class Store {
     uint32_t sdi;
     uint32_t job_id;
   };
-  // {pid, service} -> these JobIDs (and security bindings), added to those it has (one transaction).
+  // {pid, service} -> these JobIDs (and security bindings), added to those it has (one transaction);
+  // `wlm_job`: the workload-manager job they belong to, whose end withdraws them (end_job_maps).
   void map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
-           const std::vector<Binding>& bindings = {});
+           const std::vector<Binding>& bindings = {}, std::optional<uint32_t> wlm_job = std::nullopt);
+  // Withdraws the maps of workload-manager job `wlm_job`, inside the caller's transaction; how many went.
+  size_t end_job_maps(uint32_t wlm_job);
   std::vector<Binding> bindings(uint32_t pid, const std::string& service);
   // Every JobID mapped to `pid`, whatever the service.
   std::vector<uint32_t> jobs_of(uint32_t pid);

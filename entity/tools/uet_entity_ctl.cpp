@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   map->add_option("--pid", pid, "the process")->required()->check(CLI::Range(1u, 0xFFFFFFFFu));
   map->add_option("--service", service, "its service name")->required();
   map->add_option("--job", jobs, "a JobID (repeat for several)")->required()->check(job_range);
+  uint32_t wlm_job = 0;
+  map->add_option("--wlm-job", wlm_job, "the workload-manager job the map belongs to: its end (uet-cred job-end) withdraws it")
+      ->check(CLI::Range(1u, 0xFFFFFFFFu));
   auto* unmap = app.add_subcommand("unmap", "(root) withdraw a process's JobIDs (all of them without --job)");
   unmap->add_option("--pid", pid, "the process")->required()->check(CLI::Range(1u, 0xFFFFFFFFu));
   unmap->add_option("--service", service, "its service name")->required();
@@ -76,6 +79,7 @@ int main(int argc, char** argv) {
     Writer w = Writer::command(*map ? c::Cmd::JOB_MAP : c::Cmd::JOB_UNMAP, flags, client->next_seq());
     w.u32(c::attr::pid, pid).str(c::attr::service, service);
     for (uint32_t j : jobs) w.u32(c::attr::job_id, j);
+    if (*map && wlm_job) w.u32(c::attr::wlm_job, wlm_job);
     return report(client->call(w.finish()), nullptr);
   }
   if (*list) {

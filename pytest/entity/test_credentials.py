@@ -151,6 +151,15 @@ class TestJobs:
         assert transient not in rows
         assert rows[persistent]["refs"] == "0" and rows[persistent]["state"] == "active"
 
+    def test_a_job_end_withdraws_the_maps_the_launcher_made_for_it(self, entity):
+        ok(entity.run_ctl("map", "--pid", 4001, "--service", "svc", "--job", 7, "--wlm-job", 70))
+        ok(entity.run_ctl("map", "--pid", 4001, "--service", "svc", "--job", 8))            # no job: stays
+        ok(entity.run_ctl("map", "--pid", 4002, "--service", "svc", "--job", 9, "--wlm-job", 71))
+        ok(entity.run_cred("job-end", "--job", 70))
+        assert entity.run_ctl("list").stdout.split() == ["4001", "svc", "8", "4002", "svc", "9"]
+        ok(entity.run_cred("jobs-active"))                                                  # 71 ended too
+        assert entity.run_ctl("list").stdout.split() == ["4001", "svc", "8"]
+
     def test_after_a_restart_jobs_that_ended_meanwhile_are_reconciled(self, entity, tmp_path):
         cred, _ = acquire(entity, "--persistent", "--node-insecure", user=USER)
         for job in (21, 22):

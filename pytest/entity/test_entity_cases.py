@@ -12,7 +12,8 @@ MANIFESTS = REPO / "cases" / "manifests"
 PORTS = (48430, 48431)
 CASES = {"Entity.AGrantedJobIdOpensAnEndpoint", "Entity.AJobIdNotGrantedOpensNoEndpoint",
          "Entity.TheIndirectJobIdComesFromTheEntity", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes",
-         "Entity.AnAuthKeyNotGrantedIsNotInserted", "Entity.SeveralJobIdsOfOneProcessEnterTheAv", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest",
+         "Entity.AnAuthKeyNotGrantedIsNotInserted", "Entity.SeveralJobIdsOfOneProcessEnterTheAv",
+         "Entity.AnEndedJobsJobIdOpensNoNewEndpoint", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest",
          "ControlApi.TheAllocationResponseIsTheEndpointsAddress", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"}
 
 
@@ -43,6 +44,7 @@ def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
     ("entity_not_asked", "Entity.AJobIdNotGrantedOpensNoEndpoint"),
     ("entity_not_asked", "Entity.AnAuthKeyNotGrantedIsNotInserted"),
     ("entity_grant_cached", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes"),
+    ("entity_grant_cached", "Entity.AnEndedJobsJobIdOpensNoNewEndpoint"),
     ("indirect_without_entity", "Entity.TheIndirectJobIdComesFromTheEntity"),
     ("no_address_request", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
     ("address_request_without_ip", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
