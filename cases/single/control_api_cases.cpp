@@ -29,16 +29,6 @@ using nlohmann::json;
 constexpr uint32_t kAddressJob = 0x5E0011, kImpostorJob = 0x5E0012;
 constexpr auto kImpostorDeadline = std::chrono::seconds(10);
 
-std::string hex(const uint8_t* p, size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += kHex[p[i] >> 4];
-    s += kHex[p[i] & 15];
-  }
-  return s;
-}
-
 class ControlApi : public EntityCase {
  protected:
   void SetUp() override {
@@ -87,7 +77,7 @@ TEST_F(ControlApi, EndpointCreationSendsAnAddressAllocationRequest) {
   const auto name = Name(lb);
   ASSERT_GE(name.size(), w::k_addr_size) << per_choice("uet-address-layout");
   const bool v6 = name[w::k_addr_offset_flags] >> w::k_addr_flag_ipv6 & 1;
-  const std::string fa = hex(&name[w::k_addr_offset_fa], v6 ? 16 : 4);
+  const std::string fa = to_hex(&name[w::k_addr_offset_fa], v6 ? 16 : 4);
   size_t requests = 0;
   for (const json& r : mine) {
     // A message outside the UET family's table (spec/control.yaml) is no Control API message.

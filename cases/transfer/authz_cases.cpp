@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "capture.hpp"
+#include "job_id_on_wire.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
 
@@ -19,26 +20,6 @@ namespace w = uet::wire;
 
 constexpr uint32_t kJobA = 0x0A0A01;
 constexpr uint32_t kJobB = 0x0B0B02;
-
-// The target sends a message to `me` (an endpoint that takes `job`); the request captured toward this
-// side carries `job` in ses.job_id, and the message arrives.
-void ExpectTargetSendsJobId(Endpoint& me, Target& target, uint32_t job) {
-  const fi_addr_t to_me = target.insert(me.name());
-  ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
-  std::vector<char> buf(64);
-  int ctx = 0;
-  ASSERT_EQ(fi_recv(me.ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
-  Capture cap;
-  ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
-  const RecvResult sent = target.send(to_me, 16, 0x4A);
-  std::string why;
-  const auto f = cap.expect({{w::Field::uet_ses_job_id, job}}, is_request, &why);
-  EXPECT_TRUE(f) << "no SES request from the target carries ses.job_id " << job << ": " << why << " (send: state "
-                 << sent.state << ", err " << sent.err << ") " << target.error();
-  EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err << ", prov_errno "
-                                               << sent.prov_errno;
-  EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
-}
 
 class Authz : public TwoSided {
  protected:

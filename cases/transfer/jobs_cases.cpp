@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <optional>
 
-#include "capture.hpp"
+#include "job_id_on_wire.hpp"
 #include "entity_commands.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
@@ -165,19 +165,7 @@ TEST_P(Jobs, TheTargetsEntityJobIdIsOnTheWire) {
   covers({"2.2.4.4-a", "2.2.4-b"});
   ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kTargetJob}, kTargetJob, FI_MSG));
   if (IsSkipped()) return;
-  const fi_addr_t to_me = target.insert(me.name());
-  ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
-  std::vector<char> buf(64);
-  int ctx = 0;
-  ASSERT_EQ(fi_recv(me.ep, buf.data(), buf.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
-  Capture cap;
-  ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
-  const RecvResult sent = target.send(to_me, 16, 0x4A);
-  std::string why;
-  EXPECT_TRUE(cap.expect({{w::Field::uet_ses_job_id, kTargetJob}}, is_request, &why))
-      << "no SES request from the target carries the JobID its entity granted, " << kTargetJob << ": " << why;
-  EXPECT_EQ(sent.state, RecvResult::completed) << "the target's send: err " << sent.err;
-  EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
+  ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, kTargetJob));
 }
 
 // A revoked grant stops the target's new endpoints; its open one keeps receiving (2.2.4.1-e).

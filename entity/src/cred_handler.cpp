@@ -111,40 +111,28 @@ std::vector<uint8_t> Handler::credential(const Request& req, const Peer& peer) {
   return refuse(h, EOPNOTSUPP, std::string(req.cmd->name) + " is not a credential command");
 }
 
-// The credentials as a dump: replies flagged multi, each holding what fits, then NLMSG_DONE.
+// The credentials as a dump.
 std::vector<std::vector<uint8_t>> Handler::cred_list(const Request& req) {
   const Header& h = req.header;
   const Attrs& a = req.attrs;
   std::optional<uint32_t> uid, job;
   if (auto v = a.num(c::attr::uid)) uid = static_cast<uint32_t>(*v);
   if (auto v = a.num(c::attr::wlm_job)) job = static_cast<uint32_t>(*v);
-  std::vector<std::vector<uint8_t>> out;
   try {
     const auto rows = creds_.list(uid, job);
-    size_t i = 0;
-    do {
-      Writer w = Writer::command(c::Cmd::CRED_LIST, c::kFlagMulti, h.seq, h.port);
-      w.u32(c::attr::count, static_cast<uint32_t>(rows.size()));
-      // An entry is at most 8 numbers (8 bytes each) and the 512-byte access list with its header.
-      for (; i < rows.size() && w.size() + 8 * 8 + 4 + 520 + 4 <= c::kMaxMessageBytes; ++i) {
-        const auto& r = rows[i];
-        const size_t at = w.begin_nest(c::attr::cred_info);
-        w.u32(c::cred_info::cred, r.cred).u32(c::cred_info::job_id, r.job_id).u32(c::cred_info::uid, r.uid)
-            .u32(c::cred_info::gid, r.gid).u32(c::cred_info::wlm_job, r.job).u32(c::cred_info::flags, r.flags)
-            .u32(c::cred_info::refs, r.refs).u8(c::cred_info::released, r.released ? 1 : 0)
-            .str(c::cred_info::grants, r.grants.substr(0, 512));
-        w.end_nest(at);
-      }
-      out.push_back(w.finish());
-    } while (i < rows.size());
+    // An entry is at most 8 numbers (8 bytes each) and the 512-byte access list with its header.
+    return dump(h, c::Cmd::CRED_LIST, rows.size(), 8 * 8 + 4 + 520 + 4, [&rows](Writer& w, size_t i) {
+      const auto& r = rows[i];
+      const size_t at = w.begin_nest(c::attr::cred_info);
+      w.u32(c::cred_info::cred, r.cred).u32(c::cred_info::job_id, r.job_id).u32(c::cred_info::uid, r.uid)
+          .u32(c::cred_info::gid, r.gid).u32(c::cred_info::wlm_job, r.job).u32(c::cred_info::flags, r.flags)
+          .u32(c::cred_info::refs, r.refs).u8(c::cred_info::released, r.released ? 1 : 0)
+          .str(c::cred_info::grants, r.grants.substr(0, 512));
+      w.end_nest(at);
+    });
   } catch (const std::exception& e) {
     return {refuse(h, EIO, std::string("CRED_LIST failed in the entity's store: ") + e.what())};
   }
-  Writer done(c::kDoneType, c::kFlagMulti, h.seq, h.port);
-  const int32_t zero = 0;
-  done.raw(&zero, 4);
-  out.push_back(done.finish());
-  return out;
 }
 
 }  // namespace uet::entity

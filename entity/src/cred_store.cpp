@@ -41,9 +41,10 @@ std::string subject(const CredStore::Caller& c) {
   return s + ")";
 }
 
-int64_t count(sqlite3* db, const char* sql, int64_t arg) {
+// The one number a COUNT query answers; `arg`, when given, is its one parameter.
+int64_t count(sqlite3* db, const char* sql, std::optional<int64_t> arg = std::nullopt) {
   Stmt s(db, sql);
-  if (sql[0] && std::string(sql).find('?') != std::string::npos) s.bind(1, arg);
+  if (arg) s.bind(1, *arg);
   s.step();
   return s.col_int(0);
 }
@@ -116,7 +117,7 @@ std::optional<Refused> CredStore::over_limit(const Caller& c) {
       const int64_t limit = lim.col_int(0);
       const std::string sql = std::string("SELECT COUNT(*) FROM creds") +
                               (s.column ? std::string(" WHERE ") + s.column + " = ?" : "");
-      const int64_t held = s.column ? count(db_, sql.c_str(), *s.id) : count(db_, sql.c_str(), 0);
+      const int64_t held = count(db_, sql.c_str(), s.column ? std::optional<int64_t>(*s.id) : std::nullopt);
       if (held >= limit) {
         std::string name = std::string(scope_name) + " limit";
         if (s.column) name += which == -1 ? " (every " + std::string(s.column) + "'s)"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <functional>
 
 #include "uet/entity/message.hpp"
 #include "uet/wire/wire_gen.hpp"
@@ -95,35 +96,39 @@ std::vector<std::vector<uint8_t>> Handler::handle(std::span<const uint8_t> messa
   return {one(req, peer)};
 }
 
-// The maps in force as a dump: replies flagged multi, each holding what fits, then NLMSG_DONE.
-std::vector<std::vector<uint8_t>> Handler::list(const Request& req) {
-  const Header& h = req.header;
-  std::optional<uint32_t> pid;
-  if (auto p = req.attrs.num(c::attr::pid)) pid = static_cast<uint32_t>(*p);
+std::vector<std::vector<uint8_t>> dump(const Header& h, control::Cmd cmd, size_t count, size_t entry_bytes,
+                                       const std::function<void(Writer&, size_t)>& entry) {
   std::vector<std::vector<uint8_t>> out;
-  try {
-    const auto rows = store_.list(pid, req.attrs.str(c::attr::service));
-    size_t i = 0;
-    do {
-      Writer w = Writer::command(c::Cmd::JOB_LIST, c::kFlagMulti, h.seq, h.port);
-      w.u32(c::attr::count, static_cast<uint32_t>(rows.size()));
-      // A map is at most 4 + 8 + (4 + 64 + 1 + 3) + 8 bytes.
-      for (; i < rows.size() && w.size() + 96 <= c::kMaxMessageBytes; ++i) {
-        const size_t at = w.begin_nest(c::attr::map);
-        w.u32(c::job_map::pid, rows[i].pid).str(c::job_map::service, rows[i].service)
-            .u32(c::job_map::job_id, rows[i].job_id);
-        w.end_nest(at);
-      }
-      out.push_back(w.finish());
-    } while (i < rows.size());
-  } catch (const std::exception& e) {
-    return {refuse(h, EIO, std::string("JOB_LIST failed in the entity's store: ") + e.what())};
-  }
+  size_t i = 0;
+  do {
+    Writer w = Writer::command(cmd, c::kFlagMulti, h.seq, h.port);
+    w.u32(c::attr::count, static_cast<uint32_t>(count));
+    for (; i < count && w.size() + entry_bytes <= c::kMaxMessageBytes; ++i) entry(w, i);
+    out.push_back(w.finish());
+  } while (i < count);
   Writer done(c::kDoneType, c::kFlagMulti, h.seq, h.port);
   const int32_t zero = 0;
   done.raw(&zero, 4);
   out.push_back(done.finish());
   return out;
+}
+
+// The maps in force as a dump.
+std::vector<std::vector<uint8_t>> Handler::list(const Request& req) {
+  const Header& h = req.header;
+  std::optional<uint32_t> pid;
+  if (auto p = req.attrs.num(c::attr::pid)) pid = static_cast<uint32_t>(*p);
+  try {
+    const auto rows = store_.list(pid, req.attrs.str(c::attr::service));
+    // A map is at most 4 + 8 + (4 + 64 + 1 + 3) + 8 bytes.
+    return dump(h, c::Cmd::JOB_LIST, rows.size(), 96, [&rows](Writer& w, size_t i) {
+      const size_t at = w.begin_nest(c::attr::map);
+      w.u32(c::job_map::pid, rows[i].pid).str(c::job_map::service, rows[i].service).u32(c::job_map::job_id, rows[i].job_id);
+      w.end_nest(at);
+    });
+  } catch (const std::exception& e) {
+    return {refuse(h, EIO, std::string("JOB_LIST failed in the entity's store: ") + e.what())};
+  }
 }
 
 std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {

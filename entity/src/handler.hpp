@@ -4,12 +4,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "cred_store.hpp"
+#include "uet/control/control_gen.hpp"
 #include "store.hpp"
 
 namespace uet::entity {
@@ -17,6 +19,7 @@ namespace uet::entity {
 struct Header;
 struct Attrs;
 struct Request;
+class Writer;
 
 // Who sent a request, as the kernel says (SO_PEERCRED), never as the request says.
 struct Peer {
@@ -31,6 +34,10 @@ std::vector<uint8_t> refuse(const Header& h, int err, std::string what, uint16_t
 std::string quoted(const std::string& s);
 // "pid N (uid U)", for replies.
 std::string who(const Peer& p);
+// A reply in several messages (a netlink dump): each flagged multi, with `count` and as many entries as fit
+// (`entry_bytes` the most one takes; `entry` writes entry i), then NLMSG_DONE.
+std::vector<std::vector<uint8_t>> dump(const Header& h, control::Cmd cmd, size_t count, size_t entry_bytes,
+                                       const std::function<void(Writer&, size_t)>& entry);
 
 class Handler {
  public:
@@ -39,6 +46,10 @@ class Handler {
   // naming what was wrong; a dump (JOB_LIST) is several replies flagged multi, then NLMSG_DONE.
   // Nothing is changed unless the whole request is valid and allowed.
   std::vector<std::vector<uint8_t>> handle(std::span<const uint8_t> message, const Peer& peer);
+  CredStore& creds() { return creds_; }
+  // The connection of process `pid` closed: what was learnt of it from /proc is forgotten (a new process
+  // may take the pid).
+  void forget(pid_t pid) { callers_.erase(pid); }
 
  private:
   std::vector<uint8_t> one(const Request& req, const Peer& peer);
@@ -49,13 +60,6 @@ class Handler {
   std::vector<std::vector<uint8_t>> cred_list(const Request& req);
   CredStore::Caller caller(const Peer& peer);
 
- public:
-  CredStore& creds() { return creds_; }
-  // The connection of process `pid` closed: what was learnt of it from /proc is forgotten (a new process
-  // may take the pid).
-  void forget(pid_t pid) { callers_.erase(pid); }
-
- private:
   Store& store_;
   CredStore creds_;
   // A caller's identity from /proc, kept while its connection lasts (and until a job starts or ends).

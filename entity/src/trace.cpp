@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "uet/entity/hex.hpp"
 #include "uet/entity/message.hpp"
 
 namespace uet::entity {
@@ -12,16 +13,6 @@ namespace {
 
 namespace c = control;
 using nlohmann::json;
-
-std::string hex(std::span<const uint8_t> b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t x : b) {
-    s += kHex[x >> 4];
-    s += kHex[x & 15];
-  }
-  return s;
-}
 
 // Attributes by name; a repeated one is a list; a nest is an object of its own table's names.
 json named(const Attrs& attrs, const c::AttrPolicy* table, size_t count) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "uet/entity/credentials.hpp"
+#include "uet/entity/hex.hpp"
 
 namespace {
 
@@ -26,28 +27,6 @@ int fail(const Problem& p) {
   return 1;
 }
 int done(const std::optional<Problem>& p) { return p ? fail(*p) : 0; }
-
-std::string hex(const std::vector<uint8_t>& b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t x : b) {
-    s += kHex[x >> 4];
-    s += kHex[x & 15];
-  }
-  return s;
-}
-
-std::optional<std::vector<uint8_t>> unhex(const std::string& s) {
-  if (s.size() % 2) return std::nullopt;
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i < s.size(); i += 2) {
-    const auto v = [](char ch) { return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1; };
-    const int hi = v(s[i]), lo = v(s[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<uint8_t>(hi << 4 | lo));
-  }
-  return out;
-}
 
 std::string flag_names(uint32_t f) {
   std::string s;
@@ -117,7 +96,7 @@ int main(int argc, char** argv) {
   }
 
   if (*token_access) {
-    const auto bytes = unhex(token_hex);
+    const auto bytes = uet::entity::unhex(token_hex);
     if (!bytes) {
       std::fprintf(stderr, "uet-cred: --token is not hex\n");
       return 2;
@@ -157,7 +136,7 @@ int main(int argc, char** argv) {
     if (auto* p = std::get_if<Problem>(&got)) return fail(*p);
     const auto& g = std::get<uet::entity::CredGrant>(got);
     std::printf("%u\n", g.job_id);
-    if (token) std::printf("%s\n", hex(g.token).c_str());
+    if (token) std::printf("%s\n", uet::entity::hex(g.token).c_str());
     return 0;
   }
   if (*release) return done(creds.release(cred, (local ? c::cred::kFlag_local : 0) | (full ? c::cred::kFlag_full : 0)));

@@ -176,21 +176,25 @@ class SoftuetWithEntity : public SoftuetApi {
     env_.reset();
     entity_.reset();
   }
+  // Enables the pair, sends one message to a fake peer and decodes the request that reaches it.
+  void SendOneRequest(uet::codec::Decoded* d) {
+    const fi_addr_t peer = FakePeer(0);
+    ASSERT_NO_FATAL_FAILURE(Enable());
+    char msg[8] = "entity";
+    int ctx = 0;
+    ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
+    const std::vector<uint8_t> frame = Receive();
+    ASSERT_FALSE(frame.empty()) << "no request reached the peer";
+    uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
+                       uet::wire::Node::uet, uet::codec::DecodeOptions{}, *d);
+  }
   std::unique_ptr<Entity> entity_;
   std::unique_ptr<Env> env_;
 };
 
 TEST_F(SoftuetWithEntity, RequestsCarryTheMappedJobId) {
-  const fi_addr_t peer = FakePeer(0);
-  ASSERT_NO_FATAL_FAILURE(Enable());
-  char msg[8] = "job";
-  int ctx = 0;
-  ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
-  const std::vector<uint8_t> frame = Receive();
-  ASSERT_FALSE(frame.empty()) << "no request reached the peer";
   uet::codec::Decoded d;
-  uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
-                     uet::wire::Node::uet, uet::codec::DecodeOptions{}, d);
+  ASSERT_NO_FATAL_FAILURE(SendOneRequest(&d));
   EXPECT_EQ(d.get(uet::wire::Field::uet_ses_job_id), kMapped);
 }
 
@@ -217,16 +221,8 @@ TEST_F(SoftuetWithEntity, RequestsCarryTheEntitysInitiatorId) {
   const auto addr = r.attrs.nests(c::attr::address);
   ASSERT_EQ(addr.size(), 1u);
   const uint64_t initiator = *addr[0].num(c::fep_address::initiator_id);
-  const fi_addr_t peer = FakePeer(0);
-  ASSERT_NO_FATAL_FAILURE(Enable());
-  char msg[8] = "ini";
-  int ctx = 0;
-  ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
-  const std::vector<uint8_t> frame = Receive();
-  ASSERT_FALSE(frame.empty()) << "no request reached the peer";
   uet::codec::Decoded d;
-  uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
-                     uet::wire::Node::uet, uet::codec::DecodeOptions{}, d);
+  ASSERT_NO_FATAL_FAILURE(SendOneRequest(&d));
   EXPECT_EQ(d.get(uet::wire::Field::uet_ses_initiator), initiator);
 }
 
