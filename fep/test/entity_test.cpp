@@ -29,13 +29,22 @@ class Entity {
     dir_ = std::filesystem::temp_directory_path() / ("softuet-entity-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    if (uid) std::filesystem::permissions(dir_, std::filesystem::perms::all);
+    // Another user runs a copy in this open folder: the checkout may sit in a folder only root can enter.
+    std::string binary = UET_ENTITY_BINARY;
+    if (uid) {
+      std::filesystem::permissions(dir_, std::filesystem::perms::all);
+      binary = (dir_ / "uet-entity").string();
+      std::filesystem::copy_file(UET_ENTITY_BINARY, binary);
+      std::filesystem::permissions(binary, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                              std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                              std::filesystem::perms::others_exec);
+    }
     socket_ = (dir_ / "control.sock").string();
     pid_ = fork();
     if (pid_ == 0) {
       if (uid && (setgid(uid) != 0 || setuid(uid) != 0)) _exit(126);
       const std::string store = (dir_ / "entity.db").string();
-      execl(UET_ENTITY_BINARY, "uet-entity", "--socket", socket_.c_str(), "--store", store.c_str(), nullptr);
+      execl(binary.c_str(), "uet-entity", "--socket", socket_.c_str(), "--store", store.c_str(), nullptr);
       _exit(127);
     }
   }
