@@ -71,6 +71,8 @@ Manifest load_manifest(const char* variable) {
         m.privileged_entity.job_grant = pe["job"].at("grant").get<std::vector<std::string>>();
         m.privileged_entity.job_end = pe["job"].at("end").get<std::vector<std::string>>();
       }
+      if (pe.contains("allocation_grant") && pe["allocation_grant"].is_array())
+        m.privileged_entity.allocation_grant = pe["allocation_grant"].get<std::vector<std::string>>();
       if (pe.contains("impostor") && pe["impostor"].is_object()) {
         const auto& im = pe["impostor"];
         m.privileged_entity.has_impostor = true;

@@ -46,6 +46,8 @@ struct Manifest {
     std::string trace;  // its Control API trace (JSON lines); empty: none kept
     // A grant that belongs to a workload-manager job, and the job's end ({pid}, {job}, {wlm_job}).
     std::vector<std::string> job_grant, job_end;
+    // A grant of {job} whose address allocation response names {alloc_job} ({pid}); empty: none declared.
+    std::vector<std::string> allocation_grant;
     // An entity not running as root ({dir}, {pid}, {job} to fill in); has_impostor false: none declared.
     bool has_impostor = false;
     std::vector<std::string> impostor_start, impostor_grant;

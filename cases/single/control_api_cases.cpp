@@ -53,7 +53,9 @@ class ControlApi : public EntityCase {
     const size_t before = TraceLength();
     const int rc = lb.open(Spec(0));
     EXPECT_EQ(rc, 0) << "the indirect method with JobID " << kAddressJob << " mapped: " << lb.failed << " " << fi_err(rc);
-    if (rc == 0) EXPECT_EQ(lb.enable(), 0);
+    if (rc == 0) {
+      EXPECT_EQ(lb.enable(), 0);
+    }
     return before;
   }
   // Endpoint 0's address (fi_getname): the Table 2-10 fields at spec/wire.yaml's offsets.

@@ -23,6 +23,8 @@ namespace {
 namespace w = uet::wire;
 
 constexpr uint32_t kTargetJob = 0x5E0101, kOtherJob = 0x5E0102, kRevokedJob = 0x5E0103;
+// Job initialisation's JobIDs and the one a configuration system has the address allocation response name.
+constexpr uint32_t kInitJob = 0x5E0111, kInitJob2 = 0x5E0112, kAllocJob = 0x5E0113;
 
 enum class Placement { two_nodes, one_node };
 
@@ -43,12 +45,17 @@ class Jobs : public TwoSided {
       run_command(*cmd, {{"pid", std::to_string(pid)}, {"job", std::to_string(job)}}, &out);
     env_.reset();
   }
-  // Grants `job` to process `pid` with a side's manifest command; false with the reason.
-  bool Grant(const Manifest& side, pid_t pid, uint32_t job, std::string* why) {
+  // Grants `job` to process `pid` with a side's manifest command (with `alloc_job`: the grant whose address
+  // allocation response names `alloc_job`); false with the reason.
+  bool Grant(const Manifest& side, pid_t pid, uint32_t job, std::string* why,
+             std::optional<uint32_t> alloc_job = std::nullopt) {
     std::string out;
-    const int rc = run_command(side.privileged_entity.grant, {{"pid", std::to_string(pid)}, {"job", std::to_string(job)}}, &out);
+    const auto& cmd = alloc_job ? side.privileged_entity.allocation_grant : side.privileged_entity.grant;
+    std::map<std::string, std::string> values{{"pid", std::to_string(pid)}, {"job", std::to_string(job)}};
+    if (alloc_job) values["alloc_job"] = std::to_string(*alloc_job);
+    const int rc = run_command(cmd, values, &out);
     if (rc != 0) {
-      *why = "the grant command failed (" + std::to_string(rc) + "): " + joined(side.privileged_entity.grant) + ": " + out;
+      *why = "the grant command failed (" + std::to_string(rc) + "): " + joined(cmd) + ": " + out;
       return false;
     }
     grants_.push_back({&side.privileged_entity.revoke, pid, job});
@@ -56,8 +63,9 @@ class Jobs : public TwoSided {
   }
   // The target opens with `target_jobs` granted (one: the indirect method, the JobID its entity maps to it;
   // several: the AV method, FI_AV_AUTH_KEY) and this side with `my_job` (the direct method, granted to this
-  // process first).
-  void Open(Placement where, std::vector<uint32_t> target_jobs, uint32_t my_job, uint64_t caps = FI_MSG | FI_RMA) {
+  // process first). With `alloc_job` the target's entity answers its address allocation with that JobID.
+  void Open(Placement where, std::vector<uint32_t> target_jobs, uint32_t my_job, uint64_t caps = FI_MSG | FI_RMA,
+            std::optional<uint32_t> alloc_job = std::nullopt) {
     std::string why;
     ASSERT_TRUE(Grant(manifest(), getpid(), my_job, &why)) << why;
     EndpointSpec mine = Spec(caps), theirs = Spec(caps);
@@ -75,7 +83,7 @@ class Jobs : public TwoSided {
     }
     OpenBoth(mine, &theirs, set, unset, [&](pid_t pid, std::string* err) {
       for (uint32_t job : target_jobs)
-        if (!Grant(target_manifest(), pid, job, err)) return false;
+        if (!Grant(target_manifest(), pid, job, err, alloc_job)) return false;
       return true;
     });
     if (netns) setenv("UET_CASES_PEER_NETNS", netns->c_str(), 1);
@@ -107,9 +115,10 @@ class Jobs : public TwoSided {
     const Outcome o = Send("another job");
     EXPECT_EQ(o.state, Outcome::failed) << "a message of JobID " << kOtherJob << " reached a buffer of JobID "
                                         << kTargetJob << ", which the entity granted to the target alone";
-    if (o.state == Outcome::failed)
+    if (o.state == Outcome::failed) {
       EXPECT_EQ(o.error.err, w::libfabric::fi_errno_of_ses_rc(static_cast<uint64_t>(o.error.prov_errno)))
           << "err is the libfabric code of the SES return code in prov_errno";
+    }
     EXPECT_EQ(target.completion(1, 200).state, RecvResult::none) << "the target's buffer took the message";
   }
   // The target's endpoint takes both JobIDs (the AV method, both granted to it by its entity); its region
@@ -185,7 +194,44 @@ TEST_P(Jobs, ARevokedGrantStopsTheTargetsNewEndpointsNotItsOpenOne) {
   EXPECT_EQ(target.completion(1, kArrivalMs).state, RecvResult::completed) << target.error();
 }
 
+// The address allocation response's JobID against job initialisation's (2.2.5.3.5.1-h/i): the target's entity
+// maps it job initialisation's JobID(s) and answers its address allocation with another, kAllocJob.
+class AllocationJobId : public Jobs {
+ protected:
+  void SetUp() override {
+    Jobs::SetUp();
+    if (IsSkipped()) return;
+    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(),
+                          "the target's manifest declares no allocation_grant: the suite cannot have its entity answer "
+                          "an address allocation with another JobID than job initialisation's");
+  }
+};
+
+// One JobID of job initialisation: the response's JobID takes precedence, and the target sends with it.
+TEST_P(AllocationJobId, TheResponsesJobIdTakesPrecedenceOverJobInitialisations) {
+  covers({"2.2.5.3.5.1-h"});
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob}, kAllocJob, FI_MSG, kAllocJob));
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, kAllocJob));
+}
+
+// Several JobIDs of job initialisation and FI_AV_AUTH_KEY: the response's JobID is ignored, so the target's
+// endpoint takes no message of it, while job initialisation's JobIDs enter its AV as auth keys.
+TEST_P(AllocationJobId, WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored) {
+  covers({"2.2.5.3.5.1-i"});
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob, kInitJob2}, kAllocJob, FI_MSG, kAllocJob));
+  if (IsSkipped()) return;
+  EXPECT_NE(target.insert_auth_key(kInitJob2), FI_ADDR_NOTAVAIL)
+      << "a JobID of the target's job initialisation does not enter its AV: " << target.error();
+  ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
+  const Outcome o = Send("the response's JobID");
+  EXPECT_EQ(o.state, Outcome::failed) << "a message of JobID " << kAllocJob << " (the address allocation response's, "
+                                      << "which an FI_AV_AUTH_KEY endpoint with several JobIDs ignores) was taken";
+  EXPECT_EQ(target.completion(1, 200).state, RecvResult::none) << "the target's buffer took the message";
+}
+
 UET_INSTANTIATE_TWO_SIDED(Jobs);
+UET_INSTANTIATE_TWO_SIDED(AllocationJobId);
 
 }  // namespace
 }  // namespace uet::cases

@@ -37,8 +37,10 @@ std::string who(const Peer& p) {
 }
 
 // Endpoint creation (spec 2.2.5.3.5.1, Table 2-19): the JobID the process may use (the one it asks for if
-// granted; else its one mapped JobID, or the first of several, which an FI_AV_AUTH_KEY provider ignores),
-// the address mode, its PIDonFEP (one per process), its initiator ID and the security bindings of its map.
+// granted; else the allocation JobID a configuration system set, else its one mapped JobID or the first of
+// several), how many JobIDs job initialisation mapped (with one, the response's JobID takes precedence; with
+// several, an FI_AV_AUTH_KEY provider ignores it: 2.2.5.3.5.1-h/i), the address mode, its PIDonFEP (one per
+// process), its initiator ID and the security bindings of its map.
 std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Peer& peer, const std::string& service) {
   if (auto pid = a.num(c::attr::pid); pid && *pid != static_cast<uint64_t>(peer.pid))
     return refuse(h, EPERM, "ADDR_ALLOC names pid " + std::to_string(*pid) + "; a process asks only for itself, and the "
@@ -51,7 +53,7 @@ std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Pe
                     " for service " + quoted(service), c::attr::job_id);
     job = static_cast<uint32_t>(*asked);
   } else if (!mine.empty()) {
-    job = mine.front();
+    job = store_.alloc_job(static_cast<uint32_t>(peer.pid), service).value_or(mine.front());
   } else {
     return refuse(h, ENOENT, "no JobID is mapped to " + who(peer) + " for service " + quoted(service));
   }
@@ -73,7 +75,8 @@ std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Pe
               ((uint32_t{1} << c::kInitiatorIpBits) - 1);
   }
   Writer w = Writer::command(c::Cmd::ADDR_ALLOC, 0, h.seq, h.port);
-  w.u32(c::attr::job_id, job).u8(c::attr::address_mode, c::kAllocAddressMode);
+  w.u32(c::attr::job_id, job).u32(c::attr::count, static_cast<uint32_t>(mine.size()));
+  w.u8(c::attr::address_mode, c::kAllocAddressMode);
   const size_t at = w.begin_nest(c::attr::address);
   if (ip) w.bytes(ip->size() == 4 ? c::fep_address::ip : c::fep_address::ip6, *ip);
   w.u16(c::fep_address::pid_on_fep, pid_on_fep).u32(c::fep_address::initiator_id, ip_bits << kPidBits | pid_on_fep);
@@ -152,7 +155,9 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         }
         std::optional<uint32_t> wlm_job;
         if (auto w = a.num(c::attr::wlm_job)) wlm_job = static_cast<uint32_t>(*w);
-        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings, wlm_job);
+        std::optional<uint32_t> alloc_job;
+        if (auto j = a.num(c::attr::alloc_job_id)) alloc_job = static_cast<uint32_t>(*j);
+        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings, wlm_job, alloc_job);
         return error_reply(h, 0);
       }
       case c::Cmd::ADDR_ALLOC:

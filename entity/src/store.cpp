@@ -30,6 +30,9 @@ Store::Store(const std::string& path) : path_(path) {
     // Which workload-manager job a map belongs to (JOB_MAP's wlm_job), for JOB_END.
     exec("CREATE TABLE IF NOT EXISTS job_map_owner (pid INTEGER NOT NULL, service TEXT NOT NULL, job_id INTEGER NOT NULL,"
          " wlm_job INTEGER NOT NULL, PRIMARY KEY (pid, service, job_id)) WITHOUT ROWID");
+    // The JobID an address allocation response names instead of job initialisation's (JOB_MAP's alloc_job_id).
+    exec("CREATE TABLE IF NOT EXISTS alloc_job (pid INTEGER NOT NULL, service TEXT NOT NULL, job_id INTEGER NOT NULL,"
+         " PRIMARY KEY (pid, service)) WITHOUT ROWID");
     exec("CREATE TABLE IF NOT EXISTS pid_on_fep (pid INTEGER PRIMARY KEY, pid_on_fep INTEGER NOT NULL UNIQUE)");
     exec("CREATE TABLE IF NOT EXISTS keys (sdi INTEGER PRIMARY KEY, key BLOB NOT NULL, epoch INTEGER NOT NULL,"
          " job_id INTEGER)");
@@ -54,8 +57,14 @@ void Store::exec(const char* sql) {
 }
 
 void Store::map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
-                const std::vector<Binding>& bindings, std::optional<uint32_t> wlm_job) {
+                const std::vector<Binding>& bindings, std::optional<uint32_t> wlm_job,
+                std::optional<uint32_t> alloc_job) {
   Transaction t(db_);
+  if (alloc_job) {
+    Stmt a(db_, "INSERT OR REPLACE INTO alloc_job (pid, service, job_id) VALUES (?, ?, ?)");
+    a.bind(1, pid).bind(2, service).bind(3, *alloc_job);
+    a.step();
+  }
   Stmt s(db_, "INSERT OR IGNORE INTO job_map (pid, service, job_id) VALUES (?, ?, ?)");
   for (uint32_t job : jobs) {
     s.bind(1, pid).bind(2, service).bind(3, job);
@@ -163,6 +172,7 @@ size_t Store::unmap(uint32_t pid, const std::string& service, const std::vector<
                    " AND m.service = job_map_owner.service AND m.job_id = job_map_owner.job_id)");
   owners.bind(1, pid);
   owners.step();
+  forget_alloc_jobs();
   t.commit();
   return gone;
 }
@@ -178,7 +188,22 @@ size_t Store::end_job_maps(uint32_t wlm_job) {
   owners.step();
   Stmt release(db_, "DELETE FROM pid_on_fep WHERE pid NOT IN (SELECT pid FROM job_map)");
   release.step();
+  forget_alloc_jobs();
   return gone;
+}
+
+// An allocation JobID lives as long as its {pid, service} has a JobID of job initialisation.
+void Store::forget_alloc_jobs() {
+  Stmt s(db_, "DELETE FROM alloc_job WHERE NOT EXISTS (SELECT 1 FROM job_map m WHERE m.pid = alloc_job.pid"
+              " AND m.service = alloc_job.service)");
+  s.step();
+}
+
+std::optional<uint32_t> Store::alloc_job(uint32_t pid, const std::string& service) {
+  Stmt s(db_, "SELECT job_id FROM alloc_job WHERE pid = ? AND service = ?");
+  s.bind(1, pid).bind(2, service);
+  if (!s.step()) return std::nullopt;
+  return static_cast<uint32_t>(s.col_int(0));
 }
 
 std::vector<uint32_t> Store::jobs(uint32_t pid, const std::string& service) {

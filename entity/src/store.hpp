@@ -26,9 +26,14 @@ class Store {
     uint32_t job_id;
   };
   // {pid, service} -> these JobIDs (and security bindings), added to those it has (one transaction);
-  // `wlm_job`: the workload-manager job they belong to, whose end withdraws them (end_job_maps).
+  // `wlm_job`: the workload-manager job they belong to, whose end withdraws them (end_job_maps);
+  // `alloc_job`: the JobID address allocation names instead of these (a configuration system's).
   void map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
-           const std::vector<Binding>& bindings = {}, std::optional<uint32_t> wlm_job = std::nullopt);
+           const std::vector<Binding>& bindings = {}, std::optional<uint32_t> wlm_job = std::nullopt,
+           std::optional<uint32_t> alloc_job = std::nullopt);
+  // The JobID address allocation names for {pid, service} when the endpoint asks for none; nullopt: the
+  // one of job initialisation.
+  std::optional<uint32_t> alloc_job(uint32_t pid, const std::string& service);
   // Withdraws the maps of workload-manager job `wlm_job`, inside the caller's transaction; how many went.
   size_t end_job_maps(uint32_t wlm_job);
   std::vector<Binding> bindings(uint32_t pid, const std::string& service);
@@ -61,6 +66,7 @@ class Store {
 
  private:
   void exec(const char* sql);
+  void forget_alloc_jobs();
   sqlite3* db_ = nullptr;
   std::string path_;
 };

@@ -47,9 +47,12 @@ int main(int argc, char** argv) {
   map->add_option("--pid", pid, "the process")->required()->check(CLI::Range(1u, 0xFFFFFFFFu));
   map->add_option("--service", service, "its service name")->required();
   map->add_option("--job", jobs, "a JobID (repeat for several)")->required()->check(job_range);
-  uint32_t wlm_job = 0;
+  uint32_t wlm_job = 0, alloc_job = 0;
   map->add_option("--wlm-job", wlm_job, "the workload-manager job the map belongs to: its end (uet-cred job-end) withdraws it")
       ->check(CLI::Range(1u, 0xFFFFFFFFu));
+  map->add_option("--alloc-job", alloc_job,
+                  "the JobID address allocation answers with instead of --job's (a configuration system's)")
+      ->check(job_range);
   auto* unmap = app.add_subcommand("unmap", "(root) withdraw a process's JobIDs (all of them without --job)");
   unmap->add_option("--pid", pid, "the process")->required()->check(CLI::Range(1u, 0xFFFFFFFFu));
   unmap->add_option("--service", service, "its service name")->required();
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
     w.u32(c::attr::pid, pid).str(c::attr::service, service);
     for (uint32_t j : jobs) w.u32(c::attr::job_id, j);
     if (*map && wlm_job) w.u32(c::attr::wlm_job, wlm_job);
+    if (*map && alloc_job) w.u32(c::attr::alloc_job_id, alloc_job);
     return report(client->call(w.finish()), nullptr);
   }
   if (*list) {

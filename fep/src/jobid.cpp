@@ -77,9 +77,30 @@ void put_address(Domain* d, uet::entity::Writer& w) {
 
 }  // namespace
 
+namespace {
+
+// The JobIDs job initialisation mapped to this process's service (JOB_GET; the caller holds entity_mu):
+// empty with `*rc` set when the entity cannot say.
+std::vector<uint32_t> init_job_ids(Domain* d, int* rc) {
+  const auto reply = ask_entity(d, uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
+                                       .str(ctl::attr::service, d->cfg.entity_service).finish());
+  std::vector<uint32_t> out;
+  if (!reply) {
+    *rc = -FI_ECONNREFUSED;
+    return out;
+  }
+  for (uint64_t j : reply->attrs.nums(ctl::attr::job_id)) out.push_back(static_cast<uint32_t>(j));
+  if (reply->is_error || out.empty()) *rc = -FI_EACCES;
+  return out;
+}
+
+}  // namespace
+
 // Endpoint creation with an entity (spec 2.2.5.3.5.1): the address allocation request names the FEP IP
-// address, this process and its service (and the direct JobID asked for); the response's JobID takes
-// precedence over a JobID of job initialisation, and its PIDonFEP and initiator ID become the domain's.
+// address, this process and its service (and the direct JobID asked for). The response's PIDonFEP and
+// initiator ID become the domain's. Its JobID takes precedence over the one JobID of job initialisation
+// (2.2.5.3.5.1-h); with several JobIDs of job initialisation in an FI_AV_AUTH_KEY domain it is ignored
+// (2.2.5.3.5.1-i): the endpoint takes job initialisation's first, and its AV's auth keys the others.
 int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) {
   if (fault(d, Fault::no_address_request)) {
     if (asked) {
@@ -88,12 +109,10 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
     }
     // The JobID of job initialisation alone, as a provider that skips the allocation request would ask.
     std::lock_guard entity_lock(entity_mu);
-    const auto reply = ask_entity(d, uet::entity::Writer::command(ctl::Cmd::JOB_GET, ctl::kFlagRequest, 1)
-                                         .str(ctl::attr::service, d->cfg.entity_service).finish());
-    if (!reply) return -FI_ECONNREFUSED;
-    const auto jobs = reply->attrs.nums(ctl::attr::job_id);
-    if (reply->is_error || jobs.empty()) return -FI_EACCES;
-    *job_id = static_cast<uint32_t>(jobs.front());
+    int rc = 0;
+    const auto jobs = init_job_ids(d, &rc);
+    if (rc) return rc;
+    *job_id = jobs.front();
     return 0;
   }
   uet::entity::Writer w = uet::entity::Writer::command(ctl::Cmd::ADDR_ALLOC, ctl::kFlagRequest, 1);
@@ -101,28 +120,41 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
   if (asked) w.u32(ctl::attr::job_id, *asked);
   if (!fault(d, Fault::address_request_without_ip)) put_address(d, w);
   std::lock_guard entity_lock(entity_mu);
-  const auto reply = ask_entity(d, w.finish());
-  if (!reply) return -FI_ECONNREFUSED;
-  if (reply->is_error) {
-    if (!asked && reply->err == -ENOENT) {
-      if (fault(d, Fault::indirect_without_entity)) {
-        *job_id = kDefaultJobId;
-        return 0;
+  std::optional<uint64_t> job, pid, initiator, init_count;
+  {
+    const auto reply = ask_entity(d, w.finish());
+    if (!reply) return -FI_ECONNREFUSED;
+    if (reply->is_error) {
+      if (!asked && reply->err == -ENOENT) {
+        if (fault(d, Fault::indirect_without_entity)) {
+          *job_id = kDefaultJobId;
+          return 0;
+        }
+        if (d->cfg.fallback_job_id) return 1;  // no JobID of job initialisation: the caller falls back
       }
-      if (d->cfg.fallback_job_id) return 1;  // no JobID of job initialisation: the caller falls back
+      FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity allocates no address: %s\n", reply->what.c_str());
+      return -FI_EACCES;
     }
-    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the privileged entity allocates no address: %s\n", reply->what.c_str());
-    return -FI_EACCES;
+    job = reply->attrs.num(ctl::attr::job_id);
+    init_count = reply->attrs.num(ctl::attr::count);
+    const auto addr = reply->attrs.nests(ctl::attr::address);
+    if (!addr.empty()) {
+      pid = addr[0].num(ctl::fep_address::pid_on_fep);
+      initiator = addr[0].num(ctl::fep_address::initiator_id);
+    }
   }
-  const auto job = reply->attrs.num(ctl::attr::job_id);
-  const auto addr = reply->attrs.nests(ctl::attr::address);
-  const auto pid = addr.empty() ? std::nullopt : addr[0].num(ctl::fep_address::pid_on_fep);
-  const auto initiator = addr.empty() ? std::nullopt : addr[0].num(ctl::fep_address::initiator_id);
   if (!job || !pid || !initiator) {
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "the address allocation response lacks its JobID, PIDonFEP or initiator ID\n");
     return -FI_EIO;
   }
   *job_id = asked.value_or(static_cast<uint32_t>(*job));
+  const bool several = init_count.value_or(1) > 1 && d->av_auth_keys;
+  if (!asked && (several ? !fault(d, Fault::alloc_job_id_kept_with_av_auth_key) : fault(d, Fault::alloc_job_id_ignored))) {
+    int rc = 0;
+    const auto jobs = init_job_ids(d, &rc);
+    if (rc) return rc;
+    *job_id = jobs.front();
+  }
   if (fault(d, Fault::entity_response_ignored)) return 0;
   std::lock_guard lock(d->mu);
   if (d->entity_addressed && d->pid_on_fep != *pid) {
