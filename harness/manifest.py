@@ -87,13 +87,14 @@ class Manifest:
     def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None,
                 entity_socket: str | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
-        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job}, {wlm_job}, {alloc_job} and {dir} in the
+        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch} and {dir} in the
         privileged entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
         values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
                   "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}",
                   "entity_trace": str(pathlib.Path(entity_socket).parent / "trace.jsonl") if entity_socket else "",
-                  "dir": "{dir}", "wlm_job": "{wlm_job}", "alloc_job": "{alloc_job}"}
+                  "dir": "{dir}", "wlm_job": "{wlm_job}", "alloc_job": "{alloc_job}",
+                  "sdi": "{sdi}", "key": "{key}", "epoch": "{epoch}"}
 
         def expand(v):
             return None if v is None else str(v).format(**values)
@@ -123,6 +124,9 @@ class Manifest:
                 "job": {"grant": [expand(a) for a in entity["job"]["grant"]],
                         "end": [expand(a) for a in entity["job"]["end"]]} if entity.get("job") else None,
                 "allocation_grant": [expand(a) for a in entity["allocation_grant"]] if entity.get("allocation_grant") else None,
+                "security": {"bind": [expand(a) for a in entity["security"]["bind"]],
+                             "key_update": [expand(a) for a in entity["security"]["key_update"]]}
+                if entity.get("security") else None,
                 "impostor": {
                     "start": [expand(a) for a in entity["impostor"]["start"]],
                     "environment": {k: expand(v) for k, v in (entity["impostor"].get("environment") or {}).items()},

@@ -30,7 +30,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
 # The areas that talk to the provider's privileged entity: a manifest asking for the suite's own
 # (privileged_entity.start: suite) has one started for the cell while they run.
-ENTITY_AREAS = ("entity", "jobs")
+ENTITY_AREAS = ("entity", "jobs", "security")
 # Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
 LOSSY_AREAS = {"reliability": 7}
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s

@@ -1,5 +1,7 @@
 #include "capture.hpp"
 
+#include "uet/tss/seal.hpp"
+
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
 #include <poll.h>
@@ -134,6 +136,25 @@ bool Capture::start(Toward toward) {
   return true;
 }
 
+namespace {
+
+// The sealed part of a frame with a TSS header: from that header (its length from its SP bit) to the end.
+void keep_sealed(const codec::Decoded& d, WireFrame& f) {
+  uet::tss::Header h;
+  if (d.get(wire::Field::uet_tss_sp).value_or(0)) h.ssi = 0;
+  const size_t header = uet::tss::encode_header(h).size();
+  if (d.payload_offset < header || d.payload_offset > d.caplen) return;
+  f.sealed.assign(d.frame + d.payload_offset - header, d.frame + d.caplen);
+  const bool v6 = d.get(wire::Field::ipv6_src).has_value();
+  const size_t n = v6 ? 16 : 4;
+  const uint8_t* src = d.bytes_of(v6 ? wire::Field::ipv6_src : wire::Field::ip_src);
+  const uint8_t* dst = d.bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
+  f.src_ip.assign(src, src + n);
+  f.dst_ip.assign(dst, dst + n);
+}
+
+}  // namespace
+
 void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
   const codec::DecodeOptions opts = decode_options(udp_port_);
@@ -175,6 +196,7 @@ void Capture::drain() {
       const wire::Field field = decoded->emitted[i].field;
       f.fields.emplace_back(field, decoded->values[static_cast<size_t>(field)]);
     }
+    if (decoded->get(wire::Field::uet_tss_sdi)) keep_sealed(*decoded, f);
     seen_.push_back(std::move(f));
   }
   // A check that misses a frame the kernel dropped would blame the provider: say so where it shows.

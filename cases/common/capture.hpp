@@ -24,6 +24,9 @@ namespace uet::cases {
 struct WireFrame {
   std::vector<std::pair<wire::Field, uint64_t>> fields;
   bool malformed = false;
+  // A sealed frame (it has a TSS header): the UDP payload from the TSS header on, and the IP addresses, for
+  // a check that opens it with the key the suite gave (uet/tss/seal.hpp).
+  std::vector<uint8_t> sealed, src_ip, dst_ip;
   std::optional<uint64_t> get(wire::Field f) const;
 };
 

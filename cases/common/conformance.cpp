@@ -73,6 +73,10 @@ Manifest load_manifest(const char* variable) {
       }
       if (pe.contains("allocation_grant") && pe["allocation_grant"].is_array())
         m.privileged_entity.allocation_grant = pe["allocation_grant"].get<std::vector<std::string>>();
+      if (pe.contains("security") && pe["security"].is_object()) {
+        m.privileged_entity.security_bind = pe["security"].at("bind").get<std::vector<std::string>>();
+        m.privileged_entity.security_key_update = pe["security"].at("key_update").get<std::vector<std::string>>();
+      }
       if (pe.contains("impostor") && pe["impostor"].is_object()) {
         const auto& im = pe["impostor"];
         m.privileged_entity.has_impostor = true;

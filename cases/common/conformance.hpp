@@ -48,6 +48,9 @@ struct Manifest {
     std::vector<std::string> job_grant, job_end;
     // A grant of {job} whose address allocation response names {alloc_job} ({pid}); empty: none declared.
     std::vector<std::string> allocation_grant;
+    // A grant of {job} to {pid} with secure domain {sdi} bound to it, and the update of {sdi}'s key to {key}
+    // (hex) with {epoch} for {job}; empty: none declared.
+    std::vector<std::string> security_bind, security_key_update;
     // An entity not running as root ({dir}, {pid}, {job} to fill in); has_impostor false: none declared.
     bool has_impostor = false;
     std::vector<std::string> impostor_start, impostor_grant;

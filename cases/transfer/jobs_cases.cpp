@@ -1,6 +1,5 @@
 // JobIDs from the privileged entity between two processes (UEC 1.0 §2.2.4, §2.2.4.1, §2.2.4.3): each
-// side's JobID is granted to its process by its manifest's privileged entity (the grant command, run with
-// the process's pid before it opens its endpoint, as a launcher would), never taken from the environment.
+// side's JobID is granted to its process by its manifest's privileged entity (entity_grants.hpp).
 // A buffer or region of the target's JobID takes a message of that JobID and refuses one of another JobID
 // with the right return code and nothing written; a revoked grant stops the target's new endpoints while
 // its open one keeps receiving; the target's JobID is on the wire. The buffer and region cases run twice:
@@ -12,9 +11,8 @@
 #include <cstdlib>
 #include <optional>
 
+#include "entity_grants.hpp"
 #include "job_id_on_wire.hpp"
-#include "entity_commands.hpp"
-#include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -26,80 +24,8 @@ constexpr uint32_t kTargetJob = 0x5E0101, kOtherJob = 0x5E0102, kRevokedJob = 0x
 // Job initialisation's JobIDs and the one a configuration system has the address allocation response name.
 constexpr uint32_t kInitJob = 0x5E0111, kInitJob2 = 0x5E0112, kAllocJob = 0x5E0113;
 
-enum class Placement { two_nodes, one_node };
-
-class Jobs : public TwoSided {
+class Jobs : public EntityGrants {
  protected:
-  void SetUp() override {
-    UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "authorization is checked on RDM endpoints");
-    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared,
-                          "a side's manifest declares no privileged entity (privileged_entity): the suite cannot "
-                          "grant its process a JobID");
-    env_.emplace(manifest().privileged_entity.environment);
-  }
-  void TearDown() override {
-    TwoSided::TearDown();
-    std::string out;
-    for (const auto& [cmd, pid, job] : grants_)
-      run_command(*cmd, {{"pid", std::to_string(pid)}, {"job", std::to_string(job)}}, &out);
-    env_.reset();
-  }
-  // Grants `job` to process `pid` with a side's manifest command (with `alloc_job`: the grant whose address
-  // allocation response names `alloc_job`); false with the reason.
-  bool Grant(const Manifest& side, pid_t pid, uint32_t job, std::string* why,
-             std::optional<uint32_t> alloc_job = std::nullopt) {
-    std::string out;
-    const auto& cmd = alloc_job ? side.privileged_entity.allocation_grant : side.privileged_entity.grant;
-    std::map<std::string, std::string> values{{"pid", std::to_string(pid)}, {"job", std::to_string(job)}};
-    if (alloc_job) values["alloc_job"] = std::to_string(*alloc_job);
-    const int rc = run_command(cmd, values, &out);
-    if (rc != 0) {
-      *why = "the grant command failed (" + std::to_string(rc) + "): " + joined(cmd) + ": " + out;
-      return false;
-    }
-    grants_.push_back({&side.privileged_entity.revoke, pid, job});
-    return true;
-  }
-  // The target opens with `target_jobs` granted (one: the indirect method, the JobID its entity maps to it;
-  // several: the AV method, FI_AV_AUTH_KEY) and this side with `my_job` (the direct method, granted to this
-  // process first). With `alloc_job` the target's entity answers its address allocation with that JobID.
-  void Open(Placement where, std::vector<uint32_t> target_jobs, uint32_t my_job, uint64_t caps = FI_MSG | FI_RMA,
-            std::optional<uint32_t> alloc_job = std::nullopt) {
-    std::string why;
-    ASSERT_TRUE(Grant(manifest(), getpid(), my_job, &why)) << why;
-    EndpointSpec mine = Spec(caps), theirs = Spec(caps);
-    mine.method = JobMethod::direct;
-    mine.job = my_job;
-    theirs.method = target_jobs.size() == 1 ? JobMethod::indirect : JobMethod::av;
-    std::map<std::string, std::string> set;
-    std::vector<std::string> unset;
-    split_env(target_manifest().privileged_entity.environment, &set, &unset);
-    // One node: the target starts in this side's namespace (and so at this side's address).
-    std::optional<std::string> netns;
-    if (where == Placement::one_node) {
-      if (const char* ns = std::getenv("UET_CASES_PEER_NETNS")) netns = ns;
-      unsetenv("UET_CASES_PEER_NETNS");
-    }
-    OpenBoth(mine, &theirs, set, unset, [&](pid_t pid, std::string* err) {
-      for (uint32_t job : target_jobs)
-        if (!Grant(target_manifest(), pid, job, err, alloc_job)) return false;
-      return true;
-    });
-    if (netns) setenv("UET_CASES_PEER_NETNS", netns->c_str(), 1);
-  }
-  Outcome Send(const char* text) {
-    int ctx = 0;
-    const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
-    return rc ? Outcome{} : me.wait(&ctx, 15000);
-  }
-  Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
-    int ctx = 0;
-    const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
-    return rc ? Outcome{} : me.wait(&ctx, 15000);
-  }
   void BufferTakesItsJobId(Placement where) {
     ASSERT_NO_FATAL_FAILURE(Open(where, {kTargetJob}, kTargetJob));
     if (IsSkipped()) return;
@@ -135,8 +61,6 @@ class Jobs : public TwoSided {
         << "JobID " << kOtherJob << " wrote into a region of JobID " << kTargetJob;
   }
 
-  std::optional<ScopedEnvironment> env_;
-  std::vector<std::tuple<const std::vector<std::string>*, pid_t, uint32_t>> grants_;
 };
 
 TEST_P(Jobs, ABufferOfAnEntityJobIdTakesIt) {
@@ -205,12 +129,17 @@ class AllocationJobId : public Jobs {
                           "the target's manifest declares no allocation_grant: the suite cannot have its entity answer "
                           "an address allocation with another JobID than job initialisation's");
   }
+  // The target's grants, with kAllocJob in its address allocation response.
+  static Granting Allocating() {
+    return {[](const Manifest& m) -> const std::vector<std::string>& { return m.privileged_entity.allocation_grant; },
+            {{"alloc_job", std::to_string(kAllocJob)}}};
+  }
 };
 
 // One JobID of job initialisation: the response's JobID takes precedence, and the target sends with it.
 TEST_P(AllocationJobId, TheResponsesJobIdTakesPrecedenceOverJobInitialisations) {
   covers({"2.2.5.3.5.1-h"});
-  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob}, kAllocJob, FI_MSG, kAllocJob));
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob}, kAllocJob, FI_MSG, Allocating()));
   if (IsSkipped()) return;
   ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, kAllocJob));
 }
@@ -219,7 +148,7 @@ TEST_P(AllocationJobId, TheResponsesJobIdTakesPrecedenceOverJobInitialisations) 
 // endpoint takes no message of it, while job initialisation's JobIDs enter its AV as auth keys.
 TEST_P(AllocationJobId, WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored) {
   covers({"2.2.5.3.5.1-i"});
-  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob, kInitJob2}, kAllocJob, FI_MSG, kAllocJob));
+  ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kInitJob, kInitJob2}, kAllocJob, FI_MSG, Allocating()));
   if (IsSkipped()) return;
   EXPECT_NE(target.insert_auth_key(kInitJob2), FI_ADDR_NOTAVAIL)
       << "a JobID of the target's job initialisation does not enter its AV: " << target.error();

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace uet::entity {
 
@@ -70,7 +71,21 @@ std::variant<Reply, Problem> Client::call(const std::vector<uint8_t>& request, i
     auto got = receive(buf_, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     const auto* r = std::get_if<Reply>(&got);
     if (!r || r->header.seq == seq || stamped.size() < control::kNetlinkHeaderBytes) return got;
+    if (r->header.seq == 0 && !r->is_error) pushed_.push_back(buf_);
   }
+}
+
+std::vector<std::vector<uint8_t>> Client::take_pushed() {
+  std::vector<uint8_t> msg(control::kMaxMessageBytes);
+  for (;;) {
+    const ssize_t n = recv(fd_, msg.data(), msg.size(), MSG_DONTWAIT);
+    if (n <= 0) break;
+    // A reply that came after its call gave up is not a push: only sequence number 0 is kept.
+    uint32_t seq = 1;
+    if (static_cast<size_t>(n) >= control::kNetlinkHeaderBytes) std::memcpy(&seq, msg.data() + 8, 4);
+    if (seq == 0) pushed_.emplace_back(msg.begin(), msg.begin() + n);
+  }
+  return std::exchange(pushed_, {});
 }
 
 std::variant<std::vector<Reply>, Problem> Client::call_all(const std::vector<uint8_t>& request,

@@ -181,6 +181,15 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
                      static_cast<uint16_t>(*a.num(c::attr::epoch)), std::nullopt};
         if (!jobs.empty()) k.job_id = jobs.front();
         store_.set_key(k);
+        // Unsolicited updates (2.2.9-f): every process that asked for this domain's key is sent the new one,
+        // as KEY_REQUEST's reply with sequence number 0 (the parameters of a requested update, unasked).
+        if (auto it = subscribers_.find(k.sdi); it != subscribers_.end()) {
+          for (pid_t pid : it->second) {
+            Writer push = Writer::command(c::Cmd::KEY_REQUEST, 0, 0, 0);
+            push.u32(c::attr::sdi, k.sdi).bytes(c::attr::key, k.key).u16(c::attr::epoch, k.epoch);
+            pushes_.push_back({pid, push.finish()});
+          }
+        }
         return error_reply(h, 0);
       }
       case c::Cmd::KEY_REQUEST: {
@@ -193,6 +202,7 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
             return refuse(h, EACCES, "secure domain " + std::to_string(sdi) + " is bound to JobID " +
                           std::to_string(*k->job_id) + ", which is not granted to " + who(peer), c::attr::sdi);
         }
+        subscribers_[sdi].insert(peer.pid);
         Writer w = Writer::command(c::Cmd::KEY_REQUEST, 0, h.seq, h.port);
         w.u32(c::attr::sdi, sdi).bytes(c::attr::key, k->key).u16(c::attr::epoch, k->epoch);
         return w.finish();

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,9 +49,15 @@ class Handler {
   // Nothing is changed unless the whole request is valid and allowed.
   std::vector<std::vector<uint8_t>> handle(std::span<const uint8_t> message, const Peer& peer);
   CredStore& creds() { return creds_; }
-  // The connection of process `pid` closed: what was learnt of it from /proc is forgotten (a new process
-  // may take the pid).
-  void forget(pid_t pid) { callers_.erase(pid); }
+  // The connection of process `pid` closed: what was learnt of it from /proc, and the secure domains whose
+  // key updates it was sent, are forgotten (a new process may take the pid).
+  void forget(pid_t pid) {
+    callers_.erase(pid);
+    for (auto& [sdi, pids] : subscribers_) pids.erase(pid);
+  }
+  // Messages the last requests made for other processes than their sender (unsolicited key updates, 2.2.9-f),
+  // each with the process it goes to; taken once.
+  std::vector<std::pair<pid_t, std::vector<uint8_t>>> take_pushes() { return std::exchange(pushes_, {}); }
 
  private:
   std::vector<uint8_t> one(const Request& req, const Peer& peer);
@@ -64,6 +72,9 @@ class Handler {
   CredStore creds_;
   // A caller's identity from /proc, kept while its connection lasts (and until a job starts or ends).
   std::map<pid_t, CredStore::Caller> callers_;
+  // The processes that asked for each secure domain's key (KEY_REQUEST), sent its updates.
+  std::map<uint32_t, std::set<pid_t>> subscribers_;
+  std::vector<std::pair<pid_t, std::vector<uint8_t>>> pushes_;
 };
 
 }  // namespace uet::entity

@@ -98,6 +98,13 @@ int Server::run(const std::atomic<bool>& stop) {
         } else {
           replies = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
           if (trace_) trace_->record(cl.peer, {buf.data(), static_cast<size_t>(got)}, replies);
+          // Pushed before the request is answered: when an administrator's key update returns, its
+          // receivers have it waiting.
+          for (const auto& [pid, push] : handler_.take_pushes()) {
+            for (const Client& to : clients)
+              if (to.peer.pid == pid) send(to.fd, push.data(), push.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (trace_) trace_->record_push(pid, push);
+          }
         }
         // A peer that does not read its replies is dropped rather than allowed to block the entity.
         bool sent = true;

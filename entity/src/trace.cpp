@@ -91,6 +91,23 @@ void Trace::record(const Peer& peer, std::span<const uint8_t> request, const std
     }
   }
   line["replies"] = out;
+  write(line);
+}
+
+void Trace::record_push(pid_t to, std::span<const uint8_t> message) {
+  json line = {{"t_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count()},
+               {"push_to", to}, {"bytes", message.size()}};
+  const auto got = parse_reply(message);
+  if (const auto* m = std::get_if<Reply>(&got)) {
+    const c::CmdInfo* info = c::command_info(m->cmd);
+    line["cmd"] = info ? info->name : nullptr;
+    line["attrs"] = named(m->attrs, c::kAttrs, std::size(c::kAttrs));
+  }
+  write(line);
+}
+
+void Trace::write(const json& line) {
   const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::fwrite(text.data(), 1, text.size(), out_);
   std::fflush(out_);

@@ -1,6 +1,6 @@
 // The entity's record of the Control API as it happened: one JSON line per request (who sent it, as the
 // kernel says; the command and its attributes by their spec/control.yaml names, or what was wrong with
-// it) and the replies. The conformance cases read it to see what a provider asked and was answered.
+// it) and the replies; and each message it sent a process unasked. The conformance cases read it to see what a provider asked and was answered.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "handler.hpp"
 
@@ -22,8 +24,11 @@ class Trace {
   Trace& operator=(const Trace&) = delete;
   // One line, written whole and flushed, so that a reader never waits for a buffer.
   void record(const Peer& peer, std::span<const uint8_t> request, const std::vector<std::vector<uint8_t>>& replies);
+  // A message the entity sent process `to` unasked (an unsolicited key update): "push_to" instead of "pid".
+  void record_push(pid_t to, std::span<const uint8_t> message);
 
  private:
+  void write(const nlohmann::json& line);
   FILE* out_ = nullptr;
 };
 

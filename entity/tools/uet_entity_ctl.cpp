@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "uet/entity/client.hpp"
+#include "uet/entity/hex.hpp"
 
 namespace {
 
@@ -53,6 +54,18 @@ int main(int argc, char** argv) {
   map->add_option("--alloc-job", alloc_job,
                   "the JobID address allocation answers with instead of --job's (a configuration system's)")
       ->check(job_range);
+  std::vector<uint32_t> sdis;
+  const auto sdi_range = CLI::Range(0u, 0xFFFFFFu);
+  map->add_option("--sdi", sdis, "a secure domain bound to the first --job's traffic (repeat for several)")
+      ->check(sdi_range);
+  auto* key_update = app.add_subcommand("key-update", "(root) set a secure domain's key: its processes are sent it");
+  std::string key_hex;
+  uint32_t epoch = 0;
+  key_update->add_option("--sdi", sdis, "the secure domain")->required()->expected(1)->check(sdi_range);
+  key_update->add_option("--key", key_hex, "the key, as hex")->required();
+  key_update->add_option("--epoch", epoch, "its epoch")->required()->check(CLI::Range(0u, 0xFFFFu));
+  key_update->add_option("--job", jobs, "the JobID the domain is bound to (only its processes get the key)")
+      ->expected(1)->check(job_range);
   auto* unmap = app.add_subcommand("unmap", "(root) withdraw a process's JobIDs (all of them without --job)");
   unmap->add_option("--pid", pid, "the process")->required()->check(CLI::Range(1u, 0xFFFFFFFFu));
   unmap->add_option("--service", service, "its service name")->required();
@@ -70,6 +83,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  const auto key = uet::entity::unhex(key_hex);
+  if (*key_update && (!key || key->size() != c::policy_of(c::attr::key)->len)) {
+    std::fprintf(stderr, "uet-entity-ctl: --key %s is not %u bytes of hex\n", key_hex.c_str(),
+                 static_cast<unsigned>(c::policy_of(c::attr::key)->len));
+    return 2;
+  }
   std::string why;
   auto client = Client::connect(socket_path, &why);
   if (!client) {
@@ -84,6 +103,17 @@ int main(int argc, char** argv) {
     for (uint32_t j : jobs) w.u32(c::attr::job_id, j);
     if (*map && wlm_job) w.u32(c::attr::wlm_job, wlm_job);
     if (*map && alloc_job) w.u32(c::attr::alloc_job_id, alloc_job);
+    for (uint32_t sdi : *map ? sdis : std::vector<uint32_t>{}) {
+      const size_t at = w.begin_nest(c::attr::sec_bindings);
+      w.u32(c::security_binding::sdi, sdi).u32(c::security_binding::job_id, jobs.at(0));
+      w.end_nest(at);
+    }
+    return report(client->call(w.finish()), nullptr);
+  }
+  if (*key_update) {
+    Writer w = Writer::command(c::Cmd::KEY_UPDATE, flags, client->next_seq());
+    w.u32(c::attr::sdi, sdis.at(0)).bytes(c::attr::key, *key).u16(c::attr::epoch, static_cast<uint16_t>(epoch));
+    if (!jobs.empty()) w.u32(c::attr::job_id, jobs.at(0));
     return report(client->call(w.finish()), nullptr);
   }
   if (*list) {

@@ -11,8 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "softuet.hpp"
-#include "uet/entity/client.hpp"
+#include "entity_link.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace softuet {
@@ -31,9 +30,16 @@ std::map<std::string, std::unique_ptr<uet::entity::Client>>& entity_links() {
   return *links;
 }
 
-// One request to the entity and its reply (the caller holds entity_mu); nullopt, with the reason logged,
-// when it cannot be asked or is not root (a kernel driver accepts responses only from a privileged
-// process running as root, spec 2.2.5.3.5.1).
+}  // namespace
+
+std::mutex& entity_mutex() { return entity_mu; }
+
+uet::entity::Client* entity_link(Domain* d) {
+  auto it = entity_links().find(d->cfg.entity_socket);
+  return it == entity_links().end() ? nullptr : it->second.get();
+}
+
+// A kernel driver accepts responses only from a privileged process running as root (spec 2.2.5.3.5.1).
 std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_t>& request) {
   auto& link = entity_links()[d->cfg.entity_socket];
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -62,6 +68,8 @@ std::optional<uet::entity::Reply> ask_entity(Domain* d, const std::vector<uint8_
   }
   return std::nullopt;
 }
+
+namespace {
 
 // The address this process asks for: the FEP's IP address (Table 2-18), which names the FEP in the UET
 // address and does not configure the NIC.
@@ -121,6 +129,7 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
   if (!fault(d, Fault::address_request_without_ip)) put_address(d, w);
   std::lock_guard entity_lock(entity_mu);
   std::optional<uint64_t> job, pid, initiator, init_count;
+  std::vector<std::pair<uint32_t, uint32_t>> bindings;  // {sdi, JobID}
   {
     const auto reply = ask_entity(d, w.finish());
     if (!reply) return -FI_ECONNREFUSED;
@@ -137,6 +146,9 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
     }
     job = reply->attrs.num(ctl::attr::job_id);
     init_count = reply->attrs.num(ctl::attr::count);
+    for (const auto& b : reply->attrs.nests(ctl::attr::sec_bindings))
+      if (auto sdi = b.num(ctl::security_binding::sdi), j = b.num(ctl::security_binding::job_id); sdi && j)
+        bindings.emplace_back(static_cast<uint32_t>(*sdi), static_cast<uint32_t>(*j));
     const auto addr = reply->attrs.nests(ctl::attr::address);
     if (!addr.empty()) {
       pid = addr[0].num(ctl::fep_address::pid_on_fep);
@@ -154,6 +166,12 @@ int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id) 
     const auto jobs = init_job_ids(d, &rc);
     if (rc) return rc;
     *job_id = jobs.front();
+  }
+  // The security binding of the endpoint's JobID seals the domain's packets (2.2.9-a, 2.2.10.2-a).
+  for (const auto& [sdi, bound] : bindings) {
+    if (bound != *job_id) continue;
+    if (const int rc = tss_bind(d, sdi)) return rc;
+    break;
   }
   if (fault(d, Fault::entity_response_ignored)) return 0;
   std::lock_guard lock(d->mu);

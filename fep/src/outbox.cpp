@@ -45,6 +45,7 @@ void outbox_open(Domain* d) { d->tx.reset(new OutboxCall); }
 
 void queue_frame(Domain* d, const SockAddr& to, std::vector<uint8_t>&& frame, bool answer) {
   if (!answer && !d->outbox.empty() && d->outbox.back().answer) d->outbox_answer_first = true;
+  tss_seal(d, to, frame);
   d->outbox.push_back({to, std::move(frame), answer});
   d->outbox_waiting.store(true, std::memory_order_relaxed);
 }

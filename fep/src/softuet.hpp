@@ -539,6 +539,12 @@ struct Domain {
   uint16_t pid_on_fep = 0;
   uint32_t initiator = 0;
   bool entity_addressed = false;  // pid_on_fep and initiator are the privileged entity's (entity_allocate)
+  // The secure domain the domain's packets are sealed in (tss.cpp): the security binding of its endpoints'
+  // JobID that the address allocation response gave; none: packets leave in clear.
+  std::optional<uint32_t> tss_sdi;
+  uint64_t tss_tsc = 0;       // packets sealed under the current key
+  uint16_t tss_epoch = 0;     // of the key tss_tsc counts under
+  std::vector<uint8_t> tss_plain;  // the packet opened from the frame being handled (under mu)
 
   uint8_t dscp = 0;  // of every packet this FEP sends (tclass.cpp)
   // The path MTU and the payload bytes per packet it leaves (payload_mtu.hpp): the size of segments, of
@@ -640,6 +646,16 @@ int entity_grants(Domain* d, uint32_t job_id);
 // 0 with the JobID (the one `asked`, when granted); 1 when the entity maps no JobID to this process and the
 // fallback JobID is enabled; else -FI_EACCES, -FI_ECONNREFUSED or -FI_EIO, the reason in the log.
 int entity_allocate(Domain* d, std::optional<uint32_t> asked, uint32_t* job_id);
+// Transport security (tss.cpp; spec 2.2.9, 2.2.10.2). tss_bind: the secure domain of a security binding
+// becomes the domain's, its key asked of the entity (a key-update request, 2.2.9-d); call with the entity
+// link's lock held (jobid.cpp); 0 or -FI_ENOKEY. tss_seal: a frame queued to `to` sealed in the domain's
+// secure domain (unchanged without one). tss_open: the packet inside a sealed frame from `from`, in
+// d->tss_plain; false (the frame dropped) when no key opens it.
+int tss_bind(Domain* d, uint32_t sdi);
+void tss_seal(Domain* d, const SockAddr& to, std::vector<uint8_t>& frame);
+bool tss_open(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from);
+// The overhead of sealing: TSS header and ICV.
+size_t tss_overhead();
 // A 3-byte auth key and the 24-bit JobID it holds (spec/wire.yaml choice direct-auth-key-byte-order).
 uint32_t job_of_auth_key(const void* key);
 void auth_key_of_job(uint32_t job_id, void* key);

@@ -834,6 +834,11 @@ struct RecvBatch {
 void RecvBatchDeleter::operator()(RecvBatch* b) const { delete b; }
 
 void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from) {
+  // A sealed packet (the first 5 bits: a TSS header) is handled as what it seals.
+  if (len && (buf[0] >> 3) == wire::pds_type::UET_TSS) {
+    if (tss_open(d, buf, len, from)) handle_packet(d, d->tss_plain.data(), d->tss_plain.size(), from, d->rx->pkt, d->rx->req);
+    return;
+  }
   handle_packet(d, buf, len, from, d->rx->pkt, d->rx->req);
 }
 

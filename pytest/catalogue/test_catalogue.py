@@ -107,17 +107,19 @@ class TestRealCatalogue:
             if st.actor in ("kernel_driver", "privileged_entity") and not st.observable:
                 assert st.check_reason, st.id
             if st.actor == "kernel_driver" and "provider" not in st.other_actors:
-                # A kernel driver's rule shows only at the Control API, for a software FEP whose kernel-driver
-                # side is the provider's own code talking to the suite's entity. One the provider may apply
-                # instead (2.2.5.3.5.1-h/i) shows through libfabric or on the wire too.
-                assert st.check in ("not_observable", "control"), st.id
+                # A kernel driver's rule shows at the Control API (the provider's kernel-driver side talking to
+                # the entity), or on the wire where it decides what the NIC sends (the keys of 2.2.9); one the
+                # provider may apply instead (2.2.5.3.5.1-h/i) shows through libfabric too.
+                assert st.check in ("not_observable", "control", "wire"), st.id
+                if st.check == "wire":
+                    assert st.clause == "2.2.9", st.id
             if st.level == "INFO":
                 assert st.check == "not_observable", st.id
         # 2.2.4-a/b and 2.2.4.1-a/b/e are checked through the manifest's privileged entity (uet-cases-entity);
         # the Control API rows through the entity's trace (ControlApi.*).
-        assert cat.count_by_check() == {"api": 98, "wire": 46, "both": 37, "control": 10, "not_observable": 35}
+        assert cat.count_by_check() == {"api": 98, "wire": 52, "both": 37, "control": 14, "not_observable": 25}
         assert {s.id for s in cat if s.check == "control"} == {
-            "2.2-d", "2.2.11-a", "2.2.11-b", *(f"2.2.5.3.5.1-{x}" for x in "abdefgo")}
+            "2.2-d", "2.2.11-a", "2.2.11-b", *(f"2.2.5.3.5.1-{x}" for x in "abdefgo"), *(f"2.2.9-{x}" for x in "dehi")}
         assert not any("later issue" in (s.check_reason or "") + (s.note or "") for s in cat)
         assert {cat.get(i).check for i in ("2.2.4-a", "2.2.4-b", "2.2.4.1-b", "2.2.4.1-e")} == {"api"}
 

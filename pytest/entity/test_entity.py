@@ -247,6 +247,37 @@ class TestKeys:
         assert reply["error"] == 0 and values(reply, "key") == [self.KEY]
         assert values(reply, "epoch") == [struct.pack("=H", 3)]
 
+    # Another process, connected, waits 1 s for anything the entity sends it unasked.
+    BYSTANDER = ("import socket, sys\n"
+                 "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(sys.argv[1]); s.settimeout(1)\n"
+                 "print('ready', flush=True)\n"
+                 "try:\n    print('sent', len(s.recv(65536)))\nexcept TimeoutError:\n    print('nothing')\n")
+
+    def test_an_update_is_sent_unasked_to_each_process_that_asked_before_the_update_returns(self, entity):
+        asker = c.Connection(entity.socket)
+        assert asker.call(c.message("JOB_MAP", c.u32("pid", os.getpid()), c.string("service", "s"),
+                                    c.u32("job_id", 292)))["error"] == 0
+        r = entity.run_ctl("key-update", "--sdi", 10, "--key", self.KEY.hex(), "--epoch", 1, "--job", 292)
+        assert r.returncode == 0, r.stderr
+        assert values(asker.call(c.message("KEY_REQUEST", c.u32("sdi", 10))), "epoch") == [struct.pack("=H", 1)]
+        bystander = subprocess.Popen(["/usr/bin/python3", "-c", self.BYSTANDER, str(entity.socket)],
+                                     stdout=subprocess.PIPE, text=True)
+        assert bystander.stdout.readline().strip() == "ready"
+        new_key = bytes(reversed(self.KEY))
+        r = entity.run_ctl("key-update", "--sdi", 10, "--key", new_key.hex(), "--epoch", 2, "--job", 292)
+        assert r.returncode == 0, r.stderr
+        # Waiting already when the administrator's command returned: KEY_REQUEST's reply, sequence number 0.
+        asker.sock.setblocking(False)
+        pushed = asker.receive()
+        assert pushed["seq"] == 0 and pushed["cmd"] == c.CMD["KEY_REQUEST"]
+        assert values(pushed, "key") == [new_key] and values(pushed, "epoch") == [struct.pack("=H", 2)]
+        out, _ = bystander.communicate(timeout=10)
+        assert out.strip() == "nothing"  # a process that never asked is sent nothing
+
+    def test_a_key_update_needs_a_key_of_the_right_length(self, entity):
+        r = entity.run_ctl("key-update", "--sdi", 10, "--key", "abcd", "--epoch", 1)
+        assert r.returncode == 2 and "--key abcd is not 32 bytes of hex" in r.stderr
+
     def test_only_root_updates_keys_and_an_unknown_domain_is_named(self, entity):
         r = entity.run_ctl("list", user=NOBODY)  # the same rule as every admin command
         assert r.returncode == 1 and "needs the administrator" in r.stderr

@@ -32,6 +32,10 @@ class Client {
   std::variant<std::vector<Reply>, Problem> call_all(const std::vector<uint8_t>& request,
                                                      std::vector<std::vector<uint8_t>>* buffers, int timeout_ms = 2000);
   uint32_t next_seq() { return seq_++; }
+  // The messages the entity sent unasked (sequence number 0: unsolicited key updates), oldest first: those
+  // read while a call waited for its reply and those waiting in the socket (read without blocking). Each is
+  // one whole message, for parse_reply.
+  std::vector<std::vector<uint8_t>> take_pushed();
   // Who serves the socket, as the kernel says (SO_PEERCRED at connect): a provider takes answers only
   // from root (spec 2.2.5.3.5.1).
   uid_t server_uid() const { return server_uid_; }
@@ -43,6 +47,7 @@ class Client {
   uint32_t seq_ = 1;
   std::variant<Reply, Problem> receive(std::vector<uint8_t>& into, int timeout_ms);
   std::vector<uint8_t> buf_;
+  std::vector<std::vector<uint8_t>> pushed_;
 };
 
 }  // namespace uet::entity
