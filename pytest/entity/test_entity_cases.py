@@ -60,11 +60,16 @@ JOBS = {f"Claimed/Jobs.{name}/rdm" for name in (
     "ABufferOfAnEntityJobIdTakesIt", "ABufferOfAnEntityJobIdTakesItOnOneNode", "ABufferOfAnEntityJobIdRefusesAnother",
     "ABufferOfAnEntityJobIdRefusesAnotherOnOneNode", "ARegionOfAnEntityJobIdIsNotWrittenByAnother",
     "ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode", "TheTargetsEntityJobIdIsOnTheWire",
-    "ARevokedGrantStopsTheTargetsNewEndpointsNotItsOpenOne")}
+    "ARevokedGrantStopsTheTargetsNewEndpointsNotItsOpenOne")} | {
+    f"Claimed/AllocationJobId.{name}/rdm" for name in (
+        "TheResponsesJobIdTakesPrecedenceOverJobInitialisations", "WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored")}
+SECURITY = {f"Claimed/Security.{name}/rdm" for name in (
+    "PacketsOfABoundJobIdAreSealedInItsSecureDomain", "TheFepAsksItsEntityForTheKey",
+    "AKeyUpdateSealsTheNextPacketsUnderTheNewKey")}
 
 
-def jobs(build_dir, out, extra_env=None):
-    return {r.case: r for r in run_manifest(MANIFESTS / "softuet.yaml", build_dir, out, areas=["jobs"],
+def jobs(build_dir, out, extra_env=None, area="jobs"):
+    return {r.case: r for r in run_manifest(MANIFESTS / "softuet.yaml", build_dir, out, areas=[area],
                                             extra_env=extra_env, ports=PORTS)}
 
 
@@ -79,3 +84,33 @@ class TestJobsBetweenTwoProcesses:
         assert {c for c, r in found.items() if r.verdict == "fail"} == {
             "Claimed/Jobs.ABufferOfAnEntityJobIdRefusesAnotherOnOneNode/rdm",
             "Claimed/Jobs.ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode/rdm"}
+
+
+    @pytest.mark.parametrize("knob,case", [
+        ("alloc_job_id_ignored", "TheResponsesJobIdTakesPrecedenceOverJobInitialisations"),
+        ("alloc_job_id_kept_with_av_auth_key", "WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored"),
+    ])
+    def test_a_precedence_knob_fails_its_case(self, build_dir, tmp_path, knob, case):
+        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": knob})
+        assert found[f"Claimed/AllocationJobId.{case}/rdm"].verdict == "fail"
+
+class TestSecurityBetweenTwoProcesses:
+    """Security bindings and key updates (uet-cases-security): softuet seals and opens its packets with the
+    keys the suite's entity gives, and each knob that breaks a rule of 2.2.9 fails the case that checks it."""
+
+    def test_softuet_passes_them(self, build_dir, tmp_path):
+        found = jobs(build_dir, tmp_path, area="security")
+        assert {c: r.verdict for c, r in found.items() if c in SECURITY} == {c: "pass" for c in SECURITY}
+        assert all(r.verdict == "not_applicable" and "RDM" in r.reason for c, r in found.items() if c not in SECURITY)
+        # The key updates the entity sent unasked are in its trace.
+        assert '"push_to":' in (tmp_path / "privileged-entity-trace.jsonl").read_text()
+
+    @pytest.mark.parametrize("knob,case", [
+        ("tss_binding_ignored", "PacketsOfABoundJobIdAreSealedInItsSecureDomain"),
+        ("tss_key_not_requested", "TheFepAsksItsEntityForTheKey"),
+        ("key_request_without_sdi", "TheFepAsksItsEntityForTheKey"),
+        ("tss_unsolicited_update_ignored", "AKeyUpdateSealsTheNextPacketsUnderTheNewKey"),
+    ])
+    def test_a_knob_that_breaks_a_rule_fails_its_case(self, build_dir, tmp_path, knob, case):
+        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": knob}, area="security")
+        assert found[f"Claimed/Security.{case}/rdm"].verdict == "fail"
