@@ -90,7 +90,11 @@ std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Pe
 }
 
 std::vector<std::vector<uint8_t>> Handler::handle(std::span<const uint8_t> message, const Peer& peer) {
-  const auto parsed = parse_request(message);
+  return handle(parse_request(message), message, peer);
+}
+
+std::vector<std::vector<uint8_t>> Handler::handle(const std::variant<Request, Problem>& parsed,
+                                                  std::span<const uint8_t> message, const Peer& peer) {
   if (const auto* bad = std::get_if<Problem>(&parsed))
     return {error_reply(header_of(message).value_or(Header{}), bad->err, bad)};
   const Request& req = std::get<Request>(parsed);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <span>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "cred_store.hpp"
@@ -21,6 +22,7 @@ namespace uet::entity {
 struct Header;
 struct Attrs;
 struct Request;
+struct Problem;
 class Writer;
 
 // Who sent a request, as the kernel says (SO_PEERCRED), never as the request says.
@@ -48,6 +50,10 @@ class Handler {
   // naming what was wrong; a dump (JOB_LIST) is several replies flagged multi, then NLMSG_DONE.
   // Nothing is changed unless the whole request is valid and allowed.
   std::vector<std::vector<uint8_t>> handle(std::span<const uint8_t> message, const Peer& peer);
+  // The same for a message already parsed (`parsed` is parse_request(message)), so that a server that
+  // also traces it parses it once.
+  std::vector<std::vector<uint8_t>> handle(const std::variant<Request, Problem>& parsed,
+                                           std::span<const uint8_t> message, const Peer& peer);
   CredStore& creds() { return creds_; }
   // The connection of process `pid` closed: what was learnt of it from /proc, and the secure domains whose
   // key updates it was sent, are forgotten (a new process may take the pid).

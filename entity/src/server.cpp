@@ -96,8 +96,11 @@ int Server::run(const std::atomic<bool>& stop) {
                                         std::to_string(c::kMaxMessageBytes), 0, 0};
           replies.push_back(error_reply(Header{}, EMSGSIZE, &p));
         } else {
-          replies = handler_.handle({buf.data(), static_cast<size_t>(got)}, cl.peer);
-          if (trace_) trace_->record(cl.peer, {buf.data(), static_cast<size_t>(got)}, replies);
+          // Parsed once, for the handler and the trace (the request's attributes point into buf).
+          const std::span<const uint8_t> message(buf.data(), static_cast<size_t>(got));
+          const auto parsed = parse_request(message);
+          replies = handler_.handle(parsed, message, cl.peer);
+          if (trace_) trace_->record(cl.peer, parsed, message.size(), replies);
           // Pushed before the request is answered: when an administrator's key update returns, its
           // receivers have it waiting.
           for (const auto& [pid, push] : handler_.take_pushes()) {

@@ -65,11 +65,11 @@ Trace::~Trace() {
   if (out_) std::fclose(out_);
 }
 
-void Trace::record(const Peer& peer, std::span<const uint8_t> request, const std::vector<std::vector<uint8_t>>& replies) {
+void Trace::record(const Peer& peer, const std::variant<Request, Problem>& parsed, size_t bytes,
+                   const std::vector<std::vector<uint8_t>>& replies) {
   json line = {{"t_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch()).count()},
-               {"pid", peer.pid}, {"uid", peer.uid}, {"bytes", request.size()}};
-  const auto parsed = parse_request(request);
+               {"pid", peer.pid}, {"uid", peer.uid}, {"bytes", bytes}};
   if (const auto* req = std::get_if<Request>(&parsed)) {
     line["cmd"] = req->cmd->name;
     line["family"] = req->header.type;

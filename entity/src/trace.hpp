@@ -23,7 +23,9 @@ class Trace {
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
   // One line, written whole and flushed, so that a reader never waits for a buffer.
-  void record(const Peer& peer, std::span<const uint8_t> request, const std::vector<std::vector<uint8_t>>& replies);
+  // `parsed` is parse_request of the request's `bytes` bytes.
+  void record(const Peer& peer, const std::variant<Request, Problem>& parsed, size_t bytes,
+              const std::vector<std::vector<uint8_t>>& replies);
   // A message the entity sent process `to` unasked (an unsolicited key update): "push_to" instead of "pid".
   void record_push(pid_t to, std::span<const uint8_t> message);
 
