@@ -76,14 +76,18 @@ std::variant<Reply, Problem> Client::call(const std::vector<uint8_t>& request, i
 }
 
 std::vector<std::vector<uint8_t>> Client::take_pushed() {
-  std::vector<uint8_t> msg(control::kMaxMessageBytes);
   for (;;) {
+    // The next message's length without taking it: nothing is allocated when nothing waits, which is the
+    // common case of a sender that looks before every packet.
+    const ssize_t len = recv(fd_, nullptr, 0, MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+    if (len <= 0) break;
+    std::vector<uint8_t> msg(static_cast<size_t>(len));
     const ssize_t n = recv(fd_, msg.data(), msg.size(), MSG_DONTWAIT);
     if (n <= 0) break;
     // A reply that came after its call gave up is not a push: only sequence number 0 is kept.
     uint32_t seq = 1;
     if (static_cast<size_t>(n) >= control::kNetlinkHeaderBytes) std::memcpy(&seq, msg.data() + 8, 4);
-    if (seq == 0) pushed_.emplace_back(msg.begin(), msg.begin() + n);
+    if (seq == 0) pushed_.push_back(std::move(msg));
   }
   return std::exchange(pushed_, {});
 }

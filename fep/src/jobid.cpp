@@ -83,10 +83,6 @@ void put_address(Domain* d, uet::entity::Writer& w) {
   w.end_nest(at);
 }
 
-}  // namespace
-
-namespace {
-
 // The JobIDs job initialisation mapped to this process's service (JOB_GET; the caller holds entity_mu):
 // empty with `*rc` set when the entity cannot say.
 std::vector<uint32_t> init_job_ids(Domain* d, int* rc) {
