@@ -31,13 +31,10 @@ packets one hop later (a capture on the sending side then still shows them).
 ``pair.impair_hook`` says which one is in use.
 """
 import atexit
-import fcntl
 import ipaddress
 import json
 import os
 import re
-import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -46,11 +43,15 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from .capture import Capture
+from .host import HostLock, NamespaceError, ip, pid_alive, require_root, tool
+from .impair import Impairment
+from .processes import finish, read_json_events, stop_process
+
 PREFIX = "uet"
 CLI_TAG = "cli"
 MAX_INDEX = 511  # 198.18.0.0/15 holds 512 /24s; index 0 is left unused
 NETNS_DIR = "/run/netns"
-LOCK_PATHS = ("/run/lock/uet-containers.lock", "/tmp/uet-containers.lock")
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")
 PROBE_PORT = 47999
 DEFAULT_RUN_TIMEOUT = 60.0
@@ -59,44 +60,6 @@ SIDES = ("a", "b")
 # uet-<owner>-<n>-<side>; owner is a PID (cleaned when dead) or a tag such as "cli" (never auto-cleaned)
 NAME_RE = re.compile(rf"^{PREFIX}-(?P<owner>[a-z0-9]+)-(?P<index>\d+)-(?P<side>[ab])$")
 PID_NAME_RE = re.compile(rf"^{PREFIX}-(?P<pid>\d+)-(?P<index>\d+)-(?P<side>[ab])$")
-
-TOOL_PACKAGES = {"ip": "iproute2", "nft": "nftables", "tcpdump": "tcpdump", "ethtool": "ethtool"}
-
-
-class NamespaceError(RuntimeError):
-    """A namespace pair could not be made, used or removed; the message says why and what to do."""
-
-
-# --------------------------------------------------------------------------------------------
-# tools and preconditions
-
-
-def require_root():
-    if os.geteuid() != 0:
-        raise NamespaceError(
-            "network namespaces need root (CAP_SYS_ADMIN and CAP_NET_ADMIN): "
-            "run the suite as root, e.g. with sudo")
-
-
-def tool(name):
-    """Absolute path of a system tool, also when /usr/sbin is not on PATH; clear error naming the package."""
-    found = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin:/usr/bin:/bin")
-    if not found:
-        package = TOOL_PACKAGES.get(name, name)
-        raise NamespaceError(
-            f"'{name}' was not found: install the Debian package {package} (apt-get install {package})")
-    return found
-
-
-def _ip(*args, netns=None, check=True, timeout=30):
-    argv = [tool("ip")]
-    if netns:
-        argv += ["-n", netns]
-    argv += list(args)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise NamespaceError(f"{' '.join(argv[1:])} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return proc
 
 
 def list_namespaces():
@@ -107,19 +70,10 @@ def list_namespaces():
         return []
 
 
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def _kill_netns_pids(netns, sig=signal.SIGKILL):
     """Signal every process whose network namespace is ``netns`` (those left behind by a run)."""
-    proc = _ip("netns", "pids", netns, check=False)
+    proc = ip("netns", "pids", netns, check=False)
     for token in proc.stdout.split():
         try:
             if int(token) != os.getpid():
@@ -133,7 +87,7 @@ def delete_namespace(netns):
     if netns not in list_namespaces():
         return False
     _kill_netns_pids(netns)
-    proc = _ip("netns", "delete", netns, check=False)
+    proc = ip("netns", "delete", netns, check=False)
     if proc.returncode != 0 and netns in list_namespaces():
         raise NamespaceError(f"could not delete namespace {netns}: {proc.stderr.strip()}")
     return True
@@ -153,7 +107,7 @@ def cleanup_stale():
         if not m:
             continue
         pid = int(m["pid"])
-        if pid == os.getpid() or _pid_alive(pid):
+        if pid == os.getpid() or pid_alive(pid):
             continue
         try:
             if delete_namespace(name):
@@ -162,26 +116,6 @@ def cleanup_stale():
             pass
     return removed
 
-
-class _HostLock:
-    """An flock shared by every process on the host while it picks an index and adds namespaces."""
-
-    def __enter__(self):
-        for path in LOCK_PATHS:
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-                break
-            except OSError:
-                continue
-        else:
-            raise NamespaceError(f"cannot open a lock file ({', '.join(LOCK_PATHS)})")
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
 
 
 def used_indexes():
@@ -269,7 +203,7 @@ def addresses_for(index):
     return str(net4[1]), str(net4[2]), str(net6[1]), str(net6[2]), str(net4), str(net6)
 
 
-class NamespacePair:
+class NamespacePair(Impairment):
     """Two network namespaces ``a`` and ``b`` joined by a veth pair; a context manager.
 
     Parameters: ``mtu`` (veth MTU on both sides, default the kernel's 1500), ``ready_timeout``
@@ -374,7 +308,7 @@ class NamespacePair:
         require_root()
         tool("ip")
         cleanup_stale()
-        with _HostLock():
+        with HostLock():
             used = used_indexes()
             if self.index is None:
                 free = [i for i in range(1, MAX_INDEX + 1) if i not in used]
@@ -390,8 +324,7 @@ class NamespacePair:
                     _live[id(self)] = self
                 _install_exit_hooks()
             try:
-                _ip("netns", "add", self.a.netns)
-                _ip("netns", "add", self.b.netns)
+                self._add_namespaces()
             except BaseException:
                 self.close()
                 raise
@@ -404,29 +337,34 @@ class NamespacePair:
             raise
         return self
 
+    def _add_namespaces(self):
+        """Makes the two named namespaces (a subclass may name namespaces that something else made)."""
+        ip("netns", "add", self.a.netns)
+        ip("netns", "add", self.b.netns)
+
     def _configure(self):
         a, b = self.a, self.b
         # Created directly inside the namespaces: the names never meet the host's interfaces.
-        _ip("link", "add", a.ifname, "netns", a.netns, "type", "veth",
+        ip("link", "add", a.ifname, "netns", a.netns, "type", "veth",
             "peer", "name", b.ifname, "netns", b.netns)
         # The control link: what the two sides say to each other about a test stays off the test link,
         # which is captured and impaired (as packetimpact keeps its control channel apart).
-        _ip("link", "add", a.control_ifname, "netns", a.netns, "type", "veth",
+        ip("link", "add", a.control_ifname, "netns", a.netns, "type", "veth",
             "peer", "name", b.control_ifname, "netns", b.netns)
         for s in (a, b):
-            _ip("link", "set", "lo", "up", netns=s.netns)
+            ip("link", "set", "lo", "up", netns=s.netns)
             if self.mtu:
-                _ip("link", "set", "dev", s.ifname, "mtu", str(int(self.mtu)), netns=s.netns)
-            _ip("addr", "add", f"{s.ipv4}/{s.ipv4_prefixlen}", "dev", s.ifname, netns=s.netns)
-            _ip("-6", "addr", "add", f"{s.ipv6}/{s.ipv6_prefixlen}", "dev", s.ifname, "nodad",
+                ip("link", "set", "dev", s.ifname, "mtu", str(int(self.mtu)), netns=s.netns)
+            ip("addr", "add", f"{s.ipv4}/{s.ipv4_prefixlen}", "dev", s.ifname, netns=s.netns)
+            ip("-6", "addr", "add", f"{s.ipv6}/{s.ipv6_prefixlen}", "dev", s.ifname, "nodad",
                 netns=s.netns)
-            _ip("link", "set", "dev", s.ifname, "up", netns=s.netns)
-            _ip("link", "set", "dev", s.control_ifname, "up", netns=s.netns)
-            _ip("-6", "addr", "add", f"{s.control_ipv6}/64", "dev", s.control_ifname, "nodad", netns=s.netns)
+            ip("link", "set", "dev", s.ifname, "up", netns=s.netns)
+            ip("link", "set", "dev", s.control_ifname, "up", netns=s.netns)
+            ip("-6", "addr", "add", f"{s.control_ipv6}/64", "dev", s.control_ifname, "nodad", netns=s.netns)
             # A veth takes a UDP GSO packet whole (a softuet run of equal frames, outbox.cpp) and cuts it
             # at the receiving socket, so a capture would show one packet of many frames. Segmented before
             # the device, captures show the datagrams the wire carries.
-            _ip("netns", "exec", s.netns, tool("ethtool"), "-K", s.ifname, "tx-udp-segmentation", "off")
+            ip("netns", "exec", s.netns, tool("ethtool"), "-K", s.ifname, "tx-udp-segmentation", "off")
 
     def wait_ready(self, timeout=10.0):
         """Bounded wait for UDP round trips a->b and b->a over IPv4 and IPv6 (probe.py in each side)."""
@@ -440,7 +378,7 @@ class NamespacePair:
                         "--timeout", f"{timeout:.3f}", "--target", p.ipv4, "--target", p.ipv6]
                 procs[s.side] = self.popen(s.side, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            stderr=subprocess.PIPE, text=True, track=False)
-            events = _read_json_events(procs, deadline, until=lambda ev: ev.get("event") in ("done", "exit"))
+            events = read_json_events(procs, deadline, until=lambda ev: ev.get("event") in ("done", "exit"))
             ok = all(events[s] and events[s][-1].get("event") == "done" for s in procs)
             if not ok:
                 detail = []
@@ -454,7 +392,7 @@ class NamespacePair:
                     f"pair {self.prefix} not ready within {timeout:g} s: {'; '.join(detail)}")
         finally:
             for p in procs.values():
-                _finish(p)
+                finish(p)
         # Traffic flows, but the kernel publishes operstate UP (IFF_RUNNING, which tools and providers
         # enumerating interfaces look at) through linkwatch, at most once a second: wait for it too.
         pause = 0.01
@@ -470,7 +408,7 @@ class NamespacePair:
     def operstate(self, side):
         """The kernel's operstate of ``side``'s veth ("UP", "DOWN", "LOWERLAYERDOWN", ...)."""
         s = self.side(side)
-        proc = _ip("-j", "link", "show", "dev", s.ifname, netns=s.netns)
+        proc = ip("-j", "link", "show", "dev", s.ifname, netns=s.netns)
         return json.loads(proc.stdout)[0].get("operstate", "UNKNOWN")
 
     def close(self):
@@ -479,15 +417,15 @@ class NamespacePair:
             _live.pop(id(self), None)
         errors = []
         for p in self._procs:
-            _stop_process(p)
+            stop_process(p)
         self._procs.clear()
         if self.a is None:
             return
         existing = list_namespaces()
         if self.a.netns in existing:
             # Deleting the veth first removes both ends now, even if something still pins a namespace.
-            _ip("link", "del", "dev", self.a.ifname, netns=self.a.netns, check=False)
-            _ip("link", "del", "dev", self.a.control_ifname, netns=self.a.netns, check=False)
+            ip("link", "del", "dev", self.a.ifname, netns=self.a.netns, check=False)
+            ip("link", "del", "dev", self.a.control_ifname, netns=self.a.netns, check=False)
         for s in (self.a, self.b):
             try:
                 delete_namespace(s.netns)
@@ -523,87 +461,6 @@ class NamespacePair:
 
     # ---- impairment
 
-    def _nft(self, netns, script, check_only=False):
-        argv = [tool("nft")] + (["-c"] if check_only else []) + ["-f", "-"]
-        return self.run(netns, argv, input=script, capture_output=True, text=True, timeout=30)
-
-    @staticmethod
-    def _impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0):
-        match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
-        rules = []
-        if every:
-            # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
-            # drops when k mod every == offset), so a lossy cell replays exactly.
-            rules.append(f"{match}numgen inc mod {int(every)} == {int(offset)} drop")
-        elif loss_percent:
-            # 1/100 % resolution: numgen draws 0..9999 per packet.
-            threshold = int(round(float(loss_percent) * 100))
-            if threshold >= 10000:
-                rules.append(f"{match}drop")
-            else:
-                rules.append(f"{match}numgen random mod 10000 < {threshold} drop")
-        body = "\n".join(f"    {r}" for r in rules)
-        return (
-            # "add table; delete table; table {...}" replaces any earlier impairment atomically.
-            "add table netdev uet_impair\n"
-            "delete table netdev uet_impair\n"
-            "table netdev uet_impair {\n"
-            f"  chain {hook} {{\n"
-            f"    type filter hook {hook} device \"{device}\" priority 0; policy accept;\n"
-            f"{body}\n"
-            "  }\n"
-            "}\n")
-
-    def egress_supported(self):
-        """True if nft and the kernel accept a netdev egress chain on this pair's veth (checked with nft -c)."""
-        script = self._impair_script("egress", self.a.ifname, 0, None)
-        proc = self._nft(self.a.netns, script, check_only=True)
-        return proc.returncode == 0
-
-    def impair(self, side, loss_percent=None, udp_dport=None, every=None, offset=0):
-        """Drop ``loss_percent`` % (0..100, 0.01 steps) of the packets leaving ``side``'s veth, or, with
-        ``every``, a counted pattern: each ``every``-th matching packet from the ``offset``-th on.
-
-        ``udp_dport`` (e.g. 4793, UET) restricts the drop to that UDP destination port.  Replaces
-        any earlier impairment of that side.  Uses the netdev egress hook of ``side``'s veth; if
-        that is not supported, the netdev ingress hook of the peer's veth (``self.impair_hook``).
-        """
-        if loss_percent is not None and not 0 <= float(loss_percent) <= 100:
-            raise ValueError(f"loss_percent must be within 0..100, not {loss_percent}")
-        if every is not None and not (int(every) >= 2 and 0 <= int(offset) < int(every)):
-            raise ValueError(f"every must be >= 2 and 0 <= offset < every, not every={every} offset={offset}")
-        tool("nft")
-        me, other = self.side(side), self.peer(side)
-        if self.impair_hook is None:
-            self.impair_hook = "egress" if self.egress_supported() else "ingress-of-peer"
-        if self.impair_hook == "egress":
-            netns, hook, device = me.netns, "egress", me.ifname
-        else:
-            netns, hook, device = other.netns, "ingress", other.ifname
-        proc = self._nft(netns, self._impair_script(hook, device, loss_percent, udp_dport, every, offset))
-        if proc.returncode != 0:
-            raise NamespaceError(f"nft in {netns} rejected the {hook} impairment: {proc.stderr.strip()}")
-        self._impaired[me.side] = netns
-
-    def clear_impairment(self, side):
-        """Remove the impairment of ``side`` (no error if there is none)."""
-        me = self.side(side)
-        netns = self._impaired.pop(me.side, None)
-        for ns in ([netns] if netns else [me.netns, self.peer(side).netns]):
-            # "add; delete" never fails on a missing table.
-            self._nft(ns, "add table netdev uet_impair\ndelete table netdev uet_impair\n")
-
-    def impairment(self, side):
-        """The nft ruleset text now applied for ``side`` ('' if none)."""
-        me = self.side(side)
-        ns = self._impaired.get(me.side)
-        if not ns:
-            return ""
-        proc = self.run(ns, [tool("nft"), "list", "table", "netdev", "uet_impair"],
-                        capture_output=True, text=True, timeout=30)
-        return proc.stdout if proc.returncode == 0 else ""
-
-    # ---- capture
 
     def capture(self, side, path, filter="udp", interface=None, ready_timeout=10.0, snaplen=0,
                 buffer_kib=32768):
@@ -619,224 +476,6 @@ class NamespacePair:
         return Capture(self, side, path, filter, interface, ready_timeout, snaplen, buffer_kib)
 
 
-class Capture:
-    def __init__(self, pair, side, path, filter, interface, ready_timeout, snaplen, buffer_kib):
-        self.pair = pair
-        self.side = pair.side(side)
-        self.path = os.fspath(path)
-        self.filter = filter
-        self.interface = interface or self.side.ifname
-        self.ready_timeout = ready_timeout
-        self.snaplen = snaplen
-        self.buffer_kib = buffer_kib
-        self.proc = None
-        self.stderr = ""
-        self.stats = {}
-
-    def __enter__(self):
-        # --immediate-mode: each packet is handed to tcpdump at once (no 1 s ring-block delay);
-        # -U: and written to the file at once; -Z root: no privilege drop that could not write path.
-        snaplen = self.snaplen
-        if not snaplen:
-            # libpcap sizes every ring slot by the snap length, and neither "any" (no MTU) nor a veth
-            # (segmentation offloads on, so libpcap does not trust its MTU) caps it: at 256 KiB a slot,
-            # the 32 MiB ring holds 128 frames, and a burst of a 1 MiB transfer's reads overflowed it
-            # (126-280 frames dropped by the kernel).  Whole veth frames fit in MTU + 128 (Ethernet or
-            # cooked header); only larger loopback packets on "any" get truncated.  Another interface
-            # (e.g. "lo") gets its own MTU.
-            snaplen = self._interface_mtu() + 128
-        argv = [tool("tcpdump"), "-i", self.interface, "-w", self.path, "-U", "--immediate-mode", "-n",
-                "-s", str(snaplen), "-B", str(int(self.buffer_kib)), "-Z", "root"]
-        if self.filter:
-            argv += self.filter.split() if isinstance(self.filter, str) else list(self.filter)
-        self.proc = self.pair.popen(self.side.side, argv, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + self.ready_timeout
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stderr, selectors.EVENT_READ)
-        reader = self._reader = _Lines(self.proc.stderr)
-        lines = []
-        try:
-            while not any("listening on" in line for line in lines):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._stop(sync=False)
-                    raise NamespaceError(f"tcpdump in {self.side.netns} did not say 'listening on' "
-                                         f"within {self.ready_timeout:g} s: {''.join(lines).strip()}")
-                if not sel.select(left):
-                    continue
-                lines += reader.read()
-                if reader.eof and not any("listening on" in line for line in lines):
-                    self._stop(sync=False)
-                    raise NamespaceError(f"tcpdump in {self.side.netns} exited ({self.proc.returncode}) "
-                                         f"before listening: {''.join(lines).strip()}")
-        finally:
-            sel.close()
-        self.stderr = "".join(lines)
-        return self
-
-    def _interface_mtu(self):
-        if self.interface in ("any", self.side.ifname):
-            return int(self.pair.mtu or 1500)
-        path = f"/sys/class/net/{self.interface}/mtu"  # ip netns exec mounts the namespace's /sys
-        got = self.pair.run(self.side.side, ["cat", path], capture_output=True, text=True, timeout=10)
-        if got.returncode != 0 or not got.stdout.strip().isdigit():
-            raise NamespaceError(f"no interface {self.interface!r} in {self.side.netns}: {got.stderr.strip()}")
-        return int(got.stdout)
-
-    STATS_RE = re.compile(r"(\d+) packets? captured, (\d+) packets? received by filter, "
-                          r"(\d+) packets? dropped by kernel")
-
-    def sync(self, timeout=5.0):
-        """Wait (bounded) until tcpdump has written every packet its socket has received so far.
-
-        SIGUSR1 makes tcpdump print "N packets captured, M packets received by filter, D packets
-        dropped by kernel" without stopping; packets that reached the socket but not yet the file
-        show as N + D < M.  Returns (captured, received, dropped) of the last answer; raises
-        NamespaceError if tcpdump does not catch up.
-        """
-        deadline = time.monotonic() + timeout
-        sel = selectors.DefaultSelector()
-        sel.register(self.proc.stderr, selectors.EVENT_READ)
-        last = None
-        try:
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGUSR1)
-                answer = None
-                while answer is None and time.monotonic() < deadline:
-                    if not sel.select(max(0.0, deadline - time.monotonic())):
-                        continue
-                    for line in self._reader.read():
-                        self.stderr += line
-                        m = self.STATS_RE.search(line)
-                        if m:
-                            answer = (int(m[1]), int(m[2]), int(m[3]))
-                    if self._reader.eof:
-                        break
-                if answer is None:
-                    break
-                last = answer
-                if answer[0] + answer[2] >= answer[1]:
-                    return answer
-        finally:
-            sel.close()
-        raise NamespaceError(f"tcpdump in {self.side.netns} did not catch up within {timeout:g} s "
-                             f"(captured, received by filter, dropped by kernel) = {last}")
-
-    def _stop(self, sync=True):
-        if sync and self.proc.poll() is None:
-            try:
-                self.sync()
-            except NamespaceError:
-                pass  # stop anyway; stats["captured"] < stats["received_by_filter"] shows the loss
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-        try:
-            rest = self.proc.communicate(timeout=10)[1] or ""
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rest = self.proc.communicate()[1] or ""
-        self.stderr += rest
-        for key in ("captured", "received by filter", "dropped by kernel"):
-            found = re.findall(rf"(\d+) packets? {key}", self.stderr)
-            if found:  # the last one is tcpdump's summary at exit
-                self.stats[key.replace(" ", "_")] = int(found[-1])
-        if self.proc in self.pair._procs:
-            self.pair._procs.remove(self.proc)
-
-    def __exit__(self, *exc):
-        self._stop()
-        return False
-
-
-class _Lines:
-    """Lines of a pipe read with os.read (never a buffered readline: with select, a buffered reader can
-    hold a second complete line in user space while the pipe looks empty, and the wait would stall)."""
-
-    def __init__(self, fileobj):
-        self.fd = fileobj.fileno()
-        self.buf = b""
-        self.eof = False
-
-    def read(self):
-        """Complete lines (str) now available after one os.read; sets eof at end of stream."""
-        chunk = os.read(self.fd, 65536)
-        if not chunk:
-            self.eof = True
-            rest, self.buf = self.buf, b""
-            return [rest.decode(errors="replace")] if rest else []
-        self.buf += chunk
-        *lines, self.buf = self.buf.split(b"\n")
-        return [line.decode(errors="replace") + "\n" for line in lines]
-
-
-def _read_json_events(procs, deadline, until):
-    """Read JSON lines from each proc's stdout until ``until(event)`` holds for each, EOF, or deadline."""
-    events = {k: [] for k in procs}
-    sel = selectors.DefaultSelector()
-    for k, p in procs.items():
-        sel.register(p.stdout, selectors.EVENT_READ, (k, _Lines(p.stdout)))
-    try:
-        while sel.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            for key, _ in sel.select(left):
-                k, reader = key.data
-                finished = False
-                for line in reader.read():
-                    try:
-                        ev = json.loads(line)
-                    except ValueError:
-                        continue
-                    events[k].append(ev)
-                    finished = finished or until(ev)
-                if finished or reader.eof:
-                    sel.unregister(key.fileobj)
-    finally:
-        sel.close()
-    return events
-
-
-def _stop_process(proc, grace=2.0):
-    """SIGTERM a process still running (tcpdump then closes its file cleanly), SIGKILL after ``grace``."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for f in (proc.stdin, proc.stdout, proc.stderr):
-        try:
-            if f:
-                f.close()
-        except OSError:
-            pass
-
-
-def _finish(proc, grace=2.0):
-    """Close stdin, then terminate / kill a helper process if it does not exit on its own."""
-    try:
-        if proc.stdin and not proc.stdin.closed:
-            proc.stdin.close()
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.terminate()
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    for f in (proc.stdout, proc.stderr):
-        try:
-            if f:
-                f.close()
-        except OSError:
-            pass
 
 
 # --------------------------------------------------------------------------------------------
@@ -854,7 +493,7 @@ def existing_pairs():
         entry = pairs.setdefault(prefix, {"prefix": prefix, "owner": m["owner"], "index": int(m["index"])})
         entry[m["side"]] = name
         owner = m["owner"]
-        entry["alive"] = (not owner.isdigit()) or _pid_alive(int(owner))
+        entry["alive"] = (not owner.isdigit()) or pid_alive(int(owner))
     return pairs
 
 

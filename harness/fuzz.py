@@ -52,6 +52,8 @@ FUZZERS = [
     Fuzzer("reassembly", "uet-reassembly-fuzzer", ROOT / "codec" / "fuzz" / "corpus-reassembly", 4096),
     # Inputs are runs of Control API requests from a chosen peer (entity/fuzz/entity_fuzzer.cpp).
     Fuzzer("entity", "uet-entity-fuzzer", ROOT / "entity" / "fuzz" / "corpus", 8192),
+    # Inputs are what a client sends the placement agent: request lines (containers/agent/fuzz/agent_fuzzer.cpp).
+    Fuzzer("agent", "uet-agent-fuzzer", ROOT / "containers" / "agent" / "fuzz" / "corpus", 4096),
 ]
 
 

@@ -17,13 +17,14 @@ import os
 import pathlib
 import select
 import signal
-import subprocess
 import sys
 import threading
 import time
 
 from harness import manifest as manifest_mod
 from harness.entity import EntityError, suite_entity
+from containers.host import NamespaceError
+from containers.placement import PlacementError, open_placement
 from harness.results import Result, counts, read_case_lines, result_of_line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -65,18 +66,14 @@ def areas_for(cell_solo: bool, build: pathlib.Path) -> list[str]:
     return [a for a in case_binaries(build) if cell_solo or a not in SINGLE_PROCESS_AREAS]
 
 
-@contextlib.contextmanager
-def placement(cell: Cell, use_namespaces: bool | None):
-    """Yields (popen for the initiator's side, environment that places the target)."""
-    want = use_namespaces if use_namespaces is not None else (
-        os.geteuid() == 0 and cell.initiator.namespaces and cell.target.namespaces)
-    if not want:
-        yield (lambda argv, **kw: subprocess.Popen(argv, **kw)), {}, "same-host", None
-        return
-    from containers.netns import NamespacePair
-    with NamespacePair() as pair:
-        yield (lambda argv, **kw: pair.popen("a", argv, track=False, **kw)), {"UET_CASES_PEER_NETNS": pair.b.netns,
-                                                                          "UET_CASES_CONTROL_LISTEN": pair.a.control_ipv6}, "namespaces", pair
+def placement_name(cell: Cell, use_namespaces: bool | None, placement: str | None) -> str:
+    """The placement a cell runs in: the one asked for, else namespaces when both manifests allow it and we
+    are root, else same-host."""
+    if placement:
+        return placement
+    if use_namespaces is None:
+        use_namespaces = os.geteuid() == 0 and cell.initiator.namespaces and cell.target.namespaces
+    return "namespaces" if use_namespaces else "same-host"
 
 
 class CellRun:
@@ -85,15 +82,18 @@ class CellRun:
     def __init__(self, cell: Cell, build: pathlib.Path, out: pathlib.Path, *, seed: int = 0,
                  case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
-                 ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None):
+                 ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None,
+                 placement: str | None = None):
         self.cell, self.build, self.out, self.seed = cell, build, out, seed
+        self.placement_name = placement_name(cell, use_namespaces, placement)
         self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
         self.case_filter, self.use_namespaces = case_filter, use_namespaces
         self.on_result = on_result or (lambda r: None)
         self.stop = stop or threading.Event()
         self.case_deadline, self.ports = case_deadline, ports
         self.results: list[Result] = []
-        self.placement = None
+        self.placement = None          # the placement's name once it is up
+        self.placement_detail: dict = {}
         self.timings: dict[str, dict[str, float]] = {}  # per area: wall and CPU seconds of its binary runs
         self.loss: dict[str, dict] = {}  # per area: the drop pattern applied
         self._area = ""
@@ -121,9 +121,19 @@ class CellRun:
         env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})
-        with placement(self.cell, self.use_namespaces) as (popen, placement_env, where, pair):
-            self.placement = where
-            env.update(placement_env)
+        mounts = [(str(self.build.resolve()), "ro"), (str(REPO), "ro"), (str(self.out.resolve()), "rw")] + \
+            ([(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
+        try:
+            place = open_placement(self.placement_name, mounts=mounts)
+            place.__enter__()
+        except (PlacementError, NamespaceError) as err:
+            for area in self.cell.areas:
+                self._emit(Result(self.cell.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", "error",
+                                  reason=f"the {self.placement_name} placement could not be made: {err}"))
+            return self.results
+        try:
+            self.placement, self.placement_detail = place.name, place.describe()
+            env.update(place.target_env)
             for area in self.cell.areas:
                 if self.stop.is_set():
                     break
@@ -132,8 +142,14 @@ class CellRun:
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
-                with self._loss(area, pair) as loss_env:
-                    self._run_binary(area, binary, popen, {**env, **loss_env})
+                if (why := place.lost()):
+                    self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
+                                      reason=f"not run: the {place.name} placement lost a side earlier in this cell ({why})"))
+                    continue
+                with self._loss(area, place.pair) as loss_env:
+                    self._run_binary(area, binary, place, {**env, **loss_env})
+        finally:
+            place.__exit__(None, None, None)
         return self.results
 
     @contextlib.contextmanager
@@ -162,7 +178,7 @@ class CellRun:
         self.results.append(result)
         self.on_result(result)
 
-    def _run_binary(self, area: str, binary: pathlib.Path, popen, env: dict) -> None:
+    def _run_binary(self, area: str, binary: pathlib.Path, place, env: dict) -> None:
         self._area = area
         lines = self.out / f"{area}.jsonl"
         captures = self.out / "captures" / area
@@ -181,17 +197,28 @@ class CellRun:
             argv = [str(binary), f"--gtest_filter={gfilter}", f"--gtest_random_seed={self.seed or 1}"]
             with open(log, "a") as logf:
                 logf.write(f"$ {' '.join(argv)}\n")
-                logf.flush()
-                proc = popen(argv, env=dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
-                                            UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), stdout=logf,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-                why = self._watch(proc, lines)
+            try:
+                proc = place.start(argv, dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
+                                              UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), str(log))
+            except Exception as err:  # an agent that refused or is gone: the binary could not start at all
+                self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
+                                  reason=f"could not start {binary.name} in the {place.name} placement: {err}"))
+                return
+            try:
+                why, trusted = self._watch(proc, lines, place)
+            finally:
+                proc.close()
             run = read_case_lines(lines)
-            for event in run.ended[seen:]:
-                self._emit(result_of_line(event, cell=self.cell.id, area=area, binary=binary.name))
+            lost = place.lost() if why in ("lost", "exited") else None
+            for i, event in enumerate(run.ended[seen:], start=seen):
+                result = result_of_line(event, cell=self.cell.id, area=area, binary=binary.name)
+                if lost and i >= trusted and result.verdict in ("fail", "error"):
+                    # Ended after the last moment both sides were known to serve: the placement, not the provider.
+                    result.verdict, result.reason = "error", f"the {place.name} placement lost a side during this case: {lost}"
+                self._emit(result)
             seen = len(run.ended)
             if run.running is None:
-                if proc.returncode not in (0, 1) and why != "stopped":
+                if proc.returncode not in (0, 1) and why not in ("stopped", "lost"):
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                       reason=f"{binary.name} exited {describe_status(proc.returncode)} outside any case",
                                       message=tail(log)))
@@ -200,36 +227,36 @@ class CellRun:
                 if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
             if why == "stopped":
                 verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
+            if lost or why == "lost":
+                verdict, reason = "error", f"the {place.name} placement lost a side during this case: {lost or place.lost()}"
             self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
-            if why == "stopped":
+            if why in ("stopped", "lost"):
                 return
 
-    def _watch(self, proc, lines: pathlib.Path) -> str:
-        """Waits for the binary; kills its process group at a case's deadline or a stop. Why it ended.
-        Reaps it with wait4 to learn the CPU time it (and the target peers it reaped) used."""
+    def _watch(self, proc, lines: pathlib.Path, place) -> tuple[str, int]:
+        """Waits for the binary; kills it at a case's deadline, a stop, or when the placement loses a side.
+        Returns why it ended, and how many cases had ended while both sides were last known to serve."""
         started_case, last_size, t0, why = time.monotonic(), -1, time.monotonic(), None
-        pidfd = os.pidfd_open(proc.pid)  # readable when the binary exits: no polling interval to guess
-        try:
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    proc.returncode = os.waitstatus_to_exitcode(status)
-                    timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
-                    timing["wall"] += time.monotonic() - t0
-                    timing["cpu"] += usage.ru_utime + usage.ru_stime
-                    return why or "exited"
-                if why is None:
-                    size = lines.stat().st_size if lines.exists() else 0
-                    if size != last_size:  # a case started or ended: its deadline starts again
-                        started_case, last_size = time.monotonic(), size
-                    why = "stopped" if self.stop.is_set() else (
-                        "deadline" if time.monotonic() - started_case > self.case_deadline else None)
-                    if why:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.killpg(proc.pid, signal.SIGKILL)
-                select.select([pidfd], [], [], 0.2)
-        finally:
-            os.close(pidfd)
+        trusted = ended = 0
+        while True:
+            if proc.poll() is not None or proc.lost:
+                timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
+                timing["wall"] += time.monotonic() - t0
+                timing["cpu"] += proc.cpu_seconds
+                return (why or ("lost" if proc.lost else "exited")), trusted
+            if why is None:
+                size = lines.stat().st_size if lines.exists() else 0
+                if size != last_size:  # a case started or ended: its deadline starts again
+                    started_case, last_size = time.monotonic(), size
+                    ended = len(read_case_lines(lines).ended)
+                lost = place.lost()
+                if not lost:
+                    trusted = ended
+                why = "stopped" if self.stop.is_set() else "lost" if lost else (
+                    "deadline" if time.monotonic() - started_case > self.case_deadline else None)
+                if why:
+                    proc.kill()
+            select.select([proc], [], [], 0.2)
 
 
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,

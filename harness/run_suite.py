@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
-import json
 import os
 import pathlib
 import random
@@ -31,6 +30,7 @@ import sys
 import threading
 import time
 
+from containers.placement import PLACEMENTS
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
@@ -73,6 +73,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=None, help="the run's seed (default: a new one, printed); e.g. --seed 7")
     p.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "runs",
                    help="the folder runs are written under (default out/runs); e.g. --report /tmp/runs")
+    p.add_argument("--placement", choices=PLACEMENTS, default=None,
+                   help="where the two sides of a cell run: namespaces (the default, as root), containers (podman, "
+                        "each side its own container) or nodes (each side on a node of a Slurm allocation); "
+                        "e.g. --placement containers")
     p.add_argument("--same-host", action="store_true",
                    help="run both sides on this host without namespaces (no root needed; wire checks then "
                         "fail for want of a capture)")
@@ -94,6 +98,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error("--initiator needs --target (for one provider against itself use --provider)")
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    if args.same_host and args.placement:
+        p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
     return args
 
 
@@ -239,7 +245,8 @@ def main(argv: list[str]) -> int:
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if args.same_host else (INITIATOR_PORT, INITIATOR_PORT + 1)
         runner = CellRun(cell, args.build, run_dir / "cells" / cell.id, seed=seed, case_filter=sel.gtest_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
-                         case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version)
+                         case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
+                         placement=args.placement)
         try:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error

@@ -2,6 +2,7 @@
 
 #include "conformance.hpp"
 #include "control_link.hpp"
+#include "uet/agent/remote_process.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -147,6 +148,27 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
   std::string role_arg = kPeerRoleFlag + role;
   char* argv[] = {exe.data(), role_arg.data(), nullptr};
 
+  // On another container or node: its agent starts the target, which connects back over TCP.
+  if (const std::string agent = env_or("UET_CASES_PEER_AGENT", ""); !agent.empty()) {
+    if (listen_fd < 0) return error_ = "UET_CASES_PEER_AGENT needs UET_CASES_CONTROL_LISTEN (the channel to a peer elsewhere is TCP)", false;
+    agent::Spawn spawn;
+    spawn.argv = {exe, role_arg};
+    spawn.env = env;
+    spawn.output = env_or("UET_CASES_TARGET_LOG", "");
+    remote_ = std::make_unique<agent::RemoteProcess>();
+    if (!remote_->start(agent, spawn, 10000, &error_)) {
+      ::close(listen_fd);
+      remote_.reset();
+      return false;
+    }
+    pid_ = remote_->pid();
+    const int fd = control_accept(listen_fd, 10000, &error_);
+    ::close(listen_fd);
+    if (fd < 0) return false;  // finish() ends the peer
+    channel_.reset(fd);
+    return true;
+  }
+
   int netns_fd = -1;
   const std::string netns = env_or("UET_CASES_PEER_NETNS", "");
   if (!netns.empty()) {
@@ -203,6 +225,18 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
 int Peer::finish(int timeout_ms) {
   if (pid_ <= 0) return 0;
   channel_.close();  // the peer's read ends: it closes its objects and exits
+  if (remote_) {
+    std::string why;
+    std::optional<int> status = remote_->wait(timeout_ms, &why);
+    if (!status && !remote_->lost()) {
+      remote_->signal(SIGKILL, &why);
+      remote_->wait(2000, &why);
+    }
+    if (!status) error_ = "the target's agent: " + why;
+    remote_.reset();
+    pid_ = -1;
+    return status ? *status : -1;
+  }
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
   int status = 0;
   if (pidfd >= 0) {

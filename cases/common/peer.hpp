@@ -6,14 +6,18 @@
 // The peer runs with the target side's own manifest (UET_CASES_TARGET_MANIFEST: provider, environment,
 // claims): a pair of different providers, or of one provider configured two ways, is a pair like any
 // other. Where it runs is configuration: by default the same host and namespace; when
-// UET_CASES_PEER_NETNS names a network namespace (/run/netns/NAME), the peer joins it (needs root).
+// UET_CASES_PEER_NETNS names a network namespace (/run/netns/NAME), the peer joins it (needs root); when
+// UET_CASES_PEER_AGENT names the agent of another container or node (containers/agent), that agent starts it.
 #pragma once
 
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "uet/agent/remote_process.hpp"
 
 namespace uet::cases {
 
@@ -66,6 +70,7 @@ class Peer {
 
  private:
   pid_t pid_ = -1;
+  std::unique_ptr<agent::RemoteProcess> remote_;  // a target started by another side's agent
   Channel channel_;
   std::string error_;
 };

@@ -21,7 +21,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from containers import netns  # noqa: E402
+from containers import host, netns  # noqa: E402
 from containers.netns import NamespaceError, NamespacePair  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
@@ -653,12 +653,12 @@ class TestErrors:
             NamespacePair().up()
 
     def test_missing_ip_names_iproute2(self, monkeypatch):
-        monkeypatch.setattr(netns.shutil, "which", lambda *a, **k: None)
+        monkeypatch.setattr(host.shutil, "which", lambda *a, **k: None)
         with pytest.raises(NamespaceError, match=r"'ip' was not found: install the Debian package iproute2"):
             NamespacePair().up()
 
     def test_missing_tcpdump_names_its_package(self, pair, tmp_path, monkeypatch):
-        monkeypatch.setattr(netns.shutil, "which", lambda name, **k: None if name == "tcpdump" else "/usr/sbin/ip")
+        monkeypatch.setattr(host.shutil, "which", lambda name, **k: None if name == "tcpdump" else "/usr/sbin/ip")
         with pytest.raises(NamespaceError, match="install the Debian package tcpdump"):
             with pair.capture("a", tmp_path / "x.pcap"):
                 pass

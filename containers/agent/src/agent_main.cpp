@@ -1,0 +1,296 @@
+// uet-agent: the placement agent of one side (a container's first process, a node's job step). It starts
+// the processes a harness or a case asks for (protocol.hpp) and reports their ends; one event loop, no
+// threads, every child in its own session. Started with --listen unix:PATH and/or [address]:port; prints
+// {"event":"listening",...} on stdout once every listener is up.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "uet/agent/protocol.hpp"
+#include "uet/agent/stream.hpp"
+
+namespace {
+
+using namespace uet::agent;
+
+struct Connection {
+  LineBuffer in;
+  pid_t child = -1;
+};
+
+// A program named without a slash is looked up on the PATH of the environment it will run with.
+std::string resolve(const std::string& program, const std::map<std::string, std::string>& env) {
+  if (program.find('/') != std::string::npos) return program;
+  const auto it = env.find("PATH");
+  const std::string path = it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : it->second;
+  for (size_t start = 0; start <= path.size();) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const std::string candidate = (end > start ? path.substr(start, end - start) : ".") + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
+
+class Agent {
+ public:
+  explicit Agent(std::vector<int> listeners, int sigfd) : listeners_(std::move(listeners)), sigfd_(sigfd) {}
+
+  int run() {
+    while (!stopping_) {
+      std::vector<pollfd> fds;
+      fds.push_back({sigfd_, POLLIN, 0});
+      for (int l : listeners_) fds.push_back({l, POLLIN, 0});
+      for (const auto& [fd, c] : conns_) fds.push_back({fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        std::perror("uet-agent: poll");
+        return 1;
+      }
+      for (const pollfd& p : fds) {
+        if (!p.revents) continue;
+        if (p.fd == sigfd_) on_signal();
+        else if (is_listener(p.fd)) on_accept(p.fd);
+        else if (conns_.count(p.fd)) on_readable(p.fd);
+      }
+    }
+    shut_down();
+    return 0;
+  }
+
+ private:
+  bool is_listener(int fd) const { return std::find(listeners_.begin(), listeners_.end(), fd) != listeners_.end(); }
+
+  void send(int fd, const Event& e) {
+    std::string error;
+    write_all(fd, event_line(e), &error);  // a client that went away is noticed when its socket reads EOF
+  }
+
+  void send_error(int fd, const std::string& message) {
+    Event e;
+    e.kind = Event::Kind::error;
+    e.message = message;
+    send(fd, e);
+  }
+
+  void on_accept(int listener) {
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) conns_[fd];
+  }
+
+  void drop(int fd) {
+    const auto it = conns_.find(fd);
+    if (it == conns_.end()) return;
+    // Nothing outlives its asker: a client gone before its process ended takes the process with it.
+    if (it->second.child > 0) {
+      ::kill(-it->second.child, SIGKILL);
+      owner_[it->second.child] = -1;
+    }
+    conns_.erase(it);
+    ::close(fd);
+  }
+
+  void on_readable(int fd) {
+    char buf[65536];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) return drop(fd);
+    Connection& c = conns_[fd];
+    if (!c.in.append(buf, static_cast<size_t>(n))) {
+      send_error(fd, "a request line longer than " + std::to_string(kMaxLine) + " bytes");
+      return drop(fd);
+    }
+    while (conns_.count(fd)) {
+      const auto line = conns_[fd].in.next();
+      if (!line) break;
+      handle(fd, *line);
+    }
+  }
+
+  void handle(int fd, const std::string& line) {
+    std::string error;
+    const auto request = parse_request(line, &error);
+    if (!request) return send_error(fd, "bad request: " + error);
+    Connection& c = conns_[fd];
+    switch (request->op) {
+      case Request::Op::hello: {
+        Event e;
+        e.kind = Event::Kind::hello;
+        e.pid = ::getpid();
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        e.hostname = host;
+        return send(fd, e);
+      }
+      case Request::Op::kill:
+        if (c.child <= 0) return send_error(fd, "kill: no process runs for this connection");
+        ::kill(-c.child, request->signal);
+        return;
+      case Request::Op::spawn:
+        if (c.child > 0) return send_error(fd, "spawn: this connection already has a process (one per connection)");
+        return spawn(fd, request->spawn);
+    }
+  }
+
+  void spawn(int fd, const Spawn& s) {
+    // Everything the child needs is made here: between fork and exec only async-signal-safe calls.
+    const int out = s.output.empty() ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
+                                     : ::open(s.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out < 0) return send_error(fd, "spawn: cannot open output " + s.output + ": " + std::strerror(errno));
+    const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int report[2];
+    if (in < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+      ::close(out);
+      if (in >= 0) ::close(in);
+      return send_error(fd, std::string("spawn: ") + std::strerror(errno));
+    }
+    const std::string program = resolve(s.argv[0], s.env);
+    std::vector<std::string> env_strings;
+    for (const auto& [k, v] : s.env) env_strings.push_back(k + "=" + v);
+    std::vector<char*> envp, argv;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = s.argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setsid();
+      ::signal(SIGPIPE, SIG_DFL);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      int err = 0;
+      if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(out, STDERR_FILENO) < 0) err = errno;
+      if (!err && ::chdir(s.cwd.c_str()) != 0) err = errno;
+      if (!err) {
+        ::execve(program.c_str(), argv.data(), envp.data());
+        err = errno;
+      }
+      (void)!::write(report[1], &err, sizeof err);
+      _exit(127);
+    }
+    ::close(out);
+    ::close(in);
+    ::close(report[1]);
+    if (pid < 0) {
+      ::close(report[0]);
+      return send_error(fd, std::string("spawn: fork: ") + std::strerror(errno));
+    }
+    int err = 0;
+    ssize_t got;
+    do got = ::read(report[0], &err, sizeof err);  // EOF: the exec succeeded (the pipe closed on exec)
+    while (got < 0 && errno == EINTR);
+    ::close(report[0]);
+    if (got == sizeof err) {
+      ::waitpid(pid, nullptr, 0);
+      return send_error(fd, "spawn: cannot start " + program + " in " + s.cwd + ": " + std::strerror(err));
+    }
+    conns_[fd].child = pid;
+    owner_[pid] = fd;
+    Event e;
+    e.kind = Event::Kind::started;
+    e.pid = pid;
+    send(fd, e);
+  }
+
+  void on_signal() {
+    signalfd_siginfo si;
+    while (::read(sigfd_, &si, sizeof si) == sizeof si) {
+      if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) stopping_ = true;
+    }
+    reap();
+  }
+
+  // Reaps every child that ended: the agent's own, and those it adopted as subreaper.
+  void reap() {
+    for (;;) {
+      int status = 0;
+      rusage usage{};
+      const pid_t pid = ::wait4(-1, &status, WNOHANG, &usage);
+      if (pid <= 0) return;
+      const auto it = owner_.find(pid);
+      if (it == owner_.end()) continue;
+      const int fd = it->second;
+      owner_.erase(it);
+      if (fd < 0 || !conns_.count(fd)) continue;
+      Event e;
+      e.kind = Event::Kind::exited;
+      e.status = status;
+      e.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+      conns_[fd].child = -1;
+      send(fd, e);
+      drop(fd);  // one process per connection: its end is the connection's end
+    }
+  }
+
+  void shut_down() {
+    for (const auto& [pid, fd] : owner_) ::kill(-pid, SIGKILL);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!owner_.empty() && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{sigfd_, POLLIN, 0};
+      ::poll(&p, 1, 100);
+      on_signal();
+    }
+    for (auto& [fd, c] : conns_) ::close(fd);
+  }
+
+  std::vector<int> listeners_;
+  int sigfd_;
+  std::map<int, Connection> conns_;
+  std::map<pid_t, int> owner_;  // child -> its connection (-1: the connection is gone)
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"uet-agent: starts processes on this side of a placement for the harness and the cases"};
+  std::vector<std::string> specs;
+  app.add_option("--listen", specs, "unix:PATH or [address]:port (port 0: any); repeatable")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  // The processes a case starts may leave children when they die: the agent adopts and reaps them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const int sigfd = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) {
+    std::perror("uet-agent: signalfd");
+    return 1;
+  }
+  std::vector<int> listeners;
+  nlohmann::json bound = nlohmann::json::array();
+  for (const auto& spec : specs) {
+    std::string where, error;
+    const int fd = listen_on(spec, &where, &error);
+    if (fd < 0) {
+      std::fprintf(stderr, "uet-agent: %s\n", error.c_str());
+      return 2;
+    }
+    listeners.push_back(fd);
+    bound.push_back(where);
+  }
+  std::printf("%s\n", nlohmann::json{{"event", "listening"}, {"listen", bound}, {"pid", ::getpid()}}.dump().c_str());
+  std::fflush(stdout);
+  return Agent(std::move(listeners), sigfd).run();
+}

@@ -1,0 +1,134 @@
+"""Where the two sides of a cell run: the placements a run chooses with ``--placement``.
+
+    same-host    both sides in the harness's own namespace (not root, or a manifest without peer_netns)
+    namespaces   each side in a network namespace of its own, joined by veth (netns.py): the default
+    containers   each side in a podman container of its own, joined by veth (podman.py)
+    nodes        each side on a node of a Slurm allocation (nodes.py)
+
+A placement starts the initiator's case binary on side a (``start``), tells the binary how to start its
+target on side b (``target_env``), impairs the test link when an area needs loss (``pair``: impair,
+clear_impairment, impairment, impair_hook), and says when a side was lost mid-run (``lost``). The case
+binaries are the same in every placement: only the environment they get differs.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+
+PLACEMENTS = ("namespaces", "containers", "nodes")
+
+
+class PlacementError(RuntimeError):
+    """A placement could not be made; the message names what is missing and how to get it."""
+
+
+class LocalProcess:
+    """A process of this host (optionally behind a prefix such as ``ip netns exec NS``), with the interface
+    of agent_client.AgentProcess: a pidfd that turns readable at its end, and its CPU time once reaped."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], *, output: str, prefix: list[str] = ()):
+        with open(output, "a") as out:
+            self._proc = subprocess.Popen([*prefix, *map(str, argv)], env=env, stdout=out,
+                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True)
+        self.pid = self._proc.pid
+        self.returncode: int | None = None
+        self.cpu_seconds = 0.0
+        self.lost = False
+        self._pidfd = os.pidfd_open(self.pid)
+
+    def fileno(self) -> int:
+        return self._pidfd
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = self._proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_seconds = usage.ru_utime + usage.ru_stime
+        return self.returncode
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, sig)
+
+    def close(self) -> None:
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+
+class Placement:
+    """The same-host placement, and the interface of the others."""
+    name = "same-host"
+    pair = None          # what impairs the test link, when the placement has one
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    @property
+    def target_env(self) -> dict[str, str]:
+        return {}
+
+    def start(self, argv: list[str], env: dict[str, str], output: str):
+        return LocalProcess(argv, env, output=output)
+
+    def lost(self) -> str | None:
+        """Why a side is gone (its container or node stopped), or None while both serve."""
+        return None
+
+    def describe(self) -> dict:
+        return {"placement": self.name}
+
+
+class Namespaces(Placement):
+    name = "namespaces"
+
+    def __init__(self, **pair_options):
+        from .netns import NamespacePair
+        self.pair = NamespacePair(**pair_options)
+
+    def __enter__(self):
+        self.pair.up()
+        return self
+
+    def __exit__(self, *exc):
+        self.pair.close()
+        return False
+
+    @property
+    def target_env(self):
+        return {"UET_CASES_PEER_NETNS": self.pair.b.netns, "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
+
+    def start(self, argv, env, output):
+        from .host import tool
+        return LocalProcess(argv, env, output=output, prefix=[tool("ip"), "netns", "exec", self.pair.a.netns])
+
+    def lost(self):
+        from .netns import list_namespaces
+        missing = [n for n in self.pair.names if n not in list_namespaces()]
+        return f"namespace {', '.join(missing)} was deleted" if missing else None
+
+    def describe(self):
+        return {"placement": self.name, "sides": {s: self.pair.side(s).netns for s in "ab"}}
+
+
+def open_placement(name: str, *, mounts: list[tuple[str, str]] = (), **options) -> Placement:
+    """A placement by name (not yet entered). ``mounts``: (host folder, "ro" or "rw") the sides must see at
+    the same path (the build, the cell's folder, the entity's folder); namespaces and same-host see them anyway."""
+    if name == "same-host":
+        return Placement()
+    if name == "namespaces":
+        return Namespaces(**options)
+    if name == "containers":
+        from .podman import Containers
+        return Containers(mounts=mounts, **options)
+    if name == "nodes":
+        from .nodes import Nodes
+        return Nodes(**options)
+    raise PlacementError(f"unknown placement {name!r}: one of {', '.join(PLACEMENTS)}")

@@ -1,0 +1,151 @@
+"""The containers placement: each side in a podman container of its own (its own network, mount, UTS and
+IPC namespaces), joined by the same two veth pairs a namespace pair has (the test link and the control
+link), moved into each container's network namespace by its PID. No podman network is made: the
+containers start with --network none, and the host's firewall rules are never touched.
+
+Each container's first process is the side's agent (containers/agent): the harness starts the initiator's
+case binary through agent a (a unix socket in the pair's folder), and the binary starts its target
+through agent b (TCP over the control link). The containers share the host's PID namespace, so that a
+PID the privileged entity sees is the PID a case grants; the build, the cell's folder and the entity's
+folder come in as volumes at the paths they have on the host.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import subprocess
+
+from . import agent_client
+from .host import ip, pid_alive, tool
+from .image import RUNROOT, ensure_image, podman, podman_env
+from .netns import NamespacePair
+from .placement import Placement, PlacementError
+
+AGENT_PORT = 47990
+LABEL = "uet.owner"
+
+
+def remove_stale_containers() -> list[str]:
+    """Removes the suite's containers whose creating process is gone (a crashed or killed run)."""
+    listed = podman("ps", "-a", "--filter", f"label={LABEL}", "--format", "json", check=False)
+    stale = []
+    for c in json.loads(listed.stdout or "[]") if listed.returncode == 0 else []:
+        owner = (c.get("Labels") or {}).get(LABEL, "")
+        if owner.isdigit() and not pid_alive(int(owner)):
+            stale.append(c["Names"][0] if c.get("Names") else c["Id"])
+    if stale:
+        podman("rm", "-f", "-t", "0", *stale, check=False)
+    return stale
+
+
+class ContainerPair(NamespacePair):
+    """A namespace pair whose two namespaces are those of two containers (``ip netns attach``)."""
+
+    def __init__(self, image: str, mounts: list[tuple[str, str]], **options):
+        super().__init__(**options)
+        self.image, self.mounts = image, mounts
+        self.container_pids: dict[str, int] = {}
+
+    @property
+    def folder(self) -> pathlib.Path:
+        return RUNROOT.parent / "pairs" / self.prefix
+
+    def agent(self, side: str) -> str:
+        return f"unix:{self.folder / (self.side(side).netns + '.sock')}"
+
+    def agent_over_control_link(self, side: str) -> str:
+        return f"[{self.side(side).control_ipv6}]:{AGENT_PORT}"
+
+    def _add_namespaces(self):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        agent_bin = next(p for p, _ in self.mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists())
+        volumes = [f"-v={self.folder}:{self.folder}"] + [f"-v={p}:{p}:{mode}" for p, mode in self.mounts]
+        started = []
+        for s in (self.a, self.b):
+            argv = [tool("podman"), "run", "-d", "--name", s.netns, "--hostname", s.netns, "--network", "none",
+                    "--pid", "host", "--cap-add", "NET_RAW,NET_ADMIN", "--label", f"{LABEL}={self.owner_pid}",
+                    *volumes, self.image, f"{agent_bin}/bin/uet-agent", "--listen", f"unix:{self.folder / (s.netns + '.sock')}",
+                    "--listen", f"[::]:{AGENT_PORT}"]
+            started.append(subprocess.Popen(argv, env=podman_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for s, proc in zip((self.a, self.b), started):
+            out, err = proc.communicate(timeout=120)
+            if proc.returncode != 0:
+                raise PlacementError(f"podman run {s.netns} failed ({proc.returncode}): {err.strip()[-800:]}")
+            pid = int(podman("inspect", "-f", "{{.State.Pid}}", s.netns).stdout.strip() or 0)
+            if pid <= 0:
+                raise PlacementError(f"container {s.netns} is not running: {podman('logs', s.netns, check=False).stderr[-800:]}")
+            self.container_pids[s.side] = pid
+            ip("netns", "attach", s.netns, str(pid))
+
+    def wait_ready(self, timeout=10.0):
+        super().wait_ready(timeout)
+        for s in (self.a, self.b):
+            try:
+                agent_client.hello(self.agent(s.side), timeout)
+            except agent_client.AgentError as err:
+                logs = podman("logs", s.netns, check=False)
+                raise PlacementError(f"container {s.netns}: {err}; its output: {(logs.stdout + logs.stderr).strip()[-600:]}")
+
+    def close(self):
+        names = [s.netns for s in (self.a, self.b) if s] if self.a else []
+        if names:
+            podman("rm", "-f", "-t", "0", *names, check=False)
+        try:
+            super().close()
+        finally:
+            if self.a is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+    def lost(self) -> str | None:
+        gone = [f"container {self.side(s).netns} (PID {pid})" for s, pid in self.container_pids.items()
+                if not pid_alive(pid) or _zombie(pid)]
+        return f"{' and '.join(gone)} stopped" if gone else None
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class Containers(Placement):
+    name = "containers"
+
+    def __init__(self, mounts: list[tuple[str, str]] = (), build: str | None = None, say=print, **pair_options):
+        self.mounts = list(mounts)
+        self.build = pathlib.Path(build or next(p for p, _ in self.mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists()))
+        self.say = say
+        self.pair_options = pair_options
+        self.pair = None
+
+    def __enter__(self):
+        remove_stale_containers()
+        image = ensure_image(self.build, [pathlib.Path(p).resolve() for p, _ in self.mounts], say=self.say)
+        self.pair = ContainerPair(image, self.mounts, **self.pair_options)
+        self.pair.up()
+        return self
+
+    def __exit__(self, *exc):
+        if self.pair:
+            self.pair.close()
+        return False
+
+    @property
+    def target_env(self):
+        return {"UET_CASES_PEER_AGENT": self.pair.agent_over_control_link("b"),
+                "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
+
+    def start(self, argv, env, output):
+        return agent_client.AgentProcess(self.pair.agent("a"), argv, env, output=output)
+
+    def lost(self):
+        return self.pair.lost() if self.pair else None
+
+    def describe(self):
+        return {"placement": self.name, "image": self.pair.image,
+                "sides": {s: self.pair.side(s).netns for s in "ab"}, "runtime": "podman + runc"}
+
+
+__all__ = ["Containers", "ContainerPair", "remove_stale_containers"]
