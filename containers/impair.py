@@ -12,7 +12,7 @@ class Impairment:
         return self.run(netns, argv, input=script, capture_output=True, text=True, timeout=30)
 
     @staticmethod
-    def _impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0):
+    def _impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0, table="uet_impair"):
         match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
         rules = []
         if every:
@@ -29,9 +29,9 @@ class Impairment:
         body = "\n".join(f"    {r}" for r in rules)
         return (
             # "add table; delete table; table {...}" replaces any earlier impairment atomically.
-            "add table netdev uet_impair\n"
-            "delete table netdev uet_impair\n"
-            "table netdev uet_impair {\n"
+            f"add table netdev {table}\n"
+            f"delete table netdev {table}\n"
+            f"table netdev {table} {{\n"
             f"  chain {hook} {{\n"
             f"    type filter hook {hook} device \"{device}\" priority 0; policy accept;\n"
             f"{body}\n"

@@ -118,7 +118,8 @@ class Namespaces(Placement):
         return {"placement": self.name, "sides": {s: self.pair.side(s).netns for s in "ab"}}
 
 
-def open_placement(name: str, *, mounts: list[tuple[str, str]] = (), **options) -> Placement:
+def open_placement(name: str, *, mounts: list[tuple[str, str]] = (), entity_socket: str | None = None,
+                   **options) -> Placement:
     """A placement by name (not yet entered). ``mounts``: (host folder, "ro" or "rw") the sides must see at
     the same path (the build, the cell's folder, the entity's folder); namespaces and same-host see them anyway."""
     if name == "same-host":
@@ -130,5 +131,5 @@ def open_placement(name: str, *, mounts: list[tuple[str, str]] = (), **options) 
         return Containers(mounts=mounts, **options)
     if name == "nodes":
         from .nodes import Nodes
-        return Nodes(**options)
+        return Nodes(mounts=mounts, entity_socket=entity_socket, **options)
     raise PlacementError(f"unknown placement {name!r}: one of {', '.join(PLACEMENTS)}")

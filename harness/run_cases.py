@@ -124,7 +124,8 @@ class CellRun:
         mounts = [(str(self.build.resolve()), "ro"), (str(REPO), "ro"), (str(self.out.resolve()), "rw")] + \
             ([(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
         try:
-            place = open_placement(self.placement_name, mounts=mounts)
+            place = open_placement(self.placement_name, mounts=mounts, entity_socket=entity_socket,
+                                   **self._host_interface())
             place.__enter__()
         except (PlacementError, NamespaceError) as err:
             for area in self.cell.areas:
@@ -151,6 +152,20 @@ class CellRun:
         finally:
             place.__exit__(None, None, None)
         return self.results
+
+    def _host_interface(self) -> dict:
+        """A manifest whose provider must stay on its host's interface can be placed only where the side keeps
+        its node's own network (nodes, same-host)."""
+        wanted = {m.name: m.data["host_interface"] for m in (self.cell.initiator, self.cell.target)
+                  if m.data.get("host_interface")}
+        if not wanted:
+            return {}
+        if self.placement_name in ("namespaces", "containers"):
+            name, interface = next(iter(wanted.items()))
+            raise PlacementError(f"{name} must run on its host's interface {interface} (host_interface), which "
+                                 f"cannot move into the {self.placement_name} placement's namespaces: use "
+                                 "--placement nodes (or --same-host)")
+        return {"host_interface": next(iter(wanted.values()))} if self.placement_name == "nodes" else {}
 
     @contextlib.contextmanager
     def _loss(self, area: str, pair):

@@ -241,8 +241,10 @@ def main(argv: list[str]) -> int:
                 results.append(r)
             progress.case(r)
 
-        # Without namespaces both sides share the host: each cell gets ports of its own.
-        ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if args.same_host else (INITIATOR_PORT, INITIATOR_PORT + 1)
+        # Without namespaces (same host, or nodes that may be one host) the sides share a network: each cell
+        # gets ports of its own.
+        shared = args.same_host or args.placement == "nodes"
+        ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if shared else (INITIATOR_PORT, INITIATOR_PORT + 1)
         runner = CellRun(cell, args.build, run_dir / "cells" / cell.id, seed=seed, case_filter=sel.gtest_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,

@@ -1,4 +1,4 @@
-"""The entity with a real Slurm as the workload manager (harness/slurm.py: munged, slurmctld and slurmd of
+"""The entity with a real Slurm as the workload manager (containers/slurm.py: munged, slurmctld and slurmd of
 the test's own): Slurm's prolog and epilog (entity/slurm/) tell the entity when jobs start and end, the
 entity finds a job's processes by their Slurm step daemon, and a restarted entity reconciles with squeue."""
 import pathlib
@@ -7,7 +7,7 @@ import tempfile
 
 import pytest
 
-from harness.slurm import SlurmCluster, missing_binaries
+from containers.slurm import SlurmCluster, missing_binaries
 
 HOOKS = pathlib.Path(__file__).resolve().parents[2] / "entity" / "slurm"
 

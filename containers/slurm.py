@@ -1,5 +1,6 @@
-"""A Slurm cluster of the caller's own on this machine: munged, slurmctld and one slurmd, every file,
-socket and port of theirs under one folder, so that tests (and placements) get a real workload manager
+"""A Slurm cluster of the caller's own on this machine: munged, slurmctld and one slurmd per node (``slurmd
+-N name``, each on a port of its own: Debian's build lets several run on one host), every file, socket and
+port of theirs under one folder, so that tests and the nodes placement get a real workload manager
 without touching /etc. Debian's slurm-wlm runs with no systemd and no cgroups (proctrack/linuxproc,
 task/none); munged must have its socket in a folder of mode 0755."""
 from __future__ import annotations
@@ -34,11 +35,12 @@ class SlurmCluster:
     """`prolog`/`epilog`: scripts Slurm runs at each job's start and end on the node (with `hook_env`)."""
 
     def __init__(self, folder: pathlib.Path, prolog: str | None = None, epilog: str | None = None,
-                 hook_env: dict[str, str] | None = None):
+                 hook_env: dict[str, str] | None = None, nodes: tuple[str, ...] = ("uetnode",)):
         self.folder = folder
         self.conf = folder / "slurm.conf"
         self.logs = folder / "log"
-        self.node = "uetnode"
+        self.nodes = nodes
+        self.node = nodes[0]
         self.procs: list[subprocess.Popen] = []
         self.prolog, self.epilog, self.hook_env = prolog, epilog, hook_env or {}
 
@@ -58,7 +60,7 @@ class SlurmCluster:
 
     def _write_config(self) -> None:
         f = self.folder
-        for sub in ("munge", "state", "spool", "log"):
+        for sub in ("munge", "state", "spool", "log", *(f"spool/{n}" for n in self.nodes)):
             (f / sub).mkdir(mode=0o755, exist_ok=True)
         key = f / "munge" / "munge.key"
         key.write_bytes(os.urandom(1024))
@@ -66,20 +68,21 @@ class SlurmCluster:
         host = socket.gethostname()
         self.conf.write_text(
             "ClusterName=uetsuite\n"
-            f"SlurmctldHost={host}(127.0.0.1)\nSlurmctldPort={_free_port()}\nSlurmdPort={_free_port()}\n"
+            f"SlurmctldHost={host}(127.0.0.1)\nSlurmctldPort={_free_port()}\n"
             "SlurmUser=root\nSlurmdUser=root\nAuthType=auth/munge\nCredType=cred/munge\n"
             f"AuthInfo=socket={f}/munge/munge.sock\n"
-            f"StateSaveLocation={f}/state\nSlurmdSpoolDir={f}/spool\n"
-            f"SlurmctldPidFile={f}/slurmctld.pid\nSlurmdPidFile={f}/slurmd.pid\n"
-            f"SlurmctldLogFile={f}/log/slurmctld.log\nSlurmdLogFile={f}/log/slurmd.log\n"
+            f"StateSaveLocation={f}/state\nSlurmdSpoolDir={f}/spool/%n\n"
+            f"SlurmctldPidFile={f}/slurmctld.pid\nSlurmdPidFile={f}/slurmd-%n.pid\n"
+            f"SlurmctldLogFile={f}/log/slurmctld.log\nSlurmdLogFile={f}/log/slurmd-%n.log\n"
             "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
             "AccountingStorageType=accounting_storage/none\n"
             f"JobCompType=jobcomp/filetxt\nJobCompLoc={f}/log/jobcomp.txt\n"
             "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
             "MpiDefault=none\nReturnToService=2\nKillWait=2\n"
             + self._hook("prolog", self.prolog) + self._hook("epilog", self.epilog) +
-            f"NodeName={self.node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={os.cpu_count() or 1} State=UNKNOWN\n"
-            f"PartitionName=uet Nodes={self.node} Default=YES MaxTime=10 State=UP\n")
+            "".join(f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={_free_port()} "
+                      f"CPUs={os.cpu_count() or 1} State=UNKNOWN\n" for n in self.nodes) +
+            f"PartitionName=uet Nodes={','.join(self.nodes)} Default=YES MaxTime=UNLIMITED State=UP\n")
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         out = open(self.logs / f"{name}.out", "ab")
@@ -98,9 +101,17 @@ class SlurmCluster:
                                f"--seed-file={f}/munge/seed"])
         self.wait_for(lambda: (f / "munge" / "munge.sock").exists(), "munged's socket")
         self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
-        self._spawn("slurmd", ["slurmd", "-D", "-N", self.node])
-        self.wait_for(lambda: self.run("sinfo", "-h", "-o", "%t").stdout.strip() == "idle", "an idle node")
+        for n in self.nodes:
+            self._spawn(f"slurmd-{n}", ["slurmd", "-D", "-N", n])
+        self.wait_for(self.all_idle, f"{len(self.nodes)} idle node(s)")
         return self
+
+    def all_idle(self) -> bool:
+        states = self.run("sinfo", "-h", "-N", "-o", "%N %t").stdout.split()
+        return states[1::2] == ["idle"] * len(self.nodes)
+
+    def slurmd(self, node: str) -> subprocess.Popen:
+        return next(p for p in self.procs if p.args[-1] == node and "slurmd" in p.args[0])
 
     def wait_for(self, ready, what: str, deadline: float = READY_DEADLINE_S):
         end = time.monotonic() + deadline

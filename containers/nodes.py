@@ -1,0 +1,303 @@
+"""The nodes placement: each side on a node of a Slurm allocation (``salloc -N2``), its agent
+(containers/agent) started there as a job step, the control channel over TCP between the nodes, the
+capture on the initiator's node (the case binary captures where it runs).
+
+On this machine the placement starts a Slurm of its own for the cell (slurm.py: munged, slurmctld and
+two slurmd, ``-N uetn1`` and ``-N uetn2``, on one host). Two nodes on one host would share one network
+stack, so each node's agent runs in a network namespace of its own, joined to the other's by veth (as
+two machines are joined by a wire): the test link for UET, the control link for the channel between the
+sides. A manifest whose provider must run on the host's real interface (``host_interface``) gets no
+namespace: its side runs on the node's own network, and the capture goes on that interface.
+
+With ``UET_SLURM=site`` the placement takes the site's Slurm as the environment names it (SLURM_CONF;
+the partition in UET_SLURM_PARTITION; a folder both nodes see in UET_SLURM_SHARED): the two nodes are
+then two machines, their agents listen on TCP, and the suite's build and the run's folder must be on a
+file system both nodes see at the same path. Loss for the areas that need it then goes on the egress hook
+of each node's data interface through that node's agent (nft, in a table named after the allocation and
+the side, matching the cell's UDP ports): the node's own rules are left as they are.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from . import agent_client
+from .host import pid_alive, tool
+from .impair import Impairment
+from .netns import NamespacePair
+from .placement import Placement, PlacementError
+from .slurm import SlurmCluster, SlurmError, missing_binaries
+
+LOCAL_NODES = ("uetn1", "uetn2")
+READY_DEADLINE_S = 20.0
+HOOKS = pathlib.Path(__file__).resolve().parent.parent / "entity" / "slurm"
+
+
+def _mentions(pid: int, folder: pathlib.Path) -> bool:
+    """The process `pid` was started for `folder`'s cluster (its command line or environment names it)."""
+    try:
+        return any(str(folder).encode() in pathlib.Path(f"/proc/{pid}/{what}").read_bytes()
+                   for what in ("cmdline", "environ"))
+    except OSError:
+        return False
+
+
+def cleanup_stale_clusters() -> list[str]:
+    """Stops the local Slurm daemons of runs that died without stopping them, and removes their folders."""
+    removed = []
+    for folder in pathlib.Path(tempfile.gettempdir()).glob("uet-nodes-*-*"):
+        owner = folder.name.split("-")[2]
+        if not owner.isdigit() or pid_alive(int(owner)):
+            continue
+        for pid_file in [*folder.glob("*.pid"), *folder.glob("munge/*.pid")]:
+            try:
+                pid = int(pid_file.read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            if _mentions(pid, folder):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(str(folder))
+    return removed
+
+
+class NodeLink:
+    """The data path between the two nodes, impaired through each side's agent (the `pair` of the
+    placement, with the interface the harness's loss uses: impair, clear_impairment, impairment)."""
+    impair_hook = "egress"
+
+    def __init__(self, placement: "Nodes"):
+        self.placement = placement
+        self._rules: dict[str, str] = {}
+
+    def table(self, side: str) -> str:
+        return f"uet_impair_{self.placement.job}_{side}"
+
+    def impair(self, side, loss_percent=None, udp_dport=None, every=None, offset=0):
+        device = self.placement.data_interface(side)
+        script = Impairment._impair_script("egress", device, loss_percent, udp_dport, every, offset, self.table(side))
+        self.placement.run_on(side, ["nft", "-f", "{script}"], script=script)
+        self._rules[side] = script
+
+    def clear_impairment(self, side):
+        t = self.table(side)
+        self.placement.run_on(side, ["nft", "-f", "{script}"], script=f"add table netdev {t}\ndelete table netdev {t}\n")
+        self._rules.pop(side, None)
+
+    def impairment(self, side):
+        return self._rules.get(side, "")
+
+
+class Nodes(Placement):
+    name = "nodes"
+
+    def __init__(self, mounts=(), build: str | None = None, entity_socket: str | None = None, say=print,
+                 slurm: str | None = None, host_interface: str | None = None):
+        self.build = pathlib.Path(build or next(p for p, _ in mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists()))
+        self.entity_socket, self.say = entity_socket, say
+        self.site = (slurm or os.environ.get("UET_SLURM", "local")) == "site"
+        self.cluster: SlurmCluster | None = None
+        self.folder: pathlib.Path | None = None
+        self.job: str | None = None
+        self.nodes: dict[str, str] = {}        # side -> node name
+        self.addresses: dict[str, str] = {}    # side -> the node's address
+        self.agents: dict[str, str] = {}       # side -> where the harness reaches its agent
+        self.peer_agents: dict[str, str] = {}  # side -> where the other side reaches it ("[address]:port")
+        self.agent_pids: dict[str, int] = {}
+        self.steps: dict[str, subprocess.Popen] = {}
+        self.host_interface = host_interface
+        # Nodes on this host get a network stack each; on a site's nodes, or on the host's own interface,
+        # the nodes' networks are what they are.
+        self.netns = None if self.site or host_interface else NamespacePair()
+        self.pair = self.netns or NodeLink(self)
+
+    # ---- Slurm
+
+    def _slurm(self, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        env = self.cluster.env if self.cluster else os.environ
+        try:
+            return subprocess.run(list(argv), capture_output=True, text=True, env=env, timeout=timeout)
+        except FileNotFoundError:
+            raise PlacementError(f"'{argv[0]}' was not found: install Slurm's client (Debian package slurm-client)") from None
+        except subprocess.TimeoutExpired:
+            raise PlacementError(f"{' '.join(argv[:3])} did not answer within {timeout:g} s: is Slurm reachable?") from None
+
+    def __enter__(self):
+        try:
+            self._enter()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _enter(self):
+        if self.site:
+            self.folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-nodes-", dir=os.environ.get("UET_SLURM_SHARED")))
+        else:
+            missing = missing_binaries()
+            if missing:
+                raise PlacementError(f"Slurm is not installed ({', '.join(missing)} missing): "
+                                     "apt-get install slurm-wlm munge")
+            cleanup_stale_clusters()
+            self.folder = pathlib.Path(tempfile.mkdtemp(prefix=f"uet-nodes-{os.getpid()}-"))
+            self.folder.chmod(0o755)
+            hooks = {}
+            if self.entity_socket:  # job starts and ends reach the privileged entity (entity/slurm)
+                hooks = dict(prolog=str(HOOKS / "uet-prolog"), epilog=str(HOOKS / "uet-epilog"),
+                             hook_env={"UET_CRED": str(self.build / "bin" / "uet-cred"),
+                                       "UET_ENTITY_SOCKET": self.entity_socket})
+            try:
+                self.cluster = SlurmCluster(self.folder, nodes=LOCAL_NODES, **hooks).start()
+            except SlurmError as err:
+                raise PlacementError(f"the local Slurm did not start: {err}") from None
+        partition = os.environ.get("UET_SLURM_PARTITION")
+        got = self._slurm("salloc", "--no-shell", "-N2", "-J", "uet-cell", *(["-p", partition] if partition else []),
+                          "--immediate=60", timeout=90)
+        if got.returncode != 0 or "Granted job allocation" not in got.stderr:
+            raise PlacementError(f"salloc -N2 failed ({got.returncode}): {got.stderr.strip()[-500:]}")
+        self.job = got.stderr.split("Granted job allocation", 1)[1].split()[0]
+        names = self._slurm("scontrol", "show", "hostnames",
+                            self._slurm("squeue", "-h", "-j", self.job, "-o", "%N").stdout.strip()).stdout.split()
+        if len(names) < 2:
+            raise PlacementError(f"allocation {self.job} has nodes {names}: two are needed")
+        for side, node in zip("ab", names[:2]):
+            self.nodes[side] = node
+            self.addresses[side] = self._node_address(node)
+        if self.netns:
+            self.netns.up()
+        for side in "ab":
+            self._start_agent(side)
+        if self.host_interface:
+            for side in "ab":
+                try:
+                    self.run_on(side, ["test", "-e", f"/sys/class/net/{self.host_interface}"])
+                except PlacementError:
+                    raise PlacementError(f"the capture interface {self.host_interface} (the manifest's host_interface) "
+                                         f"does not exist on node {self.nodes[side]}") from None
+
+    def _node_address(self, node: str) -> str:
+        shown = self._slurm("scontrol", "show", "node", node, "-o").stdout
+        for field in shown.split():
+            if field.startswith("NodeAddr="):
+                return field.split("=", 1)[1]
+        raise PlacementError(f"scontrol knows no node {node}")
+
+    def _start_agent(self, side: str) -> None:
+        node = self.nodes[side]
+        agent = [str(self.build / "bin" / "uet-agent"), "--listen", "[::]:0"]
+        if self.netns:  # its own network stack; the harness reaches it through a socket in the cell's folder
+            agent = [tool("ip"), "netns", "exec", self.netns.side(side).netns, *agent,
+                     "--listen", f"unix:{self.folder / f'agent-{side}.sock'}"]
+        argv = ["srun", "--jobid", self.job, "-w", node, "-N1", "-n1", "--overlap", "-u", *agent]
+        env = self.cluster.env if self.cluster else os.environ
+        step = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.steps[side] = step
+        deadline = time.monotonic() + READY_DEADLINE_S
+        sel = selectors.DefaultSelector()
+        sel.register(step.stdout, selectors.EVENT_READ)
+        said = ""
+        try:
+            while time.monotonic() < deadline:
+                if not sel.select(deadline - time.monotonic()):
+                    break
+                line = step.stdout.readline()
+                if not line:
+                    break
+                said += line
+                if line.startswith("{"):
+                    event = json.loads(line)
+                    port = event["listen"][0].rsplit(":", 1)[1]
+                    if self.netns:
+                        self.agents[side] = event["listen"][1]
+                        self.peer_agents[side] = f"[{self.netns.side(side).control_ipv6}]:{port}"
+                    else:
+                        self.agents[side] = self.peer_agents[side] = f"[{self.addresses[side]}]:{port}"
+                    self.agent_pids[side] = int(event["pid"])
+                    agent_client.hello(self.agents[side], READY_DEADLINE_S)
+                    return
+        finally:
+            sel.close()
+        raise PlacementError(f"node {node} does not answer: its agent (job {self.job}) did not start within "
+                             f"{READY_DEADLINE_S:.0f} s: {said.strip()[-500:]}")
+
+    def __exit__(self, *exc):
+        if self.job:
+            self._slurm("scancel", self.job)
+        for step in self.steps.values():
+            if step.poll() is None:
+                step.kill()
+            step.wait()
+            step.stdout.close()
+        if not self.site:
+            for pid in self.agent_pids.values():  # a step left by a node whose slurmd was killed
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    pass
+        if self.cluster:
+            self.cluster.stop()
+        if self.netns:
+            self.netns.close()
+        if self.folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        return False
+
+    # ---- the placement's interface
+
+    @property
+    def target_env(self):
+        control = self.netns.a.control_ipv6 if self.netns else self.addresses["a"]
+        return {"UET_CASES_PEER_AGENT": self.peer_agents["b"], "UET_CASES_CONTROL_LISTEN": control}
+
+    def start(self, argv, env, output):
+        return agent_client.AgentProcess(self.agents["a"], argv, env, output=output)
+
+    def lost(self):
+        gone = []
+        if self.cluster:
+            for side, node in self.nodes.items():
+                if self.cluster.slurmd(node).poll() is not None:
+                    gone.append(f"node {node}'s slurmd stopped")
+        for side, step in self.steps.items():
+            if step.poll() is not None:
+                gone.append(f"the agent step on node {self.nodes[side]} ended ({step.returncode})")
+        return "; ".join(gone) or None
+
+    def describe(self):
+        return {"placement": self.name, "slurm": "site" if self.site else "local (slurm.py, one host)",
+                "job": self.job, "sides": dict(self.nodes), "addresses": dict(self.addresses),
+                "network": ({s: self.netns.side(s).netns for s in "ab"} if self.netns
+                            else f"the nodes' own ({self.host_interface or 'their routes'})")}
+
+    # ---- running a command on a side's node
+
+    def run_on(self, side: str, argv: list[str], script: str = "", timeout: float = 30) -> str:
+        """Runs `argv` on `side`'s node through its agent ({script}: a file holding `script`); its output."""
+        work = pathlib.Path(tempfile.mkdtemp(prefix=f"run-{side}-", dir=self.folder))
+        try:
+            (work / "script").write_text(script)
+            argv = [a.replace("{script}", str(work / "script")) for a in argv]
+            proc = agent_client.AgentProcess(self.agents[side], argv, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                                             output=str(work / "out"))
+            rc = proc.wait(timeout)
+            out = (work / "out").read_text(errors="replace")
+            if rc != 0:
+                raise PlacementError(f"{argv[0]} on node {self.nodes[side]} failed ({rc}): {out.strip()[-500:]}")
+            return out
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def data_interface(self, side: str) -> str:
+        """The interface `side`'s packets leave by towards the other node (the loopback, for nodes on one host)."""
+        peer = self.addresses["b" if side == "a" else "a"]
+        route = self.run_on(side, ["ip", "-o", "route", "get", peer]).split()
+        return route[route.index("dev") + 1] if "dev" in route else "lo"
