@@ -18,13 +18,11 @@ the side, matching the cell's UDP ports): the node's own rules are left as they 
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pathlib
 import selectors
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -34,20 +32,11 @@ from .host import pid_alive, tool
 from .impair import Impairment
 from .netns import NamespacePair
 from .placement import Placement, PlacementError
-from .slurm import SlurmCluster, SlurmError, missing_binaries
+from .slurm import SlurmCluster, SlurmError, kill_processes_of, missing_binaries
 
 LOCAL_NODES = ("uetn1", "uetn2")
 READY_DEADLINE_S = 20.0
 HOOKS = pathlib.Path(__file__).resolve().parent.parent / "entity" / "slurm"
-
-
-def _mentions(pid: int, folder: pathlib.Path) -> bool:
-    """The process `pid` was started for `folder`'s cluster (its command line or environment names it)."""
-    try:
-        return any(str(folder).encode() in pathlib.Path(f"/proc/{pid}/{what}").read_bytes()
-                   for what in ("cmdline", "environ"))
-    except OSError:
-        return False
 
 
 def cleanup_stale_clusters() -> list[str]:
@@ -57,14 +46,7 @@ def cleanup_stale_clusters() -> list[str]:
         owner = folder.name.split("-")[2]
         if not owner.isdigit() or pid_alive(int(owner)):
             continue
-        for pid_file in [*folder.glob("*.pid"), *folder.glob("munge/*.pid")]:
-            try:
-                pid = int(pid_file.read_text().split()[0])
-            except (OSError, ValueError, IndexError):
-                continue
-            if _mentions(pid, folder):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
+        kill_processes_of(folder)
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(str(folder))
     return removed
@@ -232,6 +214,10 @@ class Nodes(Placement):
     def __exit__(self, *exc):
         if self.job:
             self._slurm("scancel", self.job)
+            # Its steps end through their slurmd: the nodes stop only once the job has left the queue.
+            end = time.monotonic() + (0 if self.lost() else 10)  # a stopped slurmd would never end them
+            while time.monotonic() < end and self._slurm("squeue", "-h", "-j", self.job).stdout.strip():
+                time.sleep(0.05)  # a poll inside a deadline
         for step in self.steps.values():
             if step.poll() is None:
                 step.kill()

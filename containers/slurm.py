@@ -143,12 +143,54 @@ class SlurmCluster:
 
     def stop(self) -> None:
         self.run("scontrol", "shutdown", timeout=30)
-        # slurmd and slurmctld go on the shutdown; munged, which they need until then, last.
+        # slurmctld goes on the shutdown; a slurmd whose steps were killed under it may wait for them, so it
+        # is told directly. munged, which they need until then, goes last.
         for p in sorted(self.procs, key=lambda p: p.args[0] == "munged"):
-            if p.args[0] == "munged" and p.poll() is None:
+            if p.poll() is None and (p.args[0] in ("munged", "slurmd") or not p.args[0].startswith("slurmctld")):
                 p.terminate()
             try:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+        # Step daemons and the tasks they ran: everything still started for this cluster.
+        kill_processes_of(self.folder)
+
+
+def _uses(entry: pathlib.Path, folder: str) -> bool:
+    mark = folder.encode()
+    if mark in (entry / "cmdline").read_bytes() or mark in (entry / "environ").read_bytes():
+        return True
+    # slurmstepd overwrites its command line and environment, but keeps its node's log open
+    for fd in (entry / "fd").iterdir():
+        try:
+            if os.readlink(fd).startswith(folder):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def processes_of(folder: pathlib.Path) -> list[int]:
+    """PIDs of the processes started for the cluster in `folder` (its path is in their command line, their
+    environment (SLURM_CONF) or their open files), apart from this one."""
+    found = []
+    for entry in pathlib.Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if _uses(entry, str(folder)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def kill_processes_of(folder: pathlib.Path) -> list[int]:
+    killed = processes_of(folder)
+    for pid in killed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return killed

@@ -17,6 +17,7 @@ import os
 import pathlib
 import select
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -84,7 +85,7 @@ class CellRun:
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
                  ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None,
                  placement: str | None = None):
-        self.cell, self.build, self.out, self.seed = cell, build, out, seed
+        self.cell, self.build, self.out, self.seed = cell, pathlib.Path(build).resolve(), out, seed
         self.placement_name = placement_name(cell, use_namespaces, placement)
         self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
         self.case_filter, self.use_namespaces = case_filter, use_namespaces
@@ -144,8 +145,8 @@ class CellRun:
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
                 if (why := place.lost()):
-                    self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
-                                      reason=f"not run: the {place.name} placement lost a side earlier in this cell ({why})"))
+                    self._not_run(area, binary, env, f"not run: the {place.name} placement lost a side earlier in "
+                                                     f"this cell ({why})")
                     continue
                 with self._loss(area, place.pair) as loss_env:
                     self._run_binary(area, binary, place, {**env, **loss_env})
@@ -245,8 +246,27 @@ class CellRun:
             if lost or why == "lost":
                 verdict, reason = "error", f"the {place.name} placement lost a side during this case: {lost or place.lost()}"
             self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
+            if why == "lost":
+                self._not_run(area, binary, env, f"not run: the {place.name} placement lost a side earlier in this "
+                                                 f"cell ({lost or place.lost()})")
             if why in ("stopped", "lost"):
                 return
+
+    def _not_run(self, area: str, binary: pathlib.Path, env: dict, reason: str) -> None:
+        """An error for each case of `area` without a verdict yet, listed by the binary on this host (listing
+        opens no fabric), so that a lost side leaves no case uncounted."""
+        done = {r.case for r in self.results if r.area == area}
+        listed = subprocess.run([str(binary), "--gtest_list_tests", f"--gtest_filter={self.case_filter}"], env=env,
+                                capture_output=True, text=True, timeout=60)
+        suite, cases = "", []
+        for line in listed.stdout.splitlines():
+            if line and not line.startswith(" "):
+                suite = line.strip()
+            elif line.strip():
+                cases.append(suite + line.split("#")[0].strip())
+        missing = [c for c in cases if c not in done] or ([] if done else [f"{binary.name} (whole binary)"])
+        for case in missing:
+            self._emit(Result(self.cell.id, area, binary.name, case, "error", reason=reason))
 
     def _watch(self, proc, lines: pathlib.Path, place) -> tuple[str, int]:
         """Waits for the binary; kills it at a case's deadline, a stop, or when the placement loses a side.
@@ -277,7 +297,7 @@ class CellRun:
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,
                  areas: list[str] | None = None, extra_env: dict | None = None, case_filter: str = "*",
                  use_namespaces: bool | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT),
-                 on_result=None, per_cell_folder: bool = False) -> list[Result]:
+                 on_result=None, per_cell_folder: bool = False, placement: str | None = None) -> list[Result]:
     """The results of one cell, for tests and the mutation run: `initiator` (and `target`, default the
     same) are manifest references; `areas` default to every area the cell runs; `extra_env` goes over both
     sides' environment (a fault knob)."""
@@ -290,7 +310,7 @@ def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathli
     solo = init.ref == tgt.ref
     cell = Cell(init, tgt, areas or areas_for(solo, build))
     return CellRun(cell, build, out / cell.id if per_cell_folder else out, case_filter=case_filter,
-                   use_namespaces=use_namespaces, ports=ports, on_result=on_result).run()
+                   use_namespaces=use_namespaces, ports=ports, on_result=on_result, placement=placement).run()
 
 
 def describe_status(rc: int | None) -> str:

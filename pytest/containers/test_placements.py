@@ -1,0 +1,178 @@
+"""The placements (containers/placement.py): the same cases give the same verdicts with their two sides in
+namespaces, in podman containers and on the nodes of a Slurm allocation; a side lost mid-case makes that
+case `error` with the reason, the cell goes on, and nothing is left behind; a missing tool, a missing
+interface or a node that does not answer is named.
+
+Runs as root with the build (./uet build); the first containers test builds the base image once (about a
+minute, from the Debian archive apt uses)."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from containers import host, image, netns  # noqa: E402
+from containers.placement import PlacementError, open_placement  # noqa: E402
+from harness.run_cases import run_manifest  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)")
+
+MANIFEST = str(REPO / "cases" / "manifests" / "softuet.yaml") + "#ai_full"
+# Two-sided transfers, a lossy wire, the privileged entity granting by PID, and sealed packets: what a
+# placement can break (addresses, the control channel, impairment, PIDs, the entity's socket).
+AREAS = ["msg", "reliability", "jobs", "security"]
+
+
+def verdicts(results):
+    return {f"{r.area}/{r.case}": r.verdict for r in results}
+
+
+def leftovers(before_netns):
+    """What a run left: namespaces, the suite's containers, agents and local Slurm daemons."""
+    left = [n for n in netns.list_namespaces() if n.startswith("uet-") and n not in before_netns]
+    ps = image.podman("ps", "-a", "--filter", "label=uet.owner", "--format", "{{.Names}}", check=False)
+    left += ps.stdout.split()
+    for entry in pathlib.Path("/proc").glob("[0-9]*"):
+        try:
+            comm = (entry / "comm").read_text().strip()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and (comm in ("uet-agent", "slurmstepd", "conmon") or "slurmd -D -N uetn" in cmdline):
+            left.append(f"{entry.name} {cmdline}")
+    return left
+
+
+@pytest.fixture(scope="module")
+def namespace_verdicts(build_dir, tmp_path_factory):
+    results = run_manifest(MANIFEST, build_dir, tmp_path_factory.mktemp("namespaces"), areas=AREAS,
+                           placement="namespaces")
+    assert results and all(r.verdict in ("pass", "not_applicable") for r in results), \
+        [(r.case, r.verdict, r.reason) for r in results if r.verdict not in ("pass", "not_applicable")]
+    return verdicts(results)
+
+
+class TestSameVerdicts:
+    @pytest.mark.parametrize("placement", ["containers", "nodes"])
+    def test_the_verdicts_equal_the_namespace_runs(self, placement, build_dir, tmp_path, namespace_verdicts):
+        before = netns.list_namespaces()
+        results = run_manifest(MANIFEST, build_dir, tmp_path, areas=AREAS, placement=placement)
+        assert verdicts(results) == namespace_verdicts
+        assert leftovers(before) == []
+
+    def test_run_info_records_the_placement(self, build_dir, tmp_path):
+        got = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", MANIFEST, "--only", "msg",
+                              "--placement", "containers", "--report", str(tmp_path), "--no-decode-check", "--seed", "7",
+                              "--quiet"], capture_output=True, text=True, timeout=600, cwd=REPO,
+                             env=dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO)))
+        assert got.returncode == 0, got.stdout + got.stderr
+        doc = json.loads(next(tmp_path.glob("*/results.json")).read_text())
+        assert doc["run_info"]["placement"] == "containers"
+
+
+def kill_when_the_second_case_starts(folder: pathlib.Path, area: str, kill) -> threading.Thread:
+    """Runs `kill` as soon as the area's second case has started (its JSON lines say so), in a thread."""
+    def watch():
+        lines = folder / f"{area}.jsonl"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            text = lines.read_text() if lines.exists() else ""
+            if sum(json.loads(line).get("event") == "start" for line in text.splitlines() if line.endswith("}")) >= 2:
+                kill()
+                return
+            time.sleep(0.005)  # a poll inside a deadline
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    return t
+
+
+class TestLostSides:
+    def check(self, results, what, namespace_verdicts):
+        msg = [r for r in results if r.area == "msg"]
+        assert msg[0].verdict == "pass"  # ended before the loss: kept
+        lost = [r for r in results if r.verdict == "error"]
+        assert lost and all(what in r.reason for r in lost), [(r.case, r.reason) for r in lost]
+        assert {r.verdict for r in results} <= {"pass", "not_applicable", "error"}
+        during = [r for r in lost if "placement lost a side during this case" in r.reason]
+        assert len(during) == 1 and during[0].area == "msg"
+        # every other case is counted, and says why it did not run; the cell went on to its next area
+        assert all("lost a side earlier in this cell" in r.reason for r in lost if r is not during[0])
+        jobs = [r for r in results if r.area == "jobs"]
+        assert len(jobs) == len([k for k in namespace_verdicts if k.startswith("jobs/")])
+        assert all(r.verdict == "error" for r in jobs)
+
+    def test_a_container_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
+        before = netns.list_namespaces()
+
+        def kill():
+            names = image.podman("ps", "--filter", "label=uet.owner", "--format", "{{.Names}}").stdout.split()
+            image.podman("kill", *[n for n in names if n.endswith("-b")])
+        watcher = kill_when_the_second_case_starts(tmp_path, "msg", kill)
+        results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="containers")
+        watcher.join()
+        self.check(results, "container uet-", namespace_verdicts)
+        assert leftovers(before) == []
+
+    def test_a_nodes_slurmd_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
+        before = netns.list_namespaces()
+
+        def kill():
+            subprocess.run(["pkill", "-KILL", "-f", "slurmd -D -N uetn2"], check=True)
+        watcher = kill_when_the_second_case_starts(tmp_path, "msg", kill)
+        results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="nodes")
+        watcher.join()
+        self.check(results, "node uetn2's slurmd stopped", namespace_verdicts)
+        assert leftovers(before) == []
+
+
+class TestNamedProblems:
+    def test_podman_missing_names_its_package(self, monkeypatch, tmp_path):
+        real = shutil.which
+        monkeypatch.setattr(host.shutil, "which", lambda name, **k: None if name == "podman" else real(name, **k))
+        with pytest.raises(host.NamespaceError, match=r"'podman' was not found: install the Debian package podman"):
+            open_placement("containers", mounts=[(str(REPO / "build"), "ro")]).__enter__()
+
+    def test_runc_missing_names_its_package(self, monkeypatch):
+        real = shutil.which
+        monkeypatch.setattr(host.shutil, "which", lambda name, **k: None if name == "runc" else real(name, **k))
+        with pytest.raises(host.NamespaceError, match=r"'runc' was not found: install the Debian package runc"):
+            open_placement("containers", mounts=[(str(REPO / "build"), "ro")]).__enter__()
+
+    def test_an_interface_missing_on_the_node_is_named(self, build_dir, tmp_path):
+        doc = yaml.safe_load((REPO / "cases" / "manifests" / "softuet.yaml").read_text())
+        doc["host_interface"] = "nosuch0"
+        manifest = tmp_path / "host-if.yaml"
+        manifest.write_text(yaml.safe_dump(doc))
+        results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="nodes")
+        assert {r.verdict for r in results} == {"error"}
+        assert "the capture interface nosuch0 (the manifest's host_interface) does not exist on node uetn1" in results[0].reason
+
+    def test_a_host_interface_manifest_is_refused_by_namespaces(self, build_dir, tmp_path):
+        doc = yaml.safe_load((REPO / "cases" / "manifests" / "softuet.yaml").read_text())
+        doc["host_interface"] = "lo"
+        manifest = tmp_path / "host-if.yaml"
+        manifest.write_text(yaml.safe_dump(doc))
+        results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="containers")
+        assert "must run on its host's interface lo (host_interface)" in results[0].reason
+        assert "use --placement nodes" in results[0].reason
+
+    def test_a_node_that_does_not_answer_is_named(self, build_dir, tmp_path):
+        fake = tmp_path / "build"
+        (fake / "bin").mkdir(parents=True)
+        (fake / "bin" / "uet-agent").write_text("#!/bin/sh\nexit 3\n")
+        (fake / "bin" / "uet-agent").chmod(0o755)
+        with pytest.raises(PlacementError, match=r"node uetn1 does not answer: its agent \(job \d+\) did not start"):
+            with open_placement("nodes", mounts=[(str(fake), "ro")]):
+                pass
+        assert not list(pathlib.Path("/tmp").glob(f"uet-nodes-{os.getpid()}-*"))
