@@ -136,6 +136,15 @@ class TestLostSides:
         assert leftovers(before) == []
 
 
+def host_interface_manifest(folder: pathlib.Path, interface: str) -> pathlib.Path:
+    """softuet's manifest, saying its provider must run on the host's `interface`."""
+    doc = yaml.safe_load((REPO / "cases" / "manifests" / "softuet.yaml").read_text())
+    doc["host_interface"] = interface
+    manifest = folder / "host-if.yaml"
+    manifest.write_text(yaml.safe_dump(doc))
+    return manifest
+
+
 class TestNamedProblems:
     def test_podman_missing_names_its_package(self, monkeypatch, tmp_path):
         real = shutil.which
@@ -150,19 +159,13 @@ class TestNamedProblems:
             open_placement("containers", mounts=[(str(REPO / "build"), "ro")]).__enter__()
 
     def test_an_interface_missing_on_the_node_is_named(self, build_dir, tmp_path):
-        doc = yaml.safe_load((REPO / "cases" / "manifests" / "softuet.yaml").read_text())
-        doc["host_interface"] = "nosuch0"
-        manifest = tmp_path / "host-if.yaml"
-        manifest.write_text(yaml.safe_dump(doc))
+        manifest = host_interface_manifest(tmp_path, "nosuch0")
         results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="nodes")
         assert {r.verdict for r in results} == {"error"}
         assert "the capture interface nosuch0 (the manifest's host_interface) does not exist on node uetn1" in results[0].reason
 
     def test_a_host_interface_manifest_is_refused_by_namespaces(self, build_dir, tmp_path):
-        doc = yaml.safe_load((REPO / "cases" / "manifests" / "softuet.yaml").read_text())
-        doc["host_interface"] = "lo"
-        manifest = tmp_path / "host-if.yaml"
-        manifest.write_text(yaml.safe_dump(doc))
+        manifest = host_interface_manifest(tmp_path, "lo")
         results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="containers")
         assert "must run on its host's interface lo (host_interface)" in results[0].reason
         assert "use --placement nodes" in results[0].reason
