@@ -70,6 +70,11 @@ class TestSameVerdicts:
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=AREAS, placement=placement)
         assert verdicts(results) == namespace_verdicts
         assert leftovers(before) == []
+        if placement == "nodes":  # the allocation's start and end reached the privileged entity (entity/slurm)
+            trace = [json.loads(line) for line in (tmp_path / "privileged-entity-trace.jsonl").read_text().splitlines()]
+            starts = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_START"]
+            ends = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_END"]
+            assert len(starts) == 2 and starts == ends and len(set(starts)) == 1  # one prolog, one epilog per node
 
     def test_run_info_records_the_placement(self, build_dir, tmp_path):
         got = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", MANIFEST, "--only", "msg",
