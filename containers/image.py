@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -67,23 +68,34 @@ def podman(*args: str, timeout: float = 120, check: bool = True, **kwargs) -> su
 
 def runtime_packages(files: list[pathlib.Path], inside: list[pathlib.Path]) -> list[str]:
     """The Debian packages holding the shared libraries `files` load, apart from those under `inside`
-    (they come in through the volume)."""
-    libs = set()
-    for f in files:
-        out = subprocess.run(["ldd", str(f)], capture_output=True, text=True).stdout
-        for m in re.finditer(r"=> (/\S+)", out):
-            path = pathlib.Path(m[1])
-            if not any(path.resolve().is_relative_to(d) for d in inside):
-                libs.add(str(path))
+    (they come in through the volume). Kept in STATE by the files' sizes and times: a cell asks again."""
+    signature = hashlib.sha256(repr(sorted((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)).encode()
+                               + repr(sorted(map(str, inside))).encode()).hexdigest()
+    cache = STATE / "runtime-packages.json"
+    try:
+        known = json.loads(cache.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if signature in known:
+        return known[signature]
+    out = subprocess.run(["ldd", *map(str, files)], capture_output=True, text=True).stdout
+    libs = sorted({m[1] for m in re.finditer(r"=> (/\S+)", out)
+                   if not any(pathlib.Path(m[1]).resolve().is_relative_to(d) for d in inside)})
+    owners = {}
+    for line in subprocess.run(["dpkg", "-S", *libs, *(str(pathlib.Path(lib).resolve()) for lib in libs)],
+                               capture_output=True, text=True).stdout.splitlines():
+        package, _, path = line.partition(": ")
+        owners[path.strip()] = package.split(":")[0].split(",")[0].strip()
     packages = set()
-    for lib in sorted(libs):
-        for candidate in (lib, str(pathlib.Path(lib).resolve()), lib.replace("/usr/lib/", "/lib/", 1)):
-            got = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
-            if got.returncode == 0:
-                packages.add(got.stdout.split(":", 1)[0].split(",")[0].strip())
-                break
-        else:
+    for lib in libs:
+        # usrmerge: dpkg knows a library under /lib or /usr/lib, whichever its package shipped
+        names = (lib, str(pathlib.Path(lib).resolve()), lib.replace("/usr/lib/", "/lib/", 1), "/usr" + lib)
+        found = next((owners[n] for n in names if n in owners), None)
+        if not found:
             raise PlacementError(f"no Debian package holds {lib} (dpkg -S): the image could not provide it")
+        packages.add(found)
+    STATE.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({signature: sorted(packages)}))
     return sorted(packages)
 
 
