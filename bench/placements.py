@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     runs = [run(name, args, args.out / stamp / name) for name in ["namespaces", *others]]
     base = runs[0]
     print(f"\n{'placement':<12}{'run s':>8}{'ratio':>7}{'cases s':>9}{'ratio':>7}{'median case':>13}"
-          f"{'cell set-up s':>15}{'verdicts':>10}{'target':>8}")
+          f"{'cell set-up s':>15}{'verdicts':>11}{'target':>13}")
     worst_difference = 0
     report = {"seed": args.seed, "jobs": args.jobs, "only": args.only, "placements": []}
     for r in runs:
@@ -79,8 +79,8 @@ def main(argv: list[str]) -> int:
         median = statistics.median(per_case) if per_case else float("nan")
         print(f"{r['placement']:<12}{r['wall']:>8.1f}{ratio:>7.2f}{r['case_seconds']:>9.1f}"
               f"{r['case_seconds'] / base['case_seconds']:>7.2f}{median:>13.2f}{r['cell_setup_mean']:>15.2f}"
-              f"{'same' if not differ else f'{len(differ)} differ':>10}"
-              f"{(('met' if ratio <= target else 'MISSED') + f' {target}x') if target else '':>8}")
+              f"{'same' if not differ else f'{len(differ)} differ':>11}"
+              f"{(('met ' if ratio <= target else 'MISSED ') + f'{target}x') if target else '':>13}")
         for k in differ[:10]:
             print(f"    {k}: {(base['cases'].get(k) or {}).get('verdict')} in namespaces, "
                   f"{(r['cases'].get(k) or {}).get('verdict')} in {r['placement']}")

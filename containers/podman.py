@@ -11,10 +11,16 @@ folder come in as volumes at the paths they have on the host.
 """
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
+import os
 import pathlib
 import shutil
+import signal
 import subprocess
+import threading
+import uuid
 
 from . import agent_client
 from .host import ip, pid_alive, tool
@@ -24,6 +30,33 @@ from .placement import Placement, PlacementError
 
 AGENT_PORT = 47990
 LABEL = "uet.owner"
+_once: dict = {}   # (build, mounts) -> the image tag, once this process has checked it
+_once_lock = threading.Lock()
+
+
+_removals: list[subprocess.Popen] = []
+_removals_lock = threading.Lock()
+
+
+def _remove_later(names: list[str]) -> None:
+    with _removals_lock:
+        if not _removals:
+            atexit.register(flush_removals)
+        _removals[:] = [p for p in _removals if p.poll() is None]
+        _removals.append(subprocess.Popen([tool("podman"), "rm", "-f", "-t", "0", *names], env=podman_env(),
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def flush_removals(timeout: float = 60.0) -> None:
+    """Waits for the containers this process stopped to be removed (a run calls it before it ends)."""
+    with _removals_lock:
+        pending, _removals[:] = list(_removals), []
+    for proc in pending:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def remove_stale_containers() -> list[str]:
@@ -46,6 +79,7 @@ class ContainerPair(NamespacePair):
         super().__init__(**options)
         self.image, self.mounts = image, mounts
         self.container_pids: dict[str, int] = {}
+        self.container_names: dict[str, str] = {}
 
     @property
     def folder(self) -> pathlib.Path:
@@ -63,42 +97,49 @@ class ContainerPair(NamespacePair):
         volumes = [f"-v={self.folder}:{self.folder}"] + [f"-v={p}:{p}:{mode}" for p, mode in self.mounts]
         started = []
         for s in (self.a, self.b):
-            argv = [tool("podman"), "run", "-d", "--name", s.netns, "--hostname", s.netns, "--network", "none",
-                    "--pid", "host", "--cap-add", "NET_RAW,NET_ADMIN", "--label", f"{LABEL}={self.owner_pid}",
+            # A name of its own: the one before it under this pair's index may still be being removed.
+            self.container_names[s.side] = f"{s.netns}-{uuid.uuid4().hex[:6]}"
+            argv = [tool("podman"), "run", "-d", "--name", self.container_names[s.side], "--hostname", s.netns,
+                    "--network", "none", "--pid", "host", "--cap-add", "NET_RAW,NET_ADMIN",
+                    "--label", f"{LABEL}={self.owner_pid}", "--label", f"uet.side={s.side}",
                     *volumes, self.image, f"{agent_bin}/bin/uet-agent", "--listen", f"unix:{self.folder / (s.netns + '.sock')}",
                     "--listen", f"[::]:{AGENT_PORT}"]
             started.append(subprocess.Popen(argv, env=podman_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for s, proc in zip((self.a, self.b), started):
             out, err = proc.communicate(timeout=120)
             if proc.returncode != 0:
-                raise PlacementError(f"podman run {s.netns} failed ({proc.returncode}): {err.strip()[-800:]}")
-            pid = int(podman("inspect", "-f", "{{.State.Pid}}", s.netns).stdout.strip() or 0)
-            if pid <= 0:
-                raise PlacementError(f"container {s.netns} is not running: {podman('logs', s.netns, check=False).stderr[-800:]}")
+                raise PlacementError(f"podman run {self.container_names[s.side]} failed ({proc.returncode}): "
+                                     f"{err.strip()[-800:]}")
+        for s in (self.a, self.b):
+            # The agent's hello gives the container's first process (the host's PID: --pid host) without
+            # another podman command; its network namespace is the container's.
+            try:
+                pid = int(agent_client.hello(self.agent(s.side), self.ready_timeout)["pid"])
+            except agent_client.AgentError as err:
+                logs = podman("logs", self.container_names[s.side], check=False)
+                raise PlacementError(f"container {self.container_names[s.side]}: {err}; its output: "
+                                     f"{(logs.stdout + logs.stderr).strip()[-600:]}")
             self.container_pids[s.side] = pid
             ip("netns", "attach", s.netns, str(pid))
 
-    def wait_ready(self, timeout=10.0):
-        super().wait_ready(timeout)
-        for s in (self.a, self.b):
-            try:
-                agent_client.hello(self.agent(s.side), timeout)
-            except agent_client.AgentError as err:
-                logs = podman("logs", s.netns, check=False)
-                raise PlacementError(f"container {s.netns}: {err}; its output: {(logs.stdout + logs.stderr).strip()[-600:]}")
-
     def close(self):
-        names = [s.netns for s in (self.a, self.b) if s] if self.a else []
-        if names:
-            podman("rm", "-f", "-t", "0", *names, check=False)
+        # The containers stop with their first process, now; podman removes them in the background
+        # (flush_removals), off the cell's path: a cell waits, it does not work, most of its time.
+        for pid in self.container_pids.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         try:
             super().close()
         finally:
+            if self.container_names:
+                _remove_later(list(self.container_names.values()))
+                self.container_names = {}
             if self.a is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
 
     def lost(self) -> str | None:
-        gone = [f"container {self.side(s).netns} (PID {pid})" for s, pid in self.container_pids.items()
+        gone = [f"container {self.container_names.get(s, self.side(s).netns)} (PID {pid})"
+                for s, pid in self.container_pids.items()
                 if not pid_alive(pid) or _zombie(pid)]
         return f"{' and '.join(gone)} stopped" if gone else None
 
@@ -121,8 +162,16 @@ class Containers(Placement):
         self.pair = None
 
     def __enter__(self):
-        remove_stale_containers()
-        image = ensure_image(self.build, [pathlib.Path(p).resolve() for p, _ in self.mounts], say=self.say)
+        for needed in ("podman", "runc"):  # named before anything is tried
+            tool(needed)
+        # Once per run (this process): podman commands cost a quarter of a second of CPU each.
+        with _once_lock:
+            if not _once:
+                remove_stale_containers()
+            key = (str(self.build), tuple(self.mounts))
+            if key not in _once:
+                _once[key] = ensure_image(self.build, [pathlib.Path(p).resolve() for p, _ in self.mounts], say=self.say)
+            image = _once[key]
         self.pair = ContainerPair(image, self.mounts, **self.pair_options)
         self.pair.up()
         return self

@@ -30,7 +30,11 @@ import sys
 import threading
 import time
 
+import jsonschema
+import yaml
+
 from containers.placement import PLACEMENTS
+from containers.podman import flush_removals
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
@@ -65,6 +69,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                      "e.g. --initiator a.yaml --target b.yaml")
     who.add_argument("--matrix", nargs="+", metavar="MANIFEST", help="every ordered pair of these providers; "
                      "e.g. --matrix a.yaml b.yaml")
+    who.add_argument("--pair", metavar="FILE", type=pathlib.Path,
+                     help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
+                          "e.g. --pair cases/manifests/examples/pair-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
@@ -92,6 +99,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help=argparse.SUPPRESS)
     p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.pair:
+        if args.target:
+            p.error("--target goes with --initiator, not with --pair (the pair file names the target)")
+        try:
+            read_pair_file(args)
+        except UsageError as exc:
+            p.error(str(exc))
     if args.target and not args.initiator:
         p.error("--target goes with --initiator (an interop cell); e.g. --initiator a.yaml --target b.yaml")
     if args.initiator and not args.target:
@@ -101,6 +115,33 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if args.same_host and args.placement:
         p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
     return args
+
+
+def read_pair_file(args) -> None:
+    """Fills the run's who and where from a pair description (cases/manifests/pair.schema.yaml); manifest
+    paths in it are relative to the file."""
+    try:
+        doc = yaml.safe_load(args.pair.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(f"the pair file {args.pair} cannot be read: {exc}") from None
+    schema = yaml.safe_load((REPO / "cases" / "manifests" / "pair.schema.yaml").read_text())
+    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+    if problems:
+        where = lambda e: "/".join(map(str, e.path)) or "(top)"  # noqa: E731
+        raise UsageError(f"the pair file {args.pair}: " + "; ".join(f"{where(e)}: {e.message}" for e in problems[:5])
+                         + " (keys: provider | initiator and target | matrix, and placement)")
+
+    def ref(r: str) -> str:
+        path, _, variant = r.partition("#")
+        full = pathlib.Path(path) if pathlib.Path(path).is_absolute() else args.pair.parent / path
+        return str(full) + (f"#{variant}" if variant else "")
+    args.provider = ref(doc["provider"]) if "provider" in doc else None
+    args.initiator = ref(doc["initiator"]) if "initiator" in doc else None
+    args.target = ref(doc["target"]) if "target" in doc else None
+    args.matrix = [ref(r) for r in doc["matrix"]] if "matrix" in doc else None
+    if args.placement and doc.get("placement") and args.placement != doc["placement"]:
+        raise UsageError(f"--placement {args.placement} disagrees with the pair file's placement: {doc['placement']}")
+    args.placement = args.placement or doc.get("placement")
 
 
 def mode_and_refs(args) -> tuple[str, list[str]]:
@@ -224,6 +265,7 @@ def main(argv: list[str]) -> int:
     placement = set()
     timings: dict[str, dict] = {}
     losses: dict[str, dict] = {}
+    placements: dict[str, dict] = {}
 
     def run_cell(index: int, cell: Cell) -> None:
         if stop.is_set():
@@ -259,6 +301,7 @@ def main(argv: list[str]) -> int:
         with lock:
             placement.add(runner.placement or "none")
             losses[cell.id] = runner.loss
+            placements[cell.id] = runner.placement_detail or None
             timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
                                 "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
             mine = [r for r in results if r.cell == cell.id]
@@ -270,12 +313,15 @@ def main(argv: list[str]) -> int:
             while not f.done():
                 concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
             f.result()
+    if args.placement == "containers":
+        flush_removals()  # the cells' stopped containers are gone before the report says the run ended
     signal.signal(signal.SIGINT, previous)
 
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version, started=started,
                    cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
-                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses)
+                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
+                   placements=placements)
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
@@ -291,7 +337,7 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses) -> dict:
+             run_dir, timings, losses, placements=None) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
@@ -312,7 +358,8 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
         cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
                           "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
                           "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
-                          "timing": timings.get(c.id), "loss": losses.get(c.id) or None})
+                          "timing": timings.get(c.id), "loss": losses.get(c.id) or None,
+                          "placement": (placements or {}).get(c.id)})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
     negotiation = negotiation_mod.matrix(cells, results)

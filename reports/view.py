@@ -369,6 +369,21 @@ def not_applicable(doc):
             for reason, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
+def placement_text(placement) -> str:
+    """Where a cell's two sides ran, in one line: the placement, then what names its sides."""
+    if not placement:
+        return MISSING
+    sides = placement.get("sides") or {}
+    parts = [placement.get("placement", MISSING)]
+    if sides:
+        parts.append(f"initiator {sides.get('a', MISSING)}, target {sides.get('b', MISSING)}")
+    for key in ("image", "job", "slurm", "network"):
+        if placement.get(key):
+            value = placement[key]
+            parts.append(f"{key} " + (", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)))
+    return "; ".join(parts)
+
+
 def cell_page(doc, cell, run_dir, statement_text):
     results = [r for r in doc.get("results", []) if r.get("cell") == cell["id"]]
     failing = {r.get("id") for r in results if r.get("verdict") in FAILING}
@@ -382,4 +397,5 @@ def cell_page(doc, cell, run_dir, statement_text):
             "kind": _value(cell, "kind"), "seconds": _value(cell, "seconds", "%.1f s"),
             "counts": counts_row(verdict_counts(results)), "rows": rows,
             "loss": [{"area": area, "pattern": _value(l, "pattern")} for area, l in sorted((cell.get("loss") or {}).items())],
+            "placement": placement_text(cell.get("placement")),
             "failures": failures(results, run_dir, statement_text, choice_label_lookup(doc))}

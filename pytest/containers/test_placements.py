@@ -21,7 +21,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from containers import host, image, netns  # noqa: E402
+from containers import host, image, netns, podman  # noqa: E402
 from containers.placement import PlacementError, open_placement  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
@@ -38,7 +38,9 @@ def verdicts(results):
 
 
 def leftovers(before_netns):
-    """What a run left: namespaces, the suite's containers, agents and local Slurm daemons."""
+    """What a run left: namespaces, the suite's containers, agents and local Slurm daemons (once the
+    containers it stopped are removed, as a run waits for before it ends)."""
+    podman.flush_removals()
     left = [n for n in netns.list_namespaces() if n.startswith("uet-") and n not in before_netns]
     ps = image.podman("ps", "-a", "--filter", "label=uet.owner", "--format", "{{.Names}}", check=False)
     left += ps.stdout.split()
@@ -76,14 +78,17 @@ class TestSameVerdicts:
             ends = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_END"]
             assert len(starts) == 2 and starts == ends and len(set(starts)) == 1  # one prolog, one epilog per node
 
-    def test_run_info_records_the_placement(self, build_dir, tmp_path):
-        got = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", MANIFEST, "--only", "msg",
-                              "--placement", "containers", "--report", str(tmp_path), "--no-decode-check", "--seed", "7",
-                              "--quiet"], capture_output=True, text=True, timeout=600, cwd=REPO,
+    def test_a_pair_files_placement_reaches_run_info(self, build_dir, tmp_path):
+        pair = tmp_path / "pair.yaml"
+        pair.write_text(f"provider: {MANIFEST}\nplacement: containers\n")
+        got = subprocess.run([sys.executable, "-m", "harness.run_suite", "--pair", str(pair), "--only", "msg",
+                              "--report", str(tmp_path / "runs"), "--no-decode-check", "--seed", "7", "--quiet"],
+                             capture_output=True, text=True, timeout=600, cwd=REPO,
                              env=dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO)))
         assert got.returncode == 0, got.stdout + got.stderr
-        doc = json.loads(next(tmp_path.glob("*/results.json")).read_text())
+        doc = json.loads(next((tmp_path / "runs").glob("*/results.json")).read_text())
         assert doc["run_info"]["placement"] == "containers"
+        assert doc["summary"]["pass"] > 0 and doc["summary"]["fail"] == 0
 
 
 def kill_when_the_second_case_starts(folder: pathlib.Path, area: str, kill) -> threading.Thread:
@@ -121,8 +126,7 @@ class TestLostSides:
         before = netns.list_namespaces()
 
         def kill():
-            names = image.podman("ps", "--filter", "label=uet.owner", "--format", "{{.Names}}").stdout.split()
-            image.podman("kill", *[n for n in names if n.endswith("-b")])
+            image.podman("kill", *image.podman("ps", "--filter", "label=uet.side=b", "--format", "{{.Names}}").stdout.split())
         watcher = kill_when_the_second_case_starts(tmp_path, "msg", kill)
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="containers")
         watcher.join()
