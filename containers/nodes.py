@@ -145,7 +145,10 @@ class Nodes(Placement):
         got = self._slurm("salloc", "--no-shell", "-N2", "-J", "uet-cell", *(["-p", partition] if partition else []),
                           "--immediate=60", timeout=90)
         if got.returncode != 0 or "Granted job allocation" not in got.stderr:
-            raise PlacementError(f"salloc -N2 failed ({got.returncode}): {got.stderr.strip()[-500:]}")
+            where = ("the site's Slurm (SLURM_CONF names it): is its controller reachable?" if self.site
+                     else "the local Slurm")
+            raise PlacementError(f"salloc -N2 failed ({got.returncode}): {got.stderr.strip()[-500:]}; no allocation "
+                                 f"of two nodes from {where}")
         self.job = got.stderr.split("Granted job allocation", 1)[1].split()[0]
         names = self._slurm("scontrol", "show", "hostnames",
                             self._slurm("squeue", "-h", "-j", self.job, "-o", "%N").stdout.strip()).stdout.split()

@@ -167,6 +167,14 @@ class TestNamedProblems:
         with pytest.raises(host.NamespaceError, match=r"'runc' was not found: install the Debian package runc"):
             open_placement("containers", mounts=[(str(REPO / "build"), "ro")]).__enter__()
 
+    def test_debootstrap_missing_names_its_package_when_the_image_must_be_built(self, build_dir, tmp_path, monkeypatch):
+        monkeypatch.setattr(image, "STATE", tmp_path / "state")  # a storage without the image
+        monkeypatch.setattr(image, "RUNROOT", tmp_path / "run")
+        real = shutil.which
+        monkeypatch.setattr(host.shutil, "which", lambda name, **k: None if name == "debootstrap" else real(name, **k))
+        with pytest.raises(host.NamespaceError, match=r"'debootstrap' was not found: install the Debian package debootstrap"):
+            image.ensure_image(build_dir, [REPO.resolve()], say=lambda s: None)
+
     def test_an_interface_missing_on_the_node_is_named(self, build_dir, tmp_path):
         manifest = host_interface_manifest(tmp_path, "nosuch0")
         results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="nodes")
@@ -178,6 +186,18 @@ class TestNamedProblems:
         results = run_manifest(str(manifest), build_dir, tmp_path / "out", areas=["msg"], placement="containers")
         assert "must run on its host's interface lo (host_interface)" in results[0].reason
         assert "use --placement nodes" in results[0].reason
+
+    def test_an_unreachable_site_slurm_is_named(self, build_dir, tmp_path, monkeypatch):
+        conf = tmp_path / "slurm.conf"
+        conf.write_text("ClusterName=nowhere\nSlurmctldHost=nowhere(127.0.0.1)\nSlurmctldPort=1\n"
+                        "NodeName=n1 NodeAddr=127.0.0.1\nPartitionName=p Nodes=n1 Default=YES\n")
+        monkeypatch.setenv("SLURM_CONF", str(conf))
+        monkeypatch.setenv("UET_SLURM_SHARED", str(tmp_path))
+        with pytest.raises(PlacementError, match=r"salloc -N2 failed \(1\): .*Unable to contact slurm controller.*; no "
+                                                 r"allocation of two nodes from the site's Slurm \(SLURM_CONF names it\): "
+                                                 r"is its controller reachable\?"):
+            open_placement("nodes", mounts=[(str(build_dir), "ro")], slurm="site").__enter__()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith("uet-nodes-")]
 
     def test_a_node_that_does_not_answer_is_named(self, build_dir, tmp_path):
         fake = tmp_path / "build"
