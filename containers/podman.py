@@ -32,6 +32,9 @@ AGENT_PORT = 47990
 LABEL = "uet.owner"
 _once: dict = {}   # (build, mounts) -> the image tag, once this process has checked it
 _once_lock = threading.Lock()
+# (image, mounts) -> pairs whose cell ended with both sides serving: a run's next cell takes one rather than
+# start two containers (each FEP still in a container of its own; the agents end every process a cell left)
+_idle: dict[tuple, list] = {}
 
 
 _removals: list[subprocess.Popen] = []
@@ -57,6 +60,17 @@ def flush_removals(timeout: float = 60.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def release_pool() -> None:
+    """Closes the container pairs kept for further cells, then waits for every removal: a run calls it as
+    it ends (and atexit does), so that no container outlives the run."""
+    with _once_lock:
+        pairs = [p for kept in _idle.values() for p in kept]
+        _idle.clear()
+    for pair in pairs:
+        pair.close()
+    flush_removals()
 
 
 def remove_stale_containers() -> list[str]:
@@ -172,13 +186,29 @@ class Containers(Placement):
             if key not in _once:
                 _once[key] = ensure_image(self.build, [pathlib.Path(p).resolve() for p, _ in self.mounts], say=self.say)
             image = _once[key]
-        self.pair = ContainerPair(image, self.mounts, **self.pair_options)
-        self.pair.up()
+            pool = _idle.get((image, tuple(self.mounts)), [])
+            self.pair = pool.pop() if pool else None
+        if self.pair and self.pair.lost():  # stopped while it waited: not to be used again
+            self.pair.close()
+            self.pair = None
+        if not self.pair:
+            self.pair = ContainerPair(image, self.mounts, **self.pair_options)
+            self.pair.up()
         return self
 
-    def __exit__(self, *exc):
-        if self.pair:
+    def __exit__(self, exc_type, *exc):
+        """A pair that served the cell to its end waits for the next cell of the run (release_pool)."""
+        if not self.pair:
+            return False
+        if exc_type or self.pair.lost():
             self.pair.close()
+        else:
+            for side in "ab":
+                self.pair.clear_impairment(side)
+            with _once_lock:
+                if not _idle:
+                    atexit.register(release_pool)
+                _idle.setdefault((self.pair.image, tuple(self.mounts)), []).append(self.pair)
         return False
 
     @property

@@ -1,9 +1,10 @@
 """The suite's own privileged entity (build/bin/uet-entity) for a cell whose manifest asks for it
 (privileged_entity.start: suite): started before the cell's entity cases, stopped after, its socket and
-store in a folder of its own under /tmp (a socket path must be short), its log in the cell's folder."""
+store in a folder of its own under /run/uet/entity (a socket path must be short), its log in the cell's folder."""
 from __future__ import annotations
 
 import contextlib
+import os
 import pathlib
 import shutil
 import socket
@@ -12,6 +13,7 @@ import tempfile
 import time
 
 READY_DEADLINE_S = 10.0
+ENTITY_ROOT = pathlib.Path("/run/uet/entity")
 
 
 class EntityError(Exception):
@@ -37,6 +39,16 @@ def wait_serving(proc: subprocess.Popen, sock: pathlib.Path, log: pathlib.Path,
         time.sleep(0.01)
 
 
+def entity_root() -> str | None:
+    """Where the suite's entities keep their folders: /run/uet/entity as root, so that a placement's
+    containers see every cell's entity through one volume; else the temporary folder."""
+    if os.geteuid() != 0:
+        return None
+    ENTITY_ROOT.mkdir(parents=True, exist_ok=True)
+    ENTITY_ROOT.chmod(0o755)
+    return str(ENTITY_ROOT)
+
+
 def trace_of(sock: str) -> pathlib.Path:
     """The Control API trace the suite's entity writes beside its socket (manifest placeholder {entity_trace})."""
     return pathlib.Path(sock).parent / "trace.jsonl"
@@ -46,7 +58,7 @@ def trace_of(sock: str) -> pathlib.Path:
 def suite_entity(build: pathlib.Path, log: pathlib.Path):
     """Yields the socket path of a running uet-entity; stops it and removes its folder afterwards, keeping
     its Control API trace beside `log` (privileged-entity-trace.jsonl): what the provider asked and was told."""
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-entity-"))
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-entity-", dir=entity_root()))
     folder.chmod(0o755)  # the processes it answers may run as other users
     sock = folder / "control.sock"
     log.parent.mkdir(parents=True, exist_ok=True)

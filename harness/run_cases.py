@@ -23,6 +23,7 @@ import threading
 import time
 
 from harness import manifest as manifest_mod
+from harness import entity as entity_mod
 from harness.entity import EntityError, suite_entity
 from containers.host import NamespaceError
 from containers.placement import PlacementError, open_placement
@@ -122,8 +123,11 @@ class CellRun:
         env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
                     "UET_BUILD": str(self.build.resolve())})
-        mounts = [(str(self.build.resolve()), "ro"), (str(REPO), "ro"), (str(self.out.resolve()), "rw")] + \
-            ([(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
+        # The same volumes for every cell of a run (the run's folder, every cell's entity), so that a placement
+        # may keep its sides for the next cell.
+        entity_root = entity_mod.entity_root()
+        mounts = [(str(self.build.resolve()), "ro"), (str(REPO), "ro"), (str(self.out.resolve().parent), "rw")] + \
+            ([(entity_root, "rw")] if entity_root else [(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
         try:
             place = open_placement(self.placement_name, mounts=mounts, entity_socket=entity_socket,
                                    **self._host_interface())

@@ -34,7 +34,7 @@ import jsonschema
 import yaml
 
 from containers.placement import PLACEMENTS
-from containers.podman import flush_removals
+from containers.podman import release_pool
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
@@ -314,7 +314,7 @@ def main(argv: list[str]) -> int:
                 concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
             f.result()
     if args.placement == "containers":
-        flush_removals()  # the cells' stopped containers are gone before the report says the run ended
+        release_pool()  # the cells' containers are gone before the report says the run ended
     signal.signal(signal.SIGINT, previous)
 
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version, started=started,

@@ -39,8 +39,8 @@ def verdicts(results):
 
 def leftovers(before_netns):
     """What a run left: namespaces, the suite's containers, agents and local Slurm daemons (once the
-    containers it stopped are removed, as a run waits for before it ends)."""
-    podman.flush_removals()
+    containers it kept for further cells are removed, as a run waits for before it ends)."""
+    podman.release_pool()
     left = [n for n in netns.list_namespaces() if n.startswith("uet-") and n not in before_netns]
     ps = image.podman("ps", "-a", "--filter", "label=uet.owner", "--format", "{{.Names}}", check=False)
     left += ps.stdout.split()
