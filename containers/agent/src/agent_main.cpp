@@ -90,7 +90,8 @@ class Agent {
   }
 
   void on_accept(int listener) {
-    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    // Non-blocking: a descriptor closed and taken again within one poll round must never block a read.
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) conns_[fd];
   }
 
