@@ -1,4 +1,5 @@
-"""Containers for the fabric endpoints under test: here, Linux network namespaces joined by a veth pair.
+"""Where a cell's two sides run: network namespaces joined by veth, podman containers, or the nodes of a
+Slurm allocation (choice.py), each side's processes started by its agent (agent/).
 
 See README.md beside this file; the CLI is ``/usr/bin/python3 -m containers --help``.
 """

@@ -8,7 +8,8 @@
 A placement starts the initiator's case binary on side a (``start``), tells the binary how to start its
 target on side b (``target_env``), impairs the test link when an area needs loss (``pair``: impair,
 clear_impairment, impairment, impair_hook), and says when a side was lost mid-run (``lost``). The case
-binaries are the same in every placement: only the environment they get differs.
+binaries are the same in every placement: only the environment they get differs. choice.py opens one by
+name.
 """
 from __future__ import annotations
 
@@ -16,9 +17,6 @@ import contextlib
 import os
 import signal
 import subprocess
-
-PLACEMENTS = ("namespaces", "containers", "nodes")
-
 
 class PlacementError(RuntimeError):
     """A placement could not be made; the message names what is missing and how to get it."""
@@ -116,20 +114,3 @@ class Namespaces(Placement):
 
     def describe(self):
         return {"placement": self.name, "sides": {s: self.pair.side(s).netns for s in "ab"}}
-
-
-def open_placement(name: str, *, mounts: list[tuple[str, str]] = (), entity_socket: str | None = None,
-                   **options) -> Placement:
-    """A placement by name (not yet entered). ``mounts``: (host folder, "ro" or "rw") the sides must see at
-    the same path (the build, the cell's folder, the entity's folder); namespaces and same-host see them anyway."""
-    if name == "same-host":
-        return Placement()
-    if name == "namespaces":
-        return Namespaces(**options)
-    if name == "containers":
-        from .podman import Containers
-        return Containers(mounts=mounts, **options)
-    if name == "nodes":
-        from .nodes import Nodes
-        return Nodes(mounts=mounts, entity_socket=entity_socket, **options)
-    raise PlacementError(f"unknown placement {name!r}: one of {', '.join(PLACEMENTS)}")

@@ -26,7 +26,8 @@ from harness import manifest as manifest_mod
 from harness import entity as entity_mod
 from harness.entity import EntityError, suite_entity
 from containers.host import NamespaceError
-from containers.placement import PlacementError, open_placement
+from containers.choice import open_placement
+from containers.placement import PlacementError
 from harness.results import Result, counts, read_case_lines, result_of_line
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

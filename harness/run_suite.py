@@ -33,7 +33,7 @@ import time
 import jsonschema
 import yaml
 
-from containers.placement import PLACEMENTS
+from containers.choice import PLACEMENTS
 from containers.podman import release_pool
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod

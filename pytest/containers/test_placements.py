@@ -22,7 +22,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from containers import host, image, netns, podman  # noqa: E402
-from containers.placement import PlacementError, open_placement  # noqa: E402
+from containers.choice import open_placement  # noqa: E402
+from containers.placement import PlacementError  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)")
