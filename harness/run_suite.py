@@ -71,7 +71,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                      "e.g. --matrix a.yaml b.yaml")
     who.add_argument("--pair", metavar="FILE", type=pathlib.Path,
                      help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
-                          "e.g. --pair cases/manifests/examples/pair-containers.yaml")
+                          "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
@@ -118,13 +118,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def read_pair_file(args) -> None:
-    """Fills the run's who and where from a pair description (cases/manifests/pair.schema.yaml); manifest
+    """Fills the run's who and where from a pair description (cases/pairs/pair.schema.yaml); manifest
     paths in it are relative to the file."""
     try:
         doc = yaml.safe_load(args.pair.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise UsageError(f"the pair file {args.pair} cannot be read: {exc}") from None
-    schema = yaml.safe_load((REPO / "cases" / "manifests" / "pair.schema.yaml").read_text())
+    schema = yaml.safe_load((REPO / "cases" / "pairs" / "pair.schema.yaml").read_text())
     problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
     if problems:
         where = lambda e: "/".join(map(str, e.path)) or "(top)"  # noqa: E731

@@ -50,6 +50,15 @@ class TestManifestCheck:
         assert run.returncode == 0, run.stderr
         assert run.stdout.count(": valid (") == len(refs)
 
+    def test_every_shipped_pair_file_is_valid(self):
+        from harness.run_suite import parse_args
+        pairs = sorted((REPO / "cases" / "pairs").glob("*.yaml"))
+        for pair in (p for p in pairs if p.name != "pair.schema.yaml"):
+            args = parse_args(["--pair", str(pair)])
+            refs = [r for r in (args.provider, args.initiator, args.target, *(args.matrix or [])) if r]
+            assert refs and all(pathlib.Path(r.split("#")[0]).exists() for r in refs), pair
+            assert args.placement in ("namespaces", "containers", "nodes")
+
     def test_every_problem_is_named_with_file_and_key(self, cmd_manifest, tmp_path):
         bad = tmp_path / "bad.yaml"
         bad.write_text("provider: x\nuet: true\nprofiles: [hpx]\nendpoint_types: []\nbogus: 1\n")

@@ -44,6 +44,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     stand_in(build / "bin", "softuet-frame-fuzzer", CLEAN)
     stand_in(build / "bin", "uet-reassembly-fuzzer", CLEAN)
     stand_in(build / "bin", "uet-entity-fuzzer", CLEAN)
+    stand_in(build / "bin", "uet-agent-fuzzer", CLEAN)
     out, junit = tmp_path / "out", tmp_path / "junit" / "fuzz.xml"
     res = subprocess.run([sys.executable, "-m", "harness.fuzz", "run", "--build", str(build), "--seconds", "1",
                           "--seed", "4242", "--out", str(out), "--junit", str(junit)],
@@ -54,7 +55,7 @@ def test_a_crash_fails_the_run_and_names_its_reproducer(tmp_path):
     reproducer = out / "decode" / "crash-0123abcd"
     assert reproducer.exists()
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
-    assert set(cases) == {"decode", "softuet-frames", "reassembly", "entity"}
+    assert set(cases) == {"decode", "softuet-frames", "reassembly", "entity", "agent"}
     failure = cases["decode"].find("failure")
     assert failure is not None
     assert str(reproducer) in failure.get("message")
@@ -79,5 +80,5 @@ def test_a_fuzzer_not_built_is_named(tmp_path):
                          cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 3
-    assert f"fuzz: not built: {build / 'bin' / 'softuet-frame-fuzzer'}, {build / 'bin' / 'uet-reassembly-fuzzer'}, {build / 'bin' / 'uet-entity-fuzzer'}" \
-        in res.stderr
+    assert f"fuzz: not built: {build / 'bin' / 'softuet-frame-fuzzer'}, {build / 'bin' / 'uet-reassembly-fuzzer'}, " \
+        f"{build / 'bin' / 'uet-entity-fuzzer'}, {build / 'bin' / 'uet-agent-fuzzer'} " in res.stderr
