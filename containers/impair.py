@@ -4,6 +4,34 @@
 from .host import NamespaceError, tool
 
 
+def impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0, table="uet_impair"):
+    """The nft script of a drop on `device`'s `hook`, in netdev table `table` (it replaces an earlier one)."""
+    match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
+    rules = []
+    if every:
+        # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
+        # drops when k mod every == offset), so a lossy cell replays exactly.
+        rules.append(f"{match}numgen inc mod {int(every)} == {int(offset)} drop")
+    elif loss_percent:
+        # 1/100 % resolution: numgen draws 0..9999 per packet.
+        threshold = int(round(float(loss_percent) * 100))
+        if threshold >= 10000:
+            rules.append(f"{match}drop")
+        else:
+            rules.append(f"{match}numgen random mod 10000 < {threshold} drop")
+    body = "\n".join(f"    {r}" for r in rules)
+    return (
+        # "add table; delete table; table {...}" replaces any earlier impairment atomically.
+        f"add table netdev {table}\n"
+        f"delete table netdev {table}\n"
+        f"table netdev {table} {{\n"
+        f"  chain {hook} {{\n"
+        f"    type filter hook {hook} device \"{device}\" priority 0; policy accept;\n"
+        f"{body}\n"
+        "  }\n"
+        "}\n")
+
+
 class Impairment:
     """Counted or drawn UDP loss on one side's veth; ``impair_hook`` says which hook is in use."""
 
@@ -11,36 +39,9 @@ class Impairment:
         argv = [tool("nft")] + (["-c"] if check_only else []) + ["-f", "-"]
         return self.run(netns, argv, input=script, capture_output=True, text=True, timeout=30)
 
-    @staticmethod
-    def _impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0, table="uet_impair"):
-        match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
-        rules = []
-        if every:
-            # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
-            # drops when k mod every == offset), so a lossy cell replays exactly.
-            rules.append(f"{match}numgen inc mod {int(every)} == {int(offset)} drop")
-        elif loss_percent:
-            # 1/100 % resolution: numgen draws 0..9999 per packet.
-            threshold = int(round(float(loss_percent) * 100))
-            if threshold >= 10000:
-                rules.append(f"{match}drop")
-            else:
-                rules.append(f"{match}numgen random mod 10000 < {threshold} drop")
-        body = "\n".join(f"    {r}" for r in rules)
-        return (
-            # "add table; delete table; table {...}" replaces any earlier impairment atomically.
-            f"add table netdev {table}\n"
-            f"delete table netdev {table}\n"
-            f"table netdev {table} {{\n"
-            f"  chain {hook} {{\n"
-            f"    type filter hook {hook} device \"{device}\" priority 0; policy accept;\n"
-            f"{body}\n"
-            "  }\n"
-            "}\n")
-
     def egress_supported(self):
         """True if nft and the kernel accept a netdev egress chain on this pair's veth (checked with nft -c)."""
-        script = self._impair_script("egress", self.a.ifname, 0, None)
+        script = impair_script("egress", self.a.ifname, 0, None)
         proc = self._nft(self.a.netns, script, check_only=True)
         return proc.returncode == 0
 
@@ -64,7 +65,7 @@ class Impairment:
             netns, hook, device = me.netns, "egress", me.ifname
         else:
             netns, hook, device = other.netns, "ingress", other.ifname
-        proc = self._nft(netns, self._impair_script(hook, device, loss_percent, udp_dport, every, offset))
+        proc = self._nft(netns, impair_script(hook, device, loss_percent, udp_dport, every, offset))
         if proc.returncode != 0:
             raise NamespaceError(f"nft in {netns} rejected the {hook} impairment: {proc.stderr.strip()}")
         self._impaired[me.side] = netns

@@ -29,9 +29,9 @@ import time
 
 from . import agent_client
 from .host import pid_alive, tool
-from .impair import Impairment
+from .impair import impair_script
 from .netns import NamespacePair
-from .placement import Placement, PlacementError
+from .placement import Placement, PlacementError, agent_build
 from .slurm import SlurmCluster, SlurmError, kill_processes_of, missing_binaries
 
 LOCAL_NODES = ("uetn1", "uetn2")
@@ -66,7 +66,7 @@ class NodeLink:
 
     def impair(self, side, loss_percent=None, udp_dport=None, every=None, offset=0):
         device = self.placement.data_interface(side)
-        script = Impairment._impair_script("egress", device, loss_percent, udp_dport, every, offset, self.table(side))
+        script = impair_script("egress", device, loss_percent, udp_dport, every, offset, self.table(side))
         self.placement.run_on(side, ["nft", "-f", "{script}"], script=script)
         self._rules[side] = script
 
@@ -84,7 +84,7 @@ class Nodes(Placement):
 
     def __init__(self, mounts=(), build: str | None = None, entity_socket: str | None = None, say=print,
                  slurm: str | None = None, host_interface: str | None = None):
-        self.build = pathlib.Path(build or next(p for p, _ in mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists()))
+        self.build = pathlib.Path(build) if build else agent_build(mounts)
         self.entity_socket, self.say = entity_socket, say
         self.site = (slurm or os.environ.get("UET_SLURM", "local")) == "site"
         self.cluster: SlurmCluster | None = None

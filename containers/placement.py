@@ -15,11 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pathlib
 import signal
 import subprocess
 
 class PlacementError(RuntimeError):
     """A placement could not be made; the message names what is missing and how to get it."""
+
+
+def agent_build(mounts: list[tuple[str, str]]) -> pathlib.Path:
+    """The build among a placement's volumes: the one holding bin/uet-agent, which each side runs."""
+    for path, _ in mounts:
+        if (pathlib.Path(path) / "bin" / "uet-agent").exists():
+            return pathlib.Path(path)
+    raise PlacementError(f"no build with bin/uet-agent among {[p for p, _ in mounts]} (run ./uet build)")
 
 
 class LocalProcess:

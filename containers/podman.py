@@ -26,7 +26,7 @@ from . import agent_client
 from .host import ip, pid_alive, tool
 from .image import RUNROOT, ensure_image, podman, podman_env
 from .netns import NamespacePair
-from .placement import Placement, PlacementError
+from .placement import Placement, PlacementError, agent_build
 
 AGENT_PORT = 47990
 LABEL = "uet.owner"
@@ -89,9 +89,9 @@ def remove_stale_containers() -> list[str]:
 class ContainerPair(NamespacePair):
     """A namespace pair whose two namespaces are those of two containers (``ip netns attach``)."""
 
-    def __init__(self, image: str, mounts: list[tuple[str, str]], **options):
+    def __init__(self, image: str, mounts: list[tuple[str, str]], build: pathlib.Path, **options):
         super().__init__(**options)
-        self.image, self.mounts = image, mounts
+        self.image, self.mounts, self.build = image, mounts, build
         self.container_pids: dict[str, int] = {}
         self.container_names: dict[str, str] = {}
 
@@ -107,7 +107,6 @@ class ContainerPair(NamespacePair):
 
     def _add_namespaces(self):
         self.folder.mkdir(parents=True, exist_ok=True)
-        agent_bin = next(p for p, _ in self.mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists())
         volumes = [f"-v={self.folder}:{self.folder}"] + [f"-v={p}:{p}:{mode}" for p, mode in self.mounts]
         started = []
         for s in (self.a, self.b):
@@ -116,7 +115,7 @@ class ContainerPair(NamespacePair):
             argv = [tool("podman"), "run", "-d", "--name", self.container_names[s.side], "--hostname", s.netns,
                     "--network", "none", "--pid", "host", "--cap-add", "NET_RAW,NET_ADMIN",
                     "--label", f"{LABEL}={self.owner_pid}", "--label", f"uet.side={s.side}",
-                    *volumes, self.image, f"{agent_bin}/bin/uet-agent", "--listen", f"unix:{self.folder / (s.netns + '.sock')}",
+                    *volumes, self.image, f"{self.build}/bin/uet-agent", "--listen", f"unix:{self.folder / (s.netns + '.sock')}",
                     "--listen", f"[::]:{AGENT_PORT}"]
             started.append(subprocess.Popen(argv, env=podman_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for s, proc in zip((self.a, self.b), started):
@@ -170,7 +169,7 @@ class Containers(Placement):
 
     def __init__(self, mounts: list[tuple[str, str]] = (), build: str | None = None, say=print, **pair_options):
         self.mounts = list(mounts)
-        self.build = pathlib.Path(build or next(p for p, _ in self.mounts if (pathlib.Path(p) / "bin" / "uet-agent").exists()))
+        self.build = pathlib.Path(build) if build else agent_build(self.mounts)
         self.say = say
         self.pair_options = pair_options
         self.pair = None
@@ -192,7 +191,7 @@ class Containers(Placement):
             self.pair.close()
             self.pair = None
         if not self.pair:
-            self.pair = ContainerPair(image, self.mounts, **self.pair_options)
+            self.pair = ContainerPair(image, self.mounts, self.build, **self.pair_options)
             self.pair.up()
         return self
 

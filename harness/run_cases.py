@@ -79,6 +79,14 @@ def placement_name(cell: Cell, use_namespaces: bool | None, placement: str | Non
     return "namespaces" if use_namespaces else "same-host"
 
 
+def lost_during(place, why: str) -> str:
+    return f"the {place.name} placement lost a side during this case: {why}"
+
+
+def lost_earlier(place, why: str) -> str:
+    return f"not run: the {place.name} placement lost a side earlier in this cell ({why})"
+
+
 class CellRun:
     """Runs the binaries of one cell; `on_result` is called for every case as it ends."""
 
@@ -90,7 +98,7 @@ class CellRun:
         self.cell, self.build, self.out, self.seed = cell, pathlib.Path(build).resolve(), out, seed
         self.placement_name = placement_name(cell, use_namespaces, placement)
         self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
-        self.case_filter, self.use_namespaces = case_filter, use_namespaces
+        self.case_filter = case_filter
         self.on_result = on_result or (lambda r: None)
         self.stop = stop or threading.Event()
         self.case_deadline, self.ports = case_deadline, ports
@@ -123,11 +131,11 @@ class CellRun:
                                     spec_version=self.spec_version, entity_socket=entity_socket)
         env = manifest_mod.environment_over(os.environ, resolved)
         env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
-                    "UET_BUILD": str(self.build.resolve())})
+                    "UET_BUILD": str(self.build)})
         # The same volumes for every cell of a run (the run's folder, every cell's entity), so that a placement
         # may keep its sides for the next cell.
         entity_root = entity_mod.entity_root()
-        mounts = [(str(self.build.resolve()), "ro"), (str(REPO), "ro"), (str(self.out.resolve().parent), "rw")] + \
+        mounts = [(str(self.build), "ro"), (str(REPO), "ro"), (str(self.out.resolve().parent), "rw")] + \
             ([(entity_root, "rw")] if entity_root else [(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
         try:
             place = open_placement(self.placement_name, mounts=mounts, entity_socket=entity_socket,
@@ -150,8 +158,7 @@ class CellRun:
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
                 if (why := place.lost()):
-                    self._not_run(area, binary, env, f"not run: the {place.name} placement lost a side earlier in "
-                                                     f"this cell ({why})")
+                    self._not_run(area, binary, env, lost_earlier(place, why))
                     continue
                 with self._loss(area, place.pair) as loss_env:
                     self._run_binary(area, binary, place, {**env, **loss_env})
@@ -235,7 +242,7 @@ class CellRun:
                 result = result_of_line(event, cell=self.cell.id, area=area, binary=binary.name)
                 if lost and i >= trusted and result.verdict in ("fail", "error"):
                     # Ended after the last moment both sides were known to serve: the placement, not the provider.
-                    result.verdict, result.reason = "error", f"the {place.name} placement lost a side during this case: {lost}"
+                    result.verdict, result.reason = "error", lost_during(place, lost)
                 self._emit(result)
             seen = len(run.ended)
             if run.running is None:
@@ -249,11 +256,10 @@ class CellRun:
             if why == "stopped":
                 verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
             if lost or why == "lost":
-                verdict, reason = "error", f"the {place.name} placement lost a side during this case: {lost or place.lost()}"
+                verdict, reason = "error", lost_during(place, lost or place.lost())
             self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
             if why == "lost":
-                self._not_run(area, binary, env, f"not run: the {place.name} placement lost a side earlier in this "
-                                                 f"cell ({lost or place.lost()})")
+                self._not_run(area, binary, env, lost_earlier(place, lost or place.lost()))
             if why in ("stopped", "lost"):
                 return
 
