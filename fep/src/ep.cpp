@@ -110,18 +110,25 @@ int ep_bind(fid* f, fid* bfid, uint64_t flags) {
   }
 }
 
+int ep_enable(Ep* ep) {
+  {
+    std::lock_guard lock(ep->domain->mu);
+    // A connectionless endpoint needs an AV to name peers, and somewhere to report completions.
+    if (!ep->av) return -FI_ENOAV;
+    if (!ep->tx_cq && (ep->caps & FI_SEND)) return -FI_ENOCQ;
+    if (!ep->rx_cq && (ep->caps & FI_RECV)) return -FI_ENOCQ;
+    ep->enabled = true;
+  }
+  // Outside the domain's mutex: stopping a FEP thread waits for that mutex under fep_thread.cpp's lock.
+  if (ep->type == FI_EP_RDM) fep_thread_start(ep->domain);
+  return 0;
+}
+
 int ep_control(fid* f, int command, void* arg) {
   Ep* ep = obj<Ep>(f);
+  if (command == FI_ENABLE) return ep_enable(ep);
   std::lock_guard lock(ep->domain->mu);
   switch (command) {
-    case FI_ENABLE:
-      // A connectionless endpoint needs an AV to name peers, and somewhere to report completions.
-      if (!ep->av) return -FI_ENOAV;
-      if (!ep->tx_cq && (ep->caps & FI_SEND)) return -FI_ENOCQ;
-      if (!ep->rx_cq && (ep->caps & FI_RECV)) return -FI_ENOCQ;
-      ep->enabled = true;
-      if (ep->type == FI_EP_RDM) transport_start_fep_thread(ep->domain);
-      return 0;
     case FI_GETOPSFLAG: {
       if (!arg) return -FI_EINVAL;
       auto* flags = static_cast<uint64_t*>(arg);

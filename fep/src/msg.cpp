@@ -85,7 +85,7 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
     r.ignore = ignore;
   }
   // No progress here either: the ACKs a CQ read left wait for the application's next send (or CQ read, or
-  // the FEP thread within kAppActive), so that they leave together with its next request.
+  // the FEP thread within kFepThreadStandBack), so that they leave together with its next request.
   post_recv(ep, std::move(r), tag != nullptr);
   return 0;
 }

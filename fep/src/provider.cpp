@@ -4,7 +4,8 @@
 namespace softuet {
 
 namespace {
-void cleanup() {}
+// libfabric's destructor calls this before it dlcloses the provider: no FEP thread may run on.
+void cleanup() { fep_threads_stop_all(); }
 }  // namespace
 
 struct fi_provider g_prov = {

@@ -15,6 +15,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -704,8 +705,23 @@ std::optional<Refusal> refuse_unmatched(Domain* d, uint32_t job, uint64_t pid, u
 // ---- transport.cpp ----
 int transport_open(Domain* d);
 void transport_close(Domain* d);
-// Start the domain's FEP thread (once; when its first RDM endpoint is enabled).
-void transport_start_fep_thread(Domain* d);
+// Drain the socket and fire the due timers, as the FEP thread does. Caller holds d->mu.
+size_t transport_drain(Domain* d);
+
+// ---- fep_thread.cpp ----
+// How often the FEP thread looks whether the application still runs progress. Each look costs a
+// context switch on a busy core; frames a CQ read left may wait this long if the application stops
+// calling (a peer may then retransmit once).
+constexpr std::chrono::milliseconds kFepThreadStandBack{10};
+// The thread's name (in /proc/PID/task/*/comm): the exit test looks for it.
+constexpr char kFepThreadName[] = "softuet-fep";
+// Start the domain's FEP thread (once; when its first RDM endpoint is enabled). Caller holds no domain's
+// mutex.
+void fep_thread_start(Domain* d);
+// Stop it (when the domain closes). Caller holds no domain's mutex.
+void fep_thread_stop(Domain* d);
+// Stop every domain's (the provider's cleanup; exit does it too).
+void fep_threads_stop_all();
 // One received datagram (UET from the PDS header on) from `from`: decoded, then through the PDCs and SES,
 // as progress hands each datagram it reads. Caller holds d->mu.
 void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from);

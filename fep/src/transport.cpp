@@ -54,12 +54,6 @@ constexpr unsigned kResponseTries = 8;
 // A rendezvous's response waits for the receive and the pull: the initiator asks again at most this often,
 // without a limit (the message is not lost while its packets are ACKed).
 constexpr auto kPatientPoll = std::chrono::milliseconds(200);
-// How long after the application's last progress the FEP thread takes over the socket.
-// How often the FEP thread looks whether the application still runs progress. Each look costs a
-// context switch on a busy core; frames a CQ read left may wait this long if the application stops
-// calling (a peer may then retransmit once).
-constexpr std::chrono::milliseconds kAppActive{10};
-
 size_t drain(Domain* d);
 
 // How many given responses a target PDC keeps for duplicates.
@@ -869,47 +863,8 @@ int transport_open(Domain* d) {
   return 0;
 }
 
-void transport_start_fep_thread(Domain* d) {
-  // The FEP thread stands in for the NIC: it runs the same progress as the application's calls, when a
-  // frame arrives or a retransmission is due, so ACKs and retransmissions never wait for the application
-  // (fi_pingpong, say, blocks on its TCP control socket while its peer waits for an ACK). While the
-  // application itself polls, the thread only checks back every kAppActive. Only RDM endpoints need it:
-  // a datagram domain has no ACK to send and nothing to retransmit, and its thread would only take CPU
-  // time from the application.
-  if (d->fep_thread.joinable()) return;
-  d->fep_thread = std::thread([d] {
-    uint64_t seen = d->app_progress_calls.load(std::memory_order_relaxed);
-    while (!d->stopping.load()) {
-      const uint64_t calls = d->app_progress_calls.load(std::memory_order_relaxed);
-      if (calls != seen) {
-        // The application ran progress since the last look: let it, and look again later.
-        seen = calls;
-        std::this_thread::sleep_for(kAppActive);
-        if (d->outbox_waiting.load(std::memory_order_relaxed)) {
-          // Frames a CQ read left, and the application has not called since: they go now.
-          std::lock_guard lock(d->mu);
-          flush_outbox(d);
-        }
-        continue;
-      }
-      int wait_ms;
-      {
-        std::lock_guard lock(d->mu);
-        wait_ms = transport_wait_ms(d, 20);  // 20 ms bounds how long closing the domain waits for it
-      }
-      pollfd pfd{d->sock, POLLIN, 0};
-      if (poll(&pfd, 1, wait_ms) < 0 && errno != EINTR) break;
-      if (d->stopping.load()) break;
-      std::lock_guard lock(d->mu);
-      drain(d);
-      flush_outbox(d);
-    }
-  });
-}
-
 void transport_close(Domain* d) {
-  d->stopping.store(true);
-  if (d->fep_thread.joinable()) d->fep_thread.join();
+  fep_thread_stop(d);
   flush_outbox(d);
   entropy_close(d);
   if (d->sock >= 0) close(d->sock);
@@ -984,6 +939,8 @@ size_t drain(Domain* d) {
 }
 
 }  // namespace
+
+size_t transport_drain(Domain* d) { return drain(d); }
 
 int transport_wait_ms(Domain* d, int cap_ms) {
   std::optional<Clock::time_point> next = rudi_next_deadline(d);

@@ -15,8 +15,9 @@ using uet::wire::Node;
 // The encoder of one path, its graph walk done on first use.
 template <const auto& Path>
 const uet::codec::PathEncoder& encoder() {
-  static const uet::codec::PathEncoder e{Path};
-  return e;
+  // Never destroyed: the FEP thread of a domain left open may still encode while exit runs destructors.
+  static const auto* e = new uet::codec::PathEncoder{Path};
+  return *e;
 }
 
 // Datagrams (UUD), and the same frame over RUD for the knob that sends them so.

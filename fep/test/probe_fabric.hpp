@@ -70,6 +70,19 @@ struct ProbeFabric {
     return fi_av_insert(av, name.data(), 1, &a, 0, nullptr) == 1 ? a : FI_ADDR_NOTAVAIL;
   }
 
+  ProbeFabric() = default;
+  ProbeFabric(const ProbeFabric&) = delete;
+  ProbeFabric& operator=(const ProbeFabric&) = delete;
+  // A probe closes its domain on every path: a domain left open at exit is the provider's exit path
+  // (fep/src/fep_thread.cpp), which softuet-exit-probe tests on purpose.
+  ~ProbeFabric() { close(); }
+
+  // Closes the endpoint alone (before the MRs bound to it).
+  void close_ep() {
+    if (ep) fi_close(&ep->fid);
+    ep = nullptr;
+  }
+
   // Closes what is open, endpoint first.
   void close() {
     for (fid* f : {ep ? &ep->fid : nullptr, av ? &av->fid : nullptr, cq ? &cq->fid : nullptr,

@@ -50,7 +50,7 @@ int serve(uint64_t key) {
   std::fflush(stdout);
   pollfd p{STDIN_FILENO, POLLIN, 0};
   poll(&p, 1, kServeSeconds * 1000);  // EOF (the test is done) or the time limit
-  fi_close(&f.ep->fid);
+  f.close_ep();
   fi_close(&mr->fid);
   return 0;
 }
@@ -97,7 +97,7 @@ int run(const char* hex, uint64_t key, const std::vector<size_t>& sizes) {
     status |= same ? 0 : 1;
   }
   std::fflush(stdout);
-  fi_close(&f.ep->fid);
+  f.close_ep();
   return status;
 }
 

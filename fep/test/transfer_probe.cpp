@@ -125,7 +125,7 @@ int serve(uint32_t slot_count) {
   for (uint32_t s : got) std::printf(" %u", s);
   std::printf("\n");
   std::fflush(stdout);
-  fi_close(&f.ep->fid);
+  f.close_ep();
   fi_close(&mr->fid);
   return 0;
 }
@@ -218,7 +218,7 @@ int run(const char* hex, uint32_t slots, uint32_t n) {
   }
   if (!count || !transfer(f, peer, slots, *count, n, false))
     return fail("hang: an operation did not complete within its deadline", 0);
-  fi_close(&f.ep->fid);
+  f.close_ep();
   return 0;
 }
 
