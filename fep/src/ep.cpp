@@ -1,5 +1,5 @@
 // Endpoints (FI_EP_RDM, FI_EP_DGRAM): bindings, enable, getname, options. Each endpoint gets one resource
-// index of the domain's FEP (RI >= 1); the data path is in msg.cpp and transport.cpp.
+// index of the domain's FEP (RI >= 1); the data path is in msg.cpp and the transport (transport.cpp, receive.cpp).
 #include <algorithm>
 #include <cstring>
 

@@ -63,7 +63,7 @@ inline constexpr uint32_t kProviderVersion = FI_VERSION(0, 1);
 inline constexpr size_t kMaxRdmMsg = size_t{1} << 26;
 // What the messages being reassembled may hold at once, one message larger than this alone: a request_length
 // costs its bytes before any of them arrive, so a few packets naming large messages that never complete
-// would otherwise take all the memory there is (transport.cpp).
+// would otherwise take all the memory there is (receive.cpp).
 inline constexpr size_t kReassemblyBudget = 4 * kMaxRdmMsg;
 inline constexpr size_t kInjectSize = 128;
 // The maximum RMA message size MUST lie in [1 GiB, 4 GiB - 1] (spec 2.2.2-f; FI_OPT_MAX_RMA_SIZE).
@@ -520,7 +520,7 @@ struct Reassembly {
   uint64_t started = 0;    // the order in which messages began (the oldest are dropped first)
 };
 
-// The receive side of a domain's socket (transport.cpp): the recvmmsg batch, the decoded frame and the
+// The receive side of a domain's socket (fep_socket.cpp): the recvmmsg batch, the decoded frame and the
 // request read from it, set up once so that a poll that finds nothing costs one system call and nothing else.
 struct RecvBatch;
 struct RecvBatchDeleter {
@@ -563,7 +563,7 @@ struct Domain {
   uint16_t next_ri = 1;  // RI 0 is reserved for a provider-to-provider channel (digest C.2)
   uint64_t next_mr_key = 1;
   std::map<uint64_t, Mr*> mrs;  // by key: the targets of RMA and atomics
-  // Transport state (transport.cpp).
+  // Transport state (fep_socket.cpp, receive.cpp, transport.cpp).
   std::map<std::pair<Ep*, UdpPeer>, std::unique_ptr<PeerPdc>> pdcs;
   std::map<uint16_t, PeerPdc*> pdc_by_ini_id;  // our initiator PDC ids, for ACKs and NACKs
   std::map<uint64_t, SendOp> ops;              // RDM sends in flight, by op id
@@ -595,7 +595,7 @@ struct Domain {
   std::atomic<bool> outbox_waiting{false};
   uint16_t next_message_id = 1;
   std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly> reassembly;  // {peer, message_id, RI}
-  size_t reassembly_bytes = 0;  // the payload buffers of `reassembly` (bounded: transport.cpp)
+  size_t reassembly_bytes = 0;  // the payload buffers of `reassembly` (bounded: receive.cpp)
   uint64_t next_reassembly = 1;
   std::map<uint32_t, RudiPacket> rudi_sent;  // our RUDI packets without their response, by pkt_id
   uint32_t next_pkt_id = 1;
@@ -702,26 +702,12 @@ struct Refusal {
 std::optional<Refusal> refuse_unmatched(Domain* d, uint32_t job, uint64_t pid, uint64_t ri, uint64_t dpdcid,
                                         const UdpPeer& from);
 
-// ---- transport.cpp ----
+// ---- the transport: fep_socket.cpp (socket, progress), receive.cpp (target side), transport.cpp
+// (initiator side, PDCs); what they share among themselves is in transport_shared.hpp ----
 int transport_open(Domain* d);
 void transport_close(Domain* d);
 // Drain the socket and fire the due timers, as the FEP thread does. Caller holds d->mu.
 size_t transport_drain(Domain* d);
-
-// ---- fep_thread.cpp ----
-// How often the FEP thread looks whether the application still runs progress. Each look costs a
-// context switch on a busy core; frames a CQ read left may wait this long if the application stops
-// calling (a peer may then retransmit once).
-constexpr std::chrono::milliseconds kFepThreadStandBack{10};
-// The thread's name (in /proc/PID/task/*/comm): the exit test looks for it.
-constexpr char kFepThreadName[] = "softuet-fep";
-// Start the domain's FEP thread (once; when its first RDM endpoint is enabled). Caller holds no domain's
-// mutex.
-void fep_thread_start(Domain* d);
-// Stop it (when the domain closes). Caller holds no domain's mutex.
-void fep_thread_stop(Domain* d);
-// Stop every domain's (the provider's cleanup; exit does it too).
-void fep_threads_stop_all();
 // One received datagram (UET from the PDS header on) from `from`: decoded, then through the PDCs and SES,
 // as progress hands each datagram it reads. Caller holds d->mu.
 void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer& from);
@@ -757,11 +743,28 @@ void transport_close_ep(Ep* ep);
 ssize_t transport_send(Ep* ep, fi_addr_t dest, const iovec* iov, size_t count, size_t len,
                        const uint64_t* header_data);
 
+// ---- fep_thread.cpp ----
+// How often the FEP thread looks whether the application still runs progress. Each look costs a
+// context switch on a busy core; frames a CQ read left may wait this long if the application stops
+// calling (a peer may then retransmit once).
+constexpr std::chrono::milliseconds kFepThreadStandBack{10};
+// The thread's name (in /proc/PID/task/*/comm): the exit test looks for it.
+constexpr char kFepThreadName[] = "softuet-fep";
+// Start the domain's FEP thread (once; when its first RDM endpoint is enabled). Caller holds no domain's
+// mutex.
+void fep_thread_start(Domain* d);
+// Stop it (when the domain closes). Caller holds no domain's mutex.
+void fep_thread_stop(Domain* d);
+// Stop every domain's (the provider's cleanup; exit does it too).
+void fep_threads_stop_all();
+
 // ---- entropy.cpp ----
 // The socket datagrams to `peer` leave from (their UDP source port is the entropy of the flow), or -1 when
 // they leave from the FEP's socket. Caller holds d->mu.
 int entropy_socket(Domain* d, const UdpPeer& peer);
 void entropy_close(Domain* d);
+
+// ---- iov.cpp ----
 // An iovec list a data call may take: at most kIovLimit entries, no NULL base with a length.
 bool iov_ok(const iovec* iov, size_t count);
 // The message of an iovec, in one buffer.
