@@ -6,7 +6,7 @@
     datagram, as a capture taken where UDP segmentation offload is on shows them; junk). The packets
     after the first are given as bytes: the record decodes only the first.
 
-make_golden.py passes its names as `g`: its frame builders (eth, ip4, v4, req, pay, ...) and captures.
+make_golden.py passes golden_build as `g`: its frame builders (eth, ip4, v4, req, pay, ...) and captures.
 """
 
 from scapy.layers.inet import IP

@@ -7,7 +7,7 @@ it (the reference provider configures one per secure domain); given that offset,
 those bytes from the PDS header on, never the ICV. The file keeps an expected decode with no offset
 and one per offset in CONF_OFFSETS, where the same frames decode further or are cut short.
 
-make_golden.py passes its names as `g`: its frame builders (eth, ip4, v4, v6, req, pay, ...).
+make_golden.py passes golden_build as `g`: its frame builders (eth, ip4, v4, v6, req, pay, ...).
 """
 
 from scapy_uet.layers import (UET_ENTROPY, UET_PDS_ACK, UET_PDS_UUD, UET_SES_RENDEZVOUS, UET_SES_RESPONSE,
