@@ -105,7 +105,9 @@ void handle_batch(Domain* d, RecvBatch& b, size_t n) {
   }
 }
 
-size_t drain(Domain* d) {
+}  // namespace
+
+size_t transport_drain(Domain* d) {
   RecvBatch& b = *d->rx;
   size_t frames = 0;
   if (!b.burst) {
@@ -144,10 +146,6 @@ size_t drain(Domain* d) {
   return frames;
 }
 
-}  // namespace
-
-size_t transport_drain(Domain* d) { return drain(d); }
-
 size_t progress(Domain* d) {
   const size_t frames = progress_deferring_output(d);
   flush_outbox(d);
@@ -158,7 +156,7 @@ size_t progress_deferring_output(Domain* d) {
   // One writer (under the domain's mutex), so a plain increment of the relaxed atomic is enough.
   d->app_progress_calls.store(d->app_progress_calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   flush_outbox(d);
-  return drain(d);
+  return transport_drain(d);
 }
 
 int transport_wait_ms(Domain* d, int cap_ms) {

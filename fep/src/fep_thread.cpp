@@ -24,8 +24,8 @@ namespace {
 struct Running {
   std::mutex mu;
   std::vector<Domain*> domains;
-  bool exit_hook = false;  // stop_all is registered with atexit
-  bool exiting = false;    // stop_all ran: no thread starts again
+  bool exit_hook = false;  // fep_threads_stop_all is registered with atexit
+  bool exiting = false;    // fep_threads_stop_all ran: no thread starts again
 };
 
 // Lives to the end of the process (never destroyed): the exit hook uses it.
@@ -38,16 +38,6 @@ Running& running() {
 void stop(Domain* d) {
   d->stopping.store(true);
   if (d->fep_thread.joinable()) d->fep_thread.join();
-}
-
-// At exit (atexit from this library runs before exit destroys the statics that were made before it was
-// registered, and at dlclose), and in the provider's cleanup.
-void stop_all() {
-  Running& r = running();
-  std::lock_guard lock(r.mu);
-  r.exiting = true;
-  for (Domain* d : r.domains) stop(d);
-  r.domains.clear();
 }
 
 void serve(Domain* d) {
@@ -90,7 +80,7 @@ void fep_thread_start(Domain* d) {
   Running& r = running();
   std::lock_guard lock(r.mu);
   if (d->fep_thread.joinable() || r.exiting) return;
-  if (!r.exit_hook) r.exit_hook = std::atexit(stop_all) == 0;
+  if (!r.exit_hook) r.exit_hook = std::atexit(fep_threads_stop_all) == 0;
   d->fep_thread = std::thread(serve, d);
   pthread_setname_np(d->fep_thread.native_handle(), kFepThreadName);
   r.domains.push_back(d);
@@ -103,6 +93,14 @@ void fep_thread_stop(Domain* d) {
   stop(d);
 }
 
-void fep_threads_stop_all() { stop_all(); }
+// At exit (atexit from this library runs before exit destroys the statics that were made before it was
+// registered, and at dlclose), and in the provider's cleanup.
+void fep_threads_stop_all() {
+  Running& r = running();
+  std::lock_guard lock(r.mu);
+  r.exiting = true;
+  for (Domain* d : r.domains) stop(d);
+  r.domains.clear();
+}
 
 }  // namespace softuet

@@ -85,10 +85,10 @@ struct ProbeFabric {
 
   // Closes what is open, endpoint first.
   void close() {
-    for (fid* f : {ep ? &ep->fid : nullptr, av ? &av->fid : nullptr, cq ? &cq->fid : nullptr,
-                   domain ? &domain->fid : nullptr, fabric ? &fabric->fid : nullptr})
+    close_ep();
+    for (fid* f : {av ? &av->fid : nullptr, cq ? &cq->fid : nullptr, domain ? &domain->fid : nullptr,
+                   fabric ? &fabric->fid : nullptr})
       if (f) fi_close(f);
-    ep = nullptr;
     av = nullptr;
     cq = nullptr;
     domain = nullptr;
