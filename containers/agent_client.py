@@ -2,19 +2,30 @@
 started by a side's ``uet-agent``, with the few things of ``subprocess.Popen`` the harness uses (``pid``,
 ``poll``, ``wait``, ``kill``, ``returncode``) and a ``fileno`` that turns readable when its end is known.
 
-    proc = AgentProcess("unix:/run/uet/pairs/x/a.sock", ["/bin/true"], env={"PATH": "/usr/bin"})
+    secret = RunSecret.make(folder)      # the run's secret, a 0600 file the agents are started with
+    proc = AgentProcess("unix:/run/uet/pairs/x/a.sock", ["/bin/true"], env={"PATH": "/usr/bin"}, secret=secret.value)
     proc.wait(timeout=10)
 
+Every connection answers the agent's challenge with HMAC-SHA-256(secret, nonce) (auth.hpp): without the
+run's secret an agent starts nothing. A ``Lease`` held open keeps an agent started with ``--lease``
+alive; when the harness goes, its connections close and the agent ends with everything it started.
 An agent that goes away (its container or node stopped) ends the wait with ``lost`` set: the process is
 then gone too, and ``returncode`` is None.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import hmac
 import json
 import os
+import pathlib
+import secrets
 import select
 import socket
 import time
+
+AUTH_LABEL = b"uet-agent-auth-v1\n"
 
 
 class AgentError(RuntimeError):
@@ -48,6 +59,33 @@ def _connect(spec: str, timeout: float) -> socket.socket:
             raise AgentError(f"the agent at {spec} is not reachable: {exc}") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class RunSecret:
+    """The secret a run's agents answer to: its value, and the 0600 file that hands it over."""
+    path: pathlib.Path
+    value: str
+
+    @classmethod
+    def make(cls, folder: pathlib.Path) -> "RunSecret":
+        """A new secret in `folder` (which must be the run's own), created exclusively and never through
+        a link: a file another user made there first makes this fail rather than be written into."""
+        path = pathlib.Path(folder) / f"agent-secret-{secrets.token_hex(4)}"
+        value = secrets.token_hex(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, value.encode() + b"\n")
+        finally:
+            os.close(fd)
+        return cls(path, value)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def answer(secret: str, nonce: str) -> str:
+    return hmac.new(secret.encode(), AUTH_LABEL + nonce.encode(), hashlib.sha256).hexdigest()
+
+
 class _Events:
     """JSON lines from an agent connection, each wait bounded."""
 
@@ -79,28 +117,64 @@ class _Events:
             self.buf += chunk
 
 
-def hello(spec: str, timeout: float = 10.0) -> dict:
-    """The agent's hello ({"pid", "hostname"}): proof it serves."""
-    with _connect(spec, timeout) as sock:
+def _authenticated(spec: str, secret: str, timeout: float) -> tuple[socket.socket, _Events]:
+    """A connection past the agent's challenge."""
+    sock = _connect(spec, timeout)
+    events = _Events(sock, spec)
+    try:
+        challenge = events.next(timeout)
+    except Exception:
+        sock.close()
+        raise
+    if not challenge or challenge.get("event") != "challenge" or not isinstance(challenge.get("nonce"), str):
+        sock.close()
+        raise AgentError(f"the agent at {spec} sent no challenge within {timeout:g} s: {challenge}")
+    sock.sendall(json.dumps({"op": "auth", "mac": answer(secret, challenge["nonce"])}).encode() + b"\n")
+    return sock, events
+
+
+def hello(spec: str, secret: str, timeout: float = 10.0) -> dict:
+    """The agent's hello ({"pid", "hostname"}): proof it serves, and answers this run's secret."""
+    sock, events = _authenticated(spec, secret, timeout)
+    with sock:
         sock.sendall(b'{"op":"hello"}\n')
-        event = _Events(sock, spec).next(timeout)
+        event = events.next(timeout)
     if not event or event.get("event") != "hello":
         raise AgentError(f"the agent at {spec} gave no hello within {timeout:g} s: {event}")
     return event
 
 
+class Lease:
+    """Holds an agent started with --lease: it ends when this connection closes (close(), or this process's
+    end, however it ends)."""
+
+    def __init__(self, spec: str, secret: str, timeout: float = 10.0):
+        self.spec = spec
+        self._sock, _ = _authenticated(spec, secret, timeout)
+        # A peer host that vanishes without a FIN is noticed by keepalive, not only by a harness that writes.
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        self._sock.sendall(b'{"op":"lease"}\n')
+
+    def close(self) -> None:
+        self._sock.close()
+
+
 class AgentProcess:
-    def __init__(self, spec: str, argv: list[str], env: dict[str, str], *, output: str = "", cwd: str = "/",
-                 timeout: float = 10.0):
+    def __init__(self, spec: str, argv: list[str], env: dict[str, str], *, secret: str, output: str = "",
+                 cwd: str = "/", timeout: float = 10.0, inputs: dict[str, str] | None = None):
         self.spec, self.argv = spec, [str(a) for a in argv]
         self.returncode: int | None = None
         self.status: int | None = None      # the raw wait status
         self.cpu_seconds = 0.0
         self.lost = False                   # the agent went away before the process's end was known
-        self._sock = _connect(spec, timeout)
-        self._events = _Events(self._sock, spec)
+        self._sock, self._events = _authenticated(spec, secret, timeout)
         request = {"op": "spawn", "argv": self.argv, "env": {str(k): str(v) for k, v in env.items()},
                    "cwd": cwd, "output": str(output)}
+        if inputs:  # {variable: bytes}: each a pipe on descriptor 3, 4, ... which the variable names
+            request["inputs"] = {}
+            for fd, (name, data) in enumerate(inputs.items(), start=3):
+                request["env"][name] = str(fd)
+                request["inputs"][str(fd)] = data
         self._sock.sendall(json.dumps(request).encode() + b"\n")
         event = self._events.next(timeout)
         if not event or event.get("event") != "started":

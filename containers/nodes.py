@@ -23,6 +23,7 @@ import os
 import pathlib
 import selectors
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -39,12 +40,39 @@ READY_DEADLINE_S = 20.0
 HOOKS = pathlib.Path(__file__).resolve().parent.parent / "entity" / "slurm"
 
 
-def cleanup_stale_clusters() -> list[str]:
+# Written in a local cluster's folder as it is made: the cleanup of a later run removes a folder only when
+# it is ours (our uid, a real folder) and holds this marker, ours too, naming the pid in the folder's name. A
+# name alone proves nothing: in /tmp any user can make a uet-nodes-<dead pid>-x folder.
+MARKER = ".uet-nodes-run"
+
+
+def mark_ours(folder: pathlib.Path) -> None:
+    fd = os.open(folder / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+def is_ours(folder: pathlib.Path, owner_pid: int) -> bool:
+    try:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            return False
+        fd = os.open(folder / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            mst = os.fstat(f.fileno())
+            if not stat.S_ISREG(mst.st_mode) or mst.st_uid != os.geteuid():
+                return False
+            return f.read(32) == f"{owner_pid}\n".encode()
+    except OSError:
+        return False
+
+
+def cleanup_stale_clusters(tmp: str | None = None) -> list[str]:
     """Stops the local Slurm daemons of runs that died without stopping them, and removes their folders."""
     removed = []
-    for folder in pathlib.Path(tempfile.gettempdir()).glob("uet-nodes-*-*"):
+    for folder in pathlib.Path(tmp or tempfile.gettempdir()).glob("uet-nodes-*-*"):
         owner = folder.name.split("-")[2]
-        if not owner.isdigit() or pid_alive(int(owner)):
+        if not owner.isdigit() or pid_alive(int(owner)) or not is_ours(folder, int(owner)):
             continue
         kill_processes_of(folder)
         shutil.rmtree(folder, ignore_errors=True)
@@ -95,6 +123,8 @@ class Nodes(Placement):
         self.agents: dict[str, str] = {}       # side -> where the harness reaches its agent
         self.peer_agents: dict[str, str] = {}  # side -> where the other side reaches it ("[address]:port")
         self.agent_pids: dict[str, int] = {}
+        self.secret: agent_client.RunSecret | None = None
+        self.leases: list[agent_client.Lease] = []
         self.steps: dict[str, subprocess.Popen] = {}
         self.host_interface = host_interface
         # Nodes on this host get a network stack each; on a site's nodes, or on the host's own interface,
@@ -132,6 +162,7 @@ class Nodes(Placement):
             cleanup_stale_clusters()
             self.folder = pathlib.Path(tempfile.mkdtemp(prefix=f"uet-nodes-{os.getpid()}-"))
             self.folder.chmod(0o755)
+            mark_ours(self.folder)
             hooks = {}
             if self.entity_socket:  # job starts and ends reach the privileged entity (entity/slurm)
                 hooks = dict(prolog=str(HOOKS / "uet-prolog"), epilog=str(HOOKS / "uet-epilog"),
@@ -178,7 +209,12 @@ class Nodes(Placement):
 
     def _start_agent(self, side: str) -> None:
         node = self.nodes[side]
-        agent = [str(self.build / "bin" / "uet-agent"), "--listen", "[::]:0"]
+        if self.secret is None:  # in the allocation's folder, which the nodes share
+            self.secret = agent_client.RunSecret.make(self.folder)
+        # The one address the other side and the harness reach it at, never every address of the node.
+        address = self.netns.side(side).control_ipv6 if self.netns else self.addresses[side]
+        agent = [str(self.build / "bin" / "uet-agent"), "--listen", f"[{address}]:0",
+                 "--secret-file", str(self.secret.path), "--lease", str(READY_DEADLINE_S * 3)]
         if self.netns:  # its own network stack; the harness reaches it through a socket in the cell's folder
             agent = [tool("ip"), "netns", "exec", self.netns.side(side).netns, *agent,
                      "--listen", f"unix:{self.folder / f'agent-{side}.sock'}"]
@@ -207,7 +243,9 @@ class Nodes(Placement):
                     else:
                         self.agents[side] = self.peer_agents[side] = f"[{self.addresses[side]}]:{port}"
                     self.agent_pids[side] = int(event["pid"])
-                    agent_client.hello(self.agents[side], READY_DEADLINE_S)
+                    agent_client.hello(self.agents[side], self.secret.value, READY_DEADLINE_S)
+                    # Held while this placement lives: a harness that dies takes its agents with it.
+                    self.leases.append(agent_client.Lease(self.agents[side], self.secret.value, READY_DEADLINE_S))
                     return
         finally:
             sel.close()
@@ -215,6 +253,9 @@ class Nodes(Placement):
                              f"{READY_DEADLINE_S:.0f} s: {said.strip()[-500:]}")
 
     def __exit__(self, *exc):
+        for lease in self.leases:
+            lease.close()
+        self.leases = []
         if self.job:
             self._slurm("scancel", self.job)
             # Its steps end through their slurmd: the nodes stop only once the job has left the queue.
@@ -245,10 +286,12 @@ class Nodes(Placement):
     @property
     def target_env(self):
         control = self.netns.a.control_ipv6 if self.netns else self.addresses["a"]
-        return {"UET_CASES_PEER_AGENT": self.peer_agents["b"], "UET_CASES_CONTROL_LISTEN": control}
+        return {"UET_CASES_PEER_AGENT": self.peer_agents["b"], "UET_CASES_CONTROL_LISTEN": control,
+                "UET_CASES_PEER_AGENT_SECRET_FILE": str(self.secret.path)}
 
-    def start(self, argv, env, output):
-        return agent_client.AgentProcess(self.agents["a"], argv, env, output=output)
+    def start(self, argv, env, output, inputs=None):
+        return agent_client.AgentProcess(self.agents["a"], argv, env, secret=self.secret.value, output=output,
+                                         inputs=inputs)
 
     def lost(self):
         gone = []
@@ -276,7 +319,7 @@ class Nodes(Placement):
             (work / "script").write_text(script)
             argv = [a.replace("{script}", str(work / "script")) for a in argv]
             proc = agent_client.AgentProcess(self.agents[side], argv, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
-                                             output=str(work / "out"))
+                                             secret=self.secret.value, output=str(work / "out"))
             rc = proc.wait(timeout)
             out = (work / "out").read_text(errors="replace")
             if rc != 0:

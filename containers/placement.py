@@ -33,13 +33,26 @@ def agent_build(mounts: list[tuple[str, str]]) -> pathlib.Path:
 
 class LocalProcess:
     """A process of this host (optionally behind a prefix such as ``ip netns exec NS``), with the interface
-    of agent_client.AgentProcess: a pidfd that turns readable at its end, and its CPU time once reaped."""
+    of agent_client.AgentProcess: a pidfd that turns readable at its end, and its CPU time once reaped.
+    `inputs` ({variable: bytes}): each a pipe holding those bytes, its descriptor named by the variable."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], *, output: str, prefix: list[str] = ()):
-        with open(output, "a") as out:
-            self._proc = subprocess.Popen([*prefix, *map(str, argv)], env=env, stdout=out,
-                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True)
+    def __init__(self, argv: list[str], env: dict[str, str], *, output: str, prefix: list[str] = (),
+                 inputs: dict[str, str] | None = None):
+        env, fds = dict(env), []
+        try:
+            for name, data in (inputs or {}).items():
+                read, write = os.pipe()
+                fds.append(read)
+                with os.fdopen(write, "wb") as w:  # a key, far within the pipe's buffer
+                    w.write(data.encode())
+                env[name] = str(read)
+            with open(output, "a") as out:
+                self._proc = subprocess.Popen([*prefix, *map(str, argv)], env=env, stdout=out,
+                                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                              start_new_session=True, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
         self.pid = self._proc.pid
         self.returncode: int | None = None
         self.cpu_seconds = 0.0
@@ -82,8 +95,9 @@ class Placement:
     def target_env(self) -> dict[str, str]:
         return {}
 
-    def start(self, argv: list[str], env: dict[str, str], output: str):
-        return LocalProcess(argv, env, output=output)
+    def start(self, argv: list[str], env: dict[str, str], output: str, inputs: dict[str, str] | None = None):
+        """The initiator's binary on side a; `inputs` ({variable: bytes}) reach it as pipes the variables name."""
+        return LocalProcess(argv, env, output=output, inputs=inputs)
 
     def lost(self) -> str | None:
         """Why a side is gone (its container or node stopped), or None while both serve."""
@@ -112,9 +126,10 @@ class Namespaces(Placement):
     def target_env(self):
         return {"UET_CASES_PEER_NETNS": self.pair.b.netns, "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
 
-    def start(self, argv, env, output):
+    def start(self, argv, env, output, inputs=None):
         from .host import tool
-        return LocalProcess(argv, env, output=output, prefix=[tool("ip"), "netns", "exec", self.pair.a.netns])
+        return LocalProcess(argv, env, output=output, prefix=[tool("ip"), "netns", "exec", self.pair.a.netns],
+                            inputs=inputs)
 
     def lost(self):
         from .netns import list_namespaces

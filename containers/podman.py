@@ -29,6 +29,7 @@ from .netns import NamespacePair
 from .placement import Placement, PlacementError, agent_build
 
 AGENT_PORT = 47990
+LEASE_WAIT_S = 120   # an agent nobody leased within this ends (a harness that died while starting it)
 LABEL = "uet.owner"
 _once: dict = {}   # (build, mounts) -> the image tag, once this process has checked it
 _once_lock = threading.Lock()
@@ -94,6 +95,8 @@ class ContainerPair(NamespacePair):
         self.image, self.mounts, self.build = image, mounts, build
         self.container_pids: dict[str, int] = {}
         self.container_names: dict[str, str] = {}
+        self.secret: agent_client.RunSecret | None = None
+        self.leases: list[agent_client.Lease] = []
 
     @property
     def folder(self) -> pathlib.Path:
@@ -107,6 +110,7 @@ class ContainerPair(NamespacePair):
 
     def _add_namespaces(self):
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.secret = agent_client.RunSecret.make(self.folder)
         volumes = [f"-v={self.folder}:{self.folder}"] + [f"-v={p}:{p}:{mode}" for p, mode in self.mounts]
         started = []
         for s in (self.a, self.b):
@@ -116,7 +120,9 @@ class ContainerPair(NamespacePair):
                     "--network", "none", "--pid", "host", "--cap-add", "NET_RAW,NET_ADMIN",
                     "--label", f"{LABEL}={self.owner_pid}", "--label", f"uet.side={s.side}",
                     *volumes, self.image, f"{self.build}/bin/uet-agent", "--listen", f"unix:{self.folder / (s.netns + '.sock')}",
-                    "--listen", f"[::]:{AGENT_PORT}"]
+                    # the control link's address only (moved in after the agent starts: the agent binds it free)
+                    "--listen", f"[{s.control_ipv6}]:{AGENT_PORT}", "--secret-file", str(self.secret.path),
+                    "--lease", str(LEASE_WAIT_S)]
             started.append(subprocess.Popen(argv, env=podman_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         for s, proc in zip((self.a, self.b), started):
             out, err = proc.communicate(timeout=120)
@@ -127,7 +133,9 @@ class ContainerPair(NamespacePair):
             # The agent's hello gives the container's first process (the host's PID: --pid host) without
             # another podman command; its network namespace is the container's.
             try:
-                pid = int(agent_client.hello(self.agent(s.side), self.ready_timeout)["pid"])
+                pid = int(agent_client.hello(self.agent(s.side), self.secret.value, self.ready_timeout)["pid"])
+                # Held while this pair lives: if the harness dies, so do the agents and their containers.
+                self.leases.append(agent_client.Lease(self.agent(s.side), self.secret.value, self.ready_timeout))
             except agent_client.AgentError as err:
                 logs = podman("logs", self.container_names[s.side], check=False)
                 raise PlacementError(f"container {self.container_names[s.side]}: {err}; its output: "
@@ -141,6 +149,9 @@ class ContainerPair(NamespacePair):
         for pid in self.container_pids.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+        for lease in self.leases:
+            lease.close()
+        self.leases = []
         try:
             super().close()
         finally:
@@ -213,10 +224,12 @@ class Containers(Placement):
     @property
     def target_env(self):
         return {"UET_CASES_PEER_AGENT": self.pair.agent_over_control_link("b"),
+                "UET_CASES_PEER_AGENT_SECRET_FILE": str(self.pair.secret.path),
                 "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
 
-    def start(self, argv, env, output):
-        return agent_client.AgentProcess(self.pair.agent("a"), argv, env, output=output)
+    def start(self, argv, env, output, inputs=None):
+        return agent_client.AgentProcess(self.pair.agent("a"), argv, env, secret=self.pair.secret.value,
+                                         output=output, inputs=inputs)
 
     def lost(self):
         return self.pair.lost() if self.pair else None

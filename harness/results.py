@@ -1,5 +1,5 @@
 """The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
-write as each case ends (UET_CASES_RESULTS, one JSON line per case; cases/common/verdict.cpp), the
+write as each case ends (UET_CASES_RESULTS, one signed JSON line per case: harness/verdict_channel.py), the
 crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
 the closing text line.
 """
@@ -10,6 +10,8 @@ import dataclasses
 import json
 import pathlib
 import xml.etree.ElementTree as ET
+
+from harness.untrusted import printable, printable_tree
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
 FAILING = ("fail", "error", "timeout")
@@ -43,31 +45,6 @@ class Result:
 
     def as_dict(self) -> dict:
         return dict(dataclasses.asdict(self), id=self.id)
-
-
-@dataclasses.dataclass
-class BinaryRun:
-    """What one run of a case binary left: the cases that ended, and the one running when it stopped."""
-    ended: list[dict]
-    running: str | None
-
-
-def read_case_lines(path: pathlib.Path) -> BinaryRun:
-    """The JSON lines of one binary run; a torn last line (the binary died writing it) is ignored."""
-    ended, running = [], None
-    if not path.exists():
-        return BinaryRun([], None)
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if event.get("event") == "start":
-            running = event["case"]
-        elif event.get("event") == "end":
-            ended.append(event)
-            running = None
-    return BinaryRun(ended, running)
 
 
 def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
@@ -111,34 +88,42 @@ def counts(results) -> dict[str, int]:
 
 
 def write_junit(results: list[Result], path: pathlib.Path) -> None:
-    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties."""
+    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties. What a
+    binary printed is made printable first: one escape character would make the file not XML."""
     root = ET.Element("testsuites")
     groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
     for r in results:
         groups[(r.cell, r.area)].append(r)
+
+    def element(parent, tag, text=None, **attrs):
+        e = ET.SubElement(parent, tag, {k: printable(v) for k, v in attrs.items()})
+        if text is not None:
+            e.text = printable(text)
+        return e
+
     for (cell, area), rs in groups.items():
         c = counts(rs)
-        suite = ET.SubElement(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
-                              failures=str(c["fail"]), errors=str(c["error"] + c["timeout"]),
-                              skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
+        suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
+                        failures=str(c["fail"]), errors=str(c["error"] + c["timeout"]),
+                        skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
-            tc = ET.SubElement(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
-            props = ET.SubElement(tc, "properties")
-            ET.SubElement(props, "property", name="verdict", value=r.verdict)
-            ET.SubElement(props, "property", name="requirements", value=",".join(r.statements))
+            tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
+            props = element(tc, "properties")
+            element(props, "property", name="verdict", value=r.verdict)
+            element(props, "property", name="requirements", value=",".join(r.statements))
             if r.blamed_side:
-                ET.SubElement(props, "property", name="blamed_side", value=r.blamed_side)
+                element(props, "property", name="blamed_side", value=r.blamed_side)
             if r.verdict == "fail":
-                ET.SubElement(tc, "failure", message=(r.detail or r.message or "")[:500]).text = r.message or ""
+                element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif r.verdict in ("error", "timeout"):
-                ET.SubElement(tc, "error", message=f"{r.verdict}: {r.reason or ''}"[:500]).text = r.message or ""
+                element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
             elif r.verdict == "not_applicable":
-                ET.SubElement(tc, "skipped", message=r.reason or "not applicable")
+                element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)
     path.write_text(ET.tostring(root, encoding="unicode") + "\n")
 
 
 def write_results_json(doc: dict, path: pathlib.Path) -> None:
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    tmp.write_text(json.dumps(printable_tree(doc), indent=1, ensure_ascii=False) + "\n")
     tmp.replace(path)  # a reader never sees half a file, also when the run is cut short

@@ -28,7 +28,10 @@ from harness.entity import EntityError, suite_entity
 from containers.host import NamespaceError
 from containers.choice import open_placement
 from containers.placement import PlacementError
-from harness.results import Result, counts, read_case_lines, result_of_line
+from harness.results import Result, counts, result_of_line
+from harness.verdict_channel import MAX_BYTES as MAX_VERDICT_BYTES, VerdictChannel
+from harness.logcap import LogCap
+from harness.untrusted import folder_inside
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
@@ -107,14 +110,16 @@ class CellRun:
         self.placement_detail: dict = {}
         self.timings: dict[str, dict[str, float]] = {}  # per area: wall and CPU seconds of its binary runs
         self.loss: dict[str, dict] = {}  # per area: the drop pattern applied
+        self.logs_capped: dict[str, int] = {}  # per log file past the cap: the bytes dropped from it
         self._area = ""
 
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
         wants_entity = self.cell.initiator.suite_entity and any(a in ENTITY_AREAS for a in self.cell.areas)
         try:
-            with suite_entity(self.build, self.out / "privileged-entity.log") if wants_entity else \
-                    contextlib.nullcontext(None) as entity_socket:
+            with LogCap(self.out) as cap, suite_entity(self.build, self.out / "privileged-entity.log") if wants_entity \
+                    else contextlib.nullcontext(None) as entity_socket:
+                self.logs_capped = cap.dropped
                 return self._run(entity_socket)
         except EntityError as err:
             for area in self.cell.areas:
@@ -215,7 +220,6 @@ class CellRun:
         lines.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
         (self.out / f"{area}.target.log").unlink(missing_ok=True)
-        seen = 0
         while not self.stop.is_set():
             # Every case with a verdict (a crashed or timed-out one included) is not run again.
             negative = ":".join(r.case for r in self.results if r.area == area)
@@ -225,27 +229,37 @@ class CellRun:
             argv = [str(binary), f"--gtest_filter={gfilter}", f"--gtest_random_seed={self.seed or 1}"]
             with open(log, "a") as logf:
                 logf.write(f"$ {' '.join(argv)}\n")
+            # A key of this launch's own: lines of an earlier launch, or of anyone else, do not verify.
+            channel = VerdictChannel(lines, done=frozenset(r.case for r in self.results if r.area == area))
             try:
                 proc = place.start(argv, dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
-                                              UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), str(log))
+                                              UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), str(log),
+                                   inputs=channel.inputs)
             except Exception as err:  # an agent that refused or is gone: the binary could not start at all
                 self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                   reason=f"could not start {binary.name} in the {place.name} placement: {err}"))
                 return
             try:
-                why, trusted = self._watch(proc, lines, place)
+                why, trusted = self._watch(proc, channel, place)
             finally:
                 proc.close()
-            run = read_case_lines(lines)
+            channel.read()
             lost = place.lost() if why in ("lost", "exited") else None
-            for i, event in enumerate(run.ended[seen:], start=seen):
+            for i, event in enumerate(channel.ended):
                 result = result_of_line(event, cell=self.cell.id, area=area, binary=binary.name)
                 if lost and i >= trusted and result.verdict in ("fail", "error"):
                     # Ended after the last moment both sides were known to serve: the placement, not the provider.
                     result.verdict, result.reason = "error", lost_during(place, lost)
                 self._emit(result)
-            seen = len(run.ended)
-            if run.running is None:
+            for case in channel.unended:
+                self._emit(Result(self.cell.id, area, binary.name, case, "error", message=tail(log),
+                                  reason="its verdict never came: the next case started without it (a line of the "
+                                         "verdict file was lost or dropped)"))
+            if channel.rejected_count or channel.overflow:
+                self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (verdict file)", "error",
+                                  reason=(f"the verdict file grew past {MAX_VERDICT_BYTES >> 20} MiB: the binary was "
+                                          "stopped; " if channel.overflow else "") + channel.describe_rejections()))
+            if channel.running is None:
                 if proc.returncode not in (0, 1) and why not in ("stopped", "lost"):
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                       reason=f"{binary.name} exited {describe_status(proc.returncode)} outside any case",
@@ -255,9 +269,11 @@ class CellRun:
                 if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
             if why == "stopped":
                 verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
+            if why == "overflow":
+                verdict, reason = "error", f"stopped: the verdict file grew past {MAX_VERDICT_BYTES >> 20} MiB"
             if lost or why == "lost":
                 verdict, reason = "error", lost_during(place, lost or place.lost())
-            self._emit(Result(self.cell.id, area, binary.name, run.running, verdict, reason=reason, message=tail(log)))
+            self._emit(Result(self.cell.id, area, binary.name, channel.running, verdict, reason=reason, message=tail(log)))
             if why == "lost":
                 self._not_run(area, binary, env, lost_earlier(place, lost or place.lost()))
             if why in ("stopped", "lost"):
@@ -279,10 +295,11 @@ class CellRun:
         for case in missing:
             self._emit(Result(self.cell.id, area, binary.name, case, "error", reason=reason))
 
-    def _watch(self, proc, lines: pathlib.Path, place) -> tuple[str, int]:
-        """Waits for the binary; kills it at a case's deadline, a stop, or when the placement loses a side.
-        Returns why it ended, and how many cases had ended while both sides were last known to serve."""
-        started_case, last_size, t0, why = time.monotonic(), -1, time.monotonic(), None
+    def _watch(self, proc, channel: VerdictChannel, place) -> tuple[str, int]:
+        """Waits for the binary; kills it at a case's deadline, a stop, when the placement loses a side, or
+        when its verdict file overflows. Returns why it ended, and how many cases had ended while both
+        sides were last known to serve."""
+        started_case, t0, why = time.monotonic(), time.monotonic(), None
         trusted = ended = 0
         while True:
             if proc.poll() is not None or proc.lost:
@@ -291,14 +308,14 @@ class CellRun:
                 timing["cpu"] += proc.cpu_seconds
                 return (why or ("lost" if proc.lost else "exited")), trusted
             if why is None:
-                size = lines.stat().st_size if lines.exists() else 0
-                if size != last_size:  # a case started or ended: its deadline starts again
-                    started_case, last_size = time.monotonic(), size
-                    ended = len(read_case_lines(lines).ended)
+                # Only a line the binary signed restarts the deadline: bytes anyone else writes do not.
+                if channel.read():  # a case started or ended: its deadline starts again
+                    started_case = time.monotonic()
+                    ended = len(channel.ended)
                 lost = place.lost()
                 if not lost:
                     trusted = ended
-                why = "stopped" if self.stop.is_set() else "lost" if lost else (
+                why = "stopped" if self.stop.is_set() else "lost" if lost else "overflow" if channel.overflow else (
                     "deadline" if time.monotonic() - started_case > self.case_deadline else None)
                 if why:
                     proc.kill()
@@ -320,7 +337,7 @@ def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathli
             tgt, data=dict(tgt.data, environment={**(tgt.data.get("environment") or {}), **extra_env}))
     solo = init.ref == tgt.ref
     cell = Cell(init, tgt, areas or areas_for(solo, build))
-    return CellRun(cell, build, out / cell.id if per_cell_folder else out, case_filter=case_filter,
+    return CellRun(cell, build, folder_inside(out, cell.id) if per_cell_folder else out, case_filter=case_filter,
                    use_namespaces=use_namespaces, ports=ports, on_result=on_result, placement=placement).run()
 
 

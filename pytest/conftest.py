@@ -1,6 +1,7 @@
 """Fixtures shared by the suite's pytest tests: where the built tools are, and capture files."""
 import os
 import pathlib
+import select
 import struct
 import subprocess
 
@@ -21,6 +22,23 @@ def _requirements_property(request):
     marker = request.node.get_closest_marker("requirements")
     if marker:  # what record_property does; the junit writer puts user_properties into <properties>
         request.node.user_properties.append(("requirements", ",".join(marker.args)))
+
+
+def _gone(pid: int, timeout: float = 10.0) -> bool:
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(scope="session")
+def wait_gone():
+    """wait_gone(pid, timeout=10) -> True once `pid` no longer runs (a bounded wait on its pidfd)."""
+    return _gone
 
 
 @pytest.fixture(scope="session")

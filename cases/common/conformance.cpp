@@ -83,6 +83,7 @@ Manifest load_manifest(const char* variable) {
         m.privileged_entity.impostor_start = im.at("start").get<std::vector<std::string>>();
         m.privileged_entity.impostor_grant = im.at("grant").get<std::vector<std::string>>();
         m.privileged_entity.impostor_environment = env_of(im.value("environment", nlohmann::json::object()));
+        m.privileged_entity.impostor_user = im.value("user", "");
       }
     }
     if (doc.contains("checked_spec_version")) {

@@ -51,8 +51,10 @@ struct Manifest {
     // A grant of {job} to {pid} with secure domain {sdi} bound to it, and the update of {sdi}'s key to {key}
     // (hex) with {epoch} for {job}; empty: none declared.
     std::vector<std::string> security_bind, security_key_update;
-    // An entity not running as root ({dir}, {pid}, {job} to fill in); has_impostor false: none declared.
+    // An entity not running as root ({dir}, {bin_dir}, {pid}, {job} to fill in), run as impostor_user (a
+    // name or a number); has_impostor false: none declared.
     bool has_impostor = false;
+    std::string impostor_user;
     std::vector<std::string> impostor_start, impostor_grant;
     Env impostor_environment;
   } privileged_entity;

@@ -2,6 +2,7 @@
 
 #include "conformance.hpp"
 #include "control_link.hpp"
+#include "uet/agent/auth.hpp"
 #include "uet/agent/remote_process.hpp"
 
 #include <fcntl.h>
@@ -155,8 +156,14 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
     spawn.argv = {exe, role_arg};
     spawn.env = env;
     spawn.output = env_or("UET_CASES_TARGET_LOG", "");
+    // The agent answers only its run: the run's secret is in a 0600 file the placement names.
+    const auto secret = agent::read_secret_file(env_or("UET_CASES_PEER_AGENT_SECRET_FILE", ""), &error_);
+    if (!secret) {
+      ::close(listen_fd);
+      return error_ = "UET_CASES_PEER_AGENT_SECRET_FILE: " + error_, false;
+    }
     remote_ = std::make_unique<agent::RemoteProcess>();
-    if (!remote_->start(agent, spawn, 10000, &error_)) {
+    if (!remote_->start(agent, *secret, spawn, 10000, &error_)) {
       ::close(listen_fd);
       remote_.reset();
       return false;

@@ -1,14 +1,26 @@
 // The verdict of every case, written by the case binaries themselves: the `verdict` JUnit property
 // (pass, fail, not_applicable, warning) with its reason, the side a failure is blamed on and the
 // evidence it rests on; and, when UET_CASES_RESULTS names a file, one JSON line per case as it ends
-// (and one as it starts), flushed at once: a binary that crashes or hangs still leaves the verdicts of
-// the cases before, and the harness knows which case was running.
+// (and one as it starts), each written by one write(2) at once: a binary that crashes or hangs still
+// leaves the verdicts of the cases before, and the harness knows which case was running.
+//
+// The provider under test runs in this process and could write to that file too. So each line is signed:
+// "<hex HMAC-SHA-256(key, json)> <json>", the JSON numbered by "seq", with a key the harness hands over on
+// the descriptor UET_CASES_VERDICT_KEY_FD, read and closed here before any provider is loaded (libfabric
+// loads providers at the first fi_getinfo, inside a case). The harness drops every line it cannot verify
+// (harness/verdict_channel.py). A provider that reads this process's memory could still find the key:
+// the signature keeps out forgeries and stray writes, not code that attacks the suite's own process.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,9 +57,49 @@ std::string first_lines(const std::string& text, size_t max_chars) {
   return text.size() <= max_chars ? text : text.substr(0, max_chars) + " ...";
 }
 
+std::string hex_hmac(const std::string& key, const std::string& text) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
+       text.size(), mac, &len);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) out += {digits[mac[i] >> 4], digits[mac[i] & 15]};
+  return out;
+}
+
+// The key on UET_CASES_VERDICT_KEY_FD, its descriptor closed; empty without one. Exits 2 on a descriptor
+// named and unreadable: a run whose verdicts cannot be signed must not look like one that ran.
+std::string take_verdict_key() {
+  const char* named = std::getenv("UET_CASES_VERDICT_KEY_FD");
+  if (!named || !*named) return {};
+  char* end = nullptr;
+  const long fd = std::strtol(named, &end, 10);
+  std::string key;
+  if (end && *end == '\0' && fd >= 3 && fd < 1024) {
+    char buf[256];
+    for (ssize_t n; (n = ::read(static_cast<int>(fd), buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || key.size() + static_cast<size_t>(n) > 1024) {
+        key.clear();
+        break;
+      }
+      key.append(buf, static_cast<size_t>(n));
+    }
+    ::close(static_cast<int>(fd));
+  }
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  ::unsetenv("UET_CASES_VERDICT_KEY_FD");
+  if (key.size() < 32) {
+    std::fprintf(stderr, "uet cases: no verdict key on UET_CASES_VERDICT_KEY_FD=%s\n", named);
+    std::exit(2);
+  }
+  return key;
+}
+
 class VerdictRecorder : public ::testing::EmptyTestEventListener {
  public:
-  explicit VerdictRecorder(FILE* out) : out_(out) {}
+  VerdictRecorder(int out, std::string key) : out_(out), key_(std::move(key)) {}
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     state() = CaseState{};
@@ -120,13 +172,18 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
   static double seconds() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - state().started).count();
   }
-  void write(const nlohmann::json& j) {
-    if (!out_) return;
-    const std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    std::fwrite(text.data(), 1, text.size(), out_);
-    std::fflush(out_);
+  void write(nlohmann::json j) {
+    if (out_ < 0) return;
+    j["seq"] = seq_++;
+    const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // One write(2) a line, so an O_APPEND line is never interleaved with another writer's bytes.
+    const std::string text = (key_.empty() ? body : hex_hmac(key_, body) + " " + body) + "\n";
+    for (ssize_t n; (n = ::write(out_, text.data(), text.size())) < 0 && errno == EINTR;) {
+    }
   }
-  FILE* out_;
+  int out_;
+  std::string key_;
+  uint64_t seq_ = 0;
 };
 
 }  // namespace
@@ -164,12 +221,13 @@ void evidence_capture(const std::string& path, uint16_t udp_port) {
 void note(const std::string& key, const std::string& value) { state().notes[key] = value; }
 
 void install_verdict_recorder() {
-  FILE* out = nullptr;
+  std::string key = take_verdict_key();
+  int out = -1;
   if (const char* path = std::getenv("UET_CASES_RESULTS"); path && *path) {
-    out = std::fopen(path, "a");
-    if (!out) std::fprintf(stderr, "uet cases: cannot append to UET_CASES_RESULTS=%s\n", path);
+    out = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (out < 0) std::fprintf(stderr, "uet cases: cannot append to UET_CASES_RESULTS=%s: %s\n", path, std::strerror(errno));
   }
-  ::testing::UnitTest::GetInstance()->listeners().Append(new VerdictRecorder(out));
+  ::testing::UnitTest::GetInstance()->listeners().Append(new VerdictRecorder(out, std::move(key)));
 }
 
 }  // namespace uet::cases

@@ -13,10 +13,10 @@
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <thread>
 
 #include "entity_fixture.hpp"
+#include "impostor_folders.hpp"
 #include "uet/control/control_gen.hpp"
 #include "uet/wire/wire_gen.hpp"
 
@@ -143,31 +143,31 @@ TEST_F(ControlApi, AnEntityNotRunningAsRootIsNotBelieved) {
   UET_NOT_APPLICABLE_IF(!pe.has_impostor,
                         "the manifest declares no impostor entity (privileged_entity.impostor): the provider's Control "
                         "API is a kernel's, whose root check the suite cannot put an impostor in front of");
-  char dir_template[] = "/tmp/uet-impostor-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_template), nullptr) << std::strerror(errno);
-  const std::string dir = dir_template;
-  chmod(dir.c_str(), 0777);  // the impostor runs as another user
-  const pid_t impostor = start_command(pe.impostor_start, {{"dir", dir}});
+  const ImpostorFolders folders(pe.impostor_user);
+  ASSERT_TRUE(folders.problem().empty()) << folders.problem();
+  const std::map<std::string, std::string> where{{"dir", folders.own_dir()}, {"bin_dir", folders.bin_dir()}};
+  const std::string socket = folders.own_dir() + "/control.sock";
+  const pid_t impostor = start_command(pe.impostor_start, where);
   ASSERT_GT(impostor, 0) << "cannot start " << joined(pe.impostor_start);
   const auto end = std::chrono::steady_clock::now() + kImpostorDeadline;
-  while (!serving(dir + "/control.sock") && std::chrono::steady_clock::now() < end && waitpid(impostor, nullptr, WNOHANG) == 0)
+  while (!serving(socket) && std::chrono::steady_clock::now() < end && waitpid(impostor, nullptr, WNOHANG) == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   int rc = -1;
   std::string out;
-  if (serving(dir + "/control.sock")) {
-    const int granted = run_command(pe.impostor_grant, {{"dir", dir}, {"job", std::to_string(kImpostorJob)}}, &out);
+  if (serving(socket)) {
+    auto grant_values = where;
+    grant_values.emplace("job", std::to_string(kImpostorJob));
+    const int granted = run_command(pe.impostor_grant, grant_values, &out);
     EXPECT_EQ(granted, 0) << "the impostor's grant command failed: " << out;
-    ScopedEnvironment at_impostor(pe.impostor_environment, {{"dir", dir}});
+    ScopedEnvironment at_impostor(pe.impostor_environment, where);
     Loopback lb;
     rc = lb.open(Spec(kImpostorJob));
     if (rc == 0) rc = lb.enable();
   } else {
-    ADD_FAILURE() << "the impostor entity did not serve " << dir << "/control.sock within 10 s: "
-                  << joined(pe.impostor_start);
+    ADD_FAILURE() << "the impostor entity did not serve " << socket << " within 10 s: " << joined(pe.impostor_start);
   }
   kill(impostor, SIGTERM);
   waitpid(impostor, nullptr, 0);
-  std::filesystem::remove_all(dir);
   EXPECT_NE(rc, 0) << "an endpoint opened with JobID " << kImpostorJob
                    << ", granted by an entity that does not run as root (a kernel driver accepts responses only from "
                       "a privileged process running as root)";

@@ -280,13 +280,16 @@ class TestInterrupt:
 
 FAKE_BINARY = """#!/usr/bin/python3
 # A case binary that crashes in one case and hangs in another: the runner's verdicts for both.
-import json, os, signal, sys, time
+import hashlib, hmac, json, os, signal, sys, time
 cases = ["Fake.Passes", "Fake.Crashes", "Fake.Hangs", "Fake.RunsAfter"]
 flt = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
 excluded = set(flt.split("-", 1)[1].split(":")) if "-" in flt else set()
 out = open(os.environ["UET_CASES_RESULTS"], "a")
+key = os.read(int(os.environ["UET_CASES_VERDICT_KEY_FD"]), 256).strip()  # signed as verdict.cpp signs
+seq = iter(range(1000))
 def line(**kw):
-    out.write(json.dumps(kw) + "\\n"); out.flush()
+    body = json.dumps(dict(kw, seq=next(seq)))
+    out.write(hmac.new(key, body.encode(), hashlib.sha256).hexdigest() + " " + body + "\\n"); out.flush()
 for case in cases:
     if case in excluded:
         continue

@@ -15,7 +15,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (const auto r = uet::agent::parse_request(*line, &error)) {
       const std::string again = uet::agent::request_line(*r);
       const auto back = uet::agent::parse_request(again.substr(0, again.size() - 1), &error);
-      if (!back || back->op != r->op || back->spawn.argv != r->spawn.argv || back->spawn.env != r->spawn.env) std::abort();
+      if (!back || back->op != r->op || back->spawn.argv != r->spawn.argv || back->spawn.env != r->spawn.env ||
+          back->spawn.inputs != r->spawn.inputs || back->mac != r->mac)
+        std::abort();
     }
     (void)uet::agent::parse_event(*line, &error);
   }

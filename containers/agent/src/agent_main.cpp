@@ -1,7 +1,9 @@
 // uet-agent: the placement agent of one side (a container's first process, a node's job step). It starts
 // the processes a harness or a case asks for (protocol.hpp) and reports their ends; one event loop, no
-// threads, every child in its own session. Started with --listen unix:PATH and/or [address]:port; prints
-// {"event":"listening",...} on stdout once every listener is up.
+// threads, every child in its own session. Started with --listen unix:PATH and/or [address]:port and the
+// run's --secret-file; prints {"event":"listening",...} on stdout once every listener is up. It answers
+// only a client that proves it holds the run's secret (auth.hpp), on a unix socket only root or its own
+// user, and with --lease it ends when the harness holding it goes. Every refusal is logged on stderr.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,8 +12,10 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -22,6 +26,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "uet/agent/auth.hpp"
 #include "uet/agent/protocol.hpp"
 #include "uet/agent/stream.hpp"
 
@@ -32,7 +37,42 @@ using namespace uet::agent;
 struct Connection {
   LineBuffer in;
   pid_t child = -1;
+  std::string nonce, peer;  // the challenge sent; who it is, for the log
+  bool authed = false, lease = false;
 };
+
+struct Options {
+  std::string secret;
+  std::vector<uid_t> allowed_uids;  // unix peers besides root and the agent's own user
+  double lease_wait_s = 0;          // > 0: end unless a lease is taken within it, and when the last ends
+};
+
+// Descriptors the child is given are moved above the inputs' numbers, so that no dup2 overwrites another.
+int high(int fd) {
+  if (fd < 0 || fd > kMaxInputFd) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, kMaxInputFd + 1);
+  ::close(fd);
+  return moved;
+}
+
+std::string describe_tcp_peer(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      port = ntohs(a->sin6_port);
+    } else if (ss.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
+      ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      port = ntohs(a->sin_port);
+    }
+  }
+  return std::string("[") + host + "]:" + std::to_string(port);
+}
 
 // A program named without a slash is looked up on the PATH of the environment it will run with.
 std::string resolve(const std::string& program, const std::map<std::string, std::string>& env) {
@@ -50,15 +90,27 @@ std::string resolve(const std::string& program, const std::map<std::string, std:
 
 class Agent {
  public:
-  explicit Agent(std::vector<int> listeners, int sigfd) : listeners_(std::move(listeners)), sigfd_(sigfd) {}
+  Agent(std::vector<int> listeners, int sigfd, Options options)
+      : listeners_(std::move(listeners)), sigfd_(sigfd), options_(std::move(options)) {}
 
   int run() {
+    const auto lease_deadline = std::chrono::steady_clock::now() +
+                                std::chrono::milliseconds(static_cast<int64_t>(options_.lease_wait_s * 1000));
     while (!stopping_) {
+      int wait_ms = -1;
+      if (options_.lease_wait_s > 0 && !leased_) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lease_deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+          std::fprintf(stderr, "uet-agent: no lease within %g s: ending\n", options_.lease_wait_s);
+          break;
+        }
+        wait_ms = static_cast<int>(left);
+      }
       std::vector<pollfd> fds;
       fds.push_back({sigfd_, POLLIN, 0});
       for (int l : listeners_) fds.push_back({l, POLLIN, 0});
       for (const auto& [fd, c] : conns_) fds.push_back({fd, POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
         if (errno == EINTR) continue;
         std::perror("uet-agent: poll");
         return 1;
@@ -92,12 +144,53 @@ class Agent {
   void on_accept(int listener) {
     // Non-blocking: a descriptor closed and taken again within one poll round must never block a read.
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd >= 0) conns_[fd];
+    if (fd < 0) return;
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+    std::string peer;
+    if (local.ss_family == AF_UNIX) {
+      ucred cred{};
+      socklen_t clen = sizeof cred;
+      if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0) {
+        std::fprintf(stderr, "uet-agent: refused a unix peer: SO_PEERCRED: %s\n", std::strerror(errno));
+        ::close(fd);
+        return;
+      }
+      peer = "unix peer uid " + std::to_string(cred.uid) + " pid " + std::to_string(cred.pid);
+      const bool allowed = cred.uid == 0 || cred.uid == ::geteuid() ||
+                           std::find(options_.allowed_uids.begin(), options_.allowed_uids.end(), cred.uid) !=
+                               options_.allowed_uids.end();
+      if (!allowed) {
+        std::fprintf(stderr, "uet-agent: refused %s: not root, not the agent's user\n", peer.c_str());
+        ::close(fd);
+        return;
+      }
+    } else {
+      peer = "tcp peer " + describe_tcp_peer(fd);
+    }
+    Connection& c = conns_[fd];
+    c.peer = peer;
+    c.nonce = new_nonce();
+    Event challenge;
+    challenge.kind = Event::Kind::challenge;
+    challenge.nonce = c.nonce;
+    send(fd, challenge);
+  }
+
+  void refuse(int fd, const std::string& why) {
+    std::fprintf(stderr, "uet-agent: refused %s: %s\n", conns_[fd].peer.c_str(), why.c_str());
+    send_error(fd, "refused: " + why);
+    drop(fd);
   }
 
   void drop(int fd) {
     const auto it = conns_.find(fd);
     if (it == conns_.end()) return;
+    if (it->second.lease && --leases_ == 0) {
+      std::fprintf(stderr, "uet-agent: the last lease (%s) ended: ending\n", it->second.peer.c_str());
+      stopping_ = true;
+    }
     // Nothing outlives its asker: a client gone before its process ended takes the process with it.
     if (it->second.child > 0) {
       ::kill(-it->second.child, SIGKILL);
@@ -127,9 +220,26 @@ class Agent {
   void handle(int fd, const std::string& line) {
     std::string error;
     const auto request = parse_request(line, &error);
-    if (!request) return send_error(fd, "bad request: " + error);
     Connection& c = conns_[fd];
+    if (!c.authed) {
+      // The first line must prove the run's secret; anything else ends the connection unanswered.
+      if (!request) return refuse(fd, "a first line that is not a request: " + error);
+      if (request->op != Request::Op::auth) return refuse(fd, "a request before authentication");
+      if (!same_mac(request->mac, auth_mac(options_.secret, c.nonce))) return refuse(fd, "a wrong answer to the challenge");
+      c.authed = true;
+      return;
+    }
+    if (!request) return send_error(fd, "bad request: " + error);
     switch (request->op) {
+      case Request::Op::auth:
+        return send_error(fd, "auth: this connection is already authenticated");
+      case Request::Op::lease:
+        if (!c.lease) {
+          c.lease = true;
+          ++leases_;
+          leased_ = true;
+        }
+        return;
       case Request::Op::hello: {
         Event e;
         e.kind = Event::Kind::hello;
@@ -151,15 +261,35 @@ class Agent {
 
   void spawn(int fd, const Spawn& s) {
     // Everything the child needs is made here: between fork and exec only async-signal-safe calls.
-    const int out = s.output.empty() ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
-                                     : ::open(s.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int out = high(s.output.empty() ? ::open("/dev/null", O_WRONLY | O_CLOEXEC)
+                                          : ::open(s.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (out < 0) return send_error(fd, "spawn: cannot open output " + s.output + ": " + std::strerror(errno));
-    const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    const int in = high(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     int report[2];
     if (in < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
       ::close(out);
       if (in >= 0) ::close(in);
       return send_error(fd, std::string("spawn: ") + std::strerror(errno));
+    }
+    report[0] = high(report[0]);
+    report[1] = high(report[1]);
+    // Each input is a pipe already holding its bytes (they fit its buffer), its write end closed.
+    std::vector<std::pair<int, int>> inputs;  // (read end, the child's descriptor)
+    for (const auto& [child_fd, bytes] : s.inputs) {
+      int p[2];
+      if (::pipe2(p, O_CLOEXEC) != 0) break;
+      const bool written = bytes.empty() || ::write(p[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+      ::close(p[1]);
+      if (!written) {
+        ::close(p[0]);
+        break;
+      }
+      inputs.emplace_back(high(p[0]), child_fd);
+    }
+    if (inputs.size() != s.inputs.size()) {
+      for (const auto& [rd, ignored] : inputs) ::close(rd);
+      for (int f : {out, in, report[0], report[1]}) ::close(f);
+      return send_error(fd, std::string("spawn: an input pipe: ") + std::strerror(errno));
     }
     const std::string program = resolve(s.argv[0], s.env);
     std::vector<std::string> env_strings;
@@ -179,6 +309,8 @@ class Agent {
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       int err = 0;
       if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(out, STDERR_FILENO) < 0) err = errno;
+      for (const auto& [rd, child_fd] : inputs)
+        if (!err && ::dup2(rd, child_fd) < 0) err = errno;
       if (!err && ::chdir(s.cwd.c_str()) != 0) err = errno;
       if (!err) {
         ::execve(program.c_str(), argv.data(), envp.data());
@@ -190,6 +322,7 @@ class Agent {
     ::close(out);
     ::close(in);
     ::close(report[1]);
+    for (const auto& [rd, ignored] : inputs) ::close(rd);
     if (pid < 0) {
       ::close(report[0]);
       return send_error(fd, std::string("spawn: fork: ") + std::strerror(errno));
@@ -257,6 +390,9 @@ class Agent {
   std::map<int, Connection> conns_;
   std::map<pid_t, int> owner_;  // child -> its connection (-1: the connection is gone)
   bool stopping_ = false;
+  Options options_;
+  int leases_ = 0;       // connections holding a lease now
+  bool leased_ = false;  // a lease was ever taken
 };
 
 }  // namespace
@@ -264,8 +400,27 @@ class Agent {
 int main(int argc, char** argv) {
   CLI::App app{"uet-agent: starts processes on this side of a placement for the harness and the cases"};
   std::vector<std::string> specs;
+  std::string secret_file;
+  Options options;
   app.add_option("--listen", specs, "unix:PATH or [address]:port (port 0: any); repeatable")->required();
+  app.add_option("--secret-file", secret_file,
+                 "the run's secret (a 0600 file): a client must prove it holds it on every connection")
+      ->required();
+  app.add_option("--allow-uid", options.allowed_uids, "a user whose unix connections are taken besides root and "
+                                                      "the agent's own; repeatable");
+  app.add_option("--lease", options.lease_wait_s,
+                 "end unless a client takes a lease within SECONDS, and when the last lease connection closes")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  {
+    std::string error;
+    auto secret = read_secret_file(secret_file, &error);
+    if (!secret) {
+      std::fprintf(stderr, "uet-agent: %s\n", error.c_str());
+      return 2;
+    }
+    options.secret = std::move(*secret);
+  }
 
   // The processes a case starts may leave children when they die: the agent adopts and reaps them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -293,5 +448,5 @@ int main(int argc, char** argv) {
   }
   std::printf("%s\n", nlohmann::json{{"event", "listening"}, {"listen", bound}, {"pid", ::getpid()}}.dump().c_str());
   std::fflush(stdout);
-  return Agent(std::move(listeners), sigfd).run();
+  return Agent(std::move(listeners), sigfd, std::move(options)).run();
 }

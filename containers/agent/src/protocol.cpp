@@ -35,6 +35,13 @@ std::optional<Request> parse_request(std::string_view line, std::string* error) 
   const std::string name = op->get<std::string>();
   if (name == "hello") {
     r.op = Request::Op::hello;
+  } else if (name == "lease") {
+    r.op = Request::Op::lease;
+  } else if (name == "auth") {
+    r.op = Request::Op::auth;
+    const auto mac = j->find("mac");
+    if (mac == j->end() || !mac->is_string()) return *error = "auth without a \"mac\" string", std::nullopt;
+    r.mac = mac->get<std::string>();
   } else if (name == "kill") {
     r.op = Request::Op::kill;
     if (const auto s = j->find("signal"); s != j->end()) {
@@ -66,6 +73,16 @@ std::optional<Request> parse_request(std::string_view line, std::string* error) 
     }
     for (const auto& s : r.spawn.argv)
       if (s.find('\0') != std::string::npos) return *error = "argv holds a NUL byte", std::nullopt;
+    if (const auto inputs = j->find("inputs"); inputs != j->end()) {
+      if (!inputs->is_object()) return *error = "inputs is not an object", std::nullopt;
+      for (const auto& [k, v] : inputs->items()) {
+        const bool digit = k.size() == 1 && k[0] >= '3' && k[0] <= '0' + kMaxInputFd;
+        if (!digit) return *error = "input descriptor '" + k + "' is not 3.." + std::to_string(kMaxInputFd), std::nullopt;
+        if (!v.is_string() || v.get<std::string>().size() > kMaxInputBytes)
+          return *error = "input " + k + " is not a string of at most " + std::to_string(kMaxInputBytes) + " bytes", std::nullopt;
+        r.spawn.inputs[k[0] - '0'] = v.get<std::string>();
+      }
+    }
   } else {
     return *error = "unknown op '" + name + "'", std::nullopt;
   }
@@ -77,7 +94,8 @@ std::optional<Event> parse_event(std::string_view line, std::string* error) {
   if (!j) return std::nullopt;
   Event e;
   const std::string kind = j->value("event", "");
-  if (kind == "hello") e.kind = Event::Kind::hello;
+  if (kind == "challenge") e.kind = Event::Kind::challenge;
+  else if (kind == "hello") e.kind = Event::Kind::hello;
   else if (kind == "started") e.kind = Event::Kind::started;
   else if (kind == "exited") e.kind = Event::Kind::exited;
   else if (kind == "error") e.kind = Event::Kind::error;
@@ -87,16 +105,20 @@ std::optional<Event> parse_event(std::string_view line, std::string* error) {
   if (const auto c = j->find("cpu_seconds"); c != j->end() && c->is_number()) e.cpu_seconds = c->get<double>();
   if (const auto h = j->find("hostname"); h != j->end() && h->is_string()) e.hostname = h->get<std::string>();
   if (const auto m = j->find("message"); m != j->end() && m->is_string()) e.message = m->get<std::string>();
+  if (const auto n = j->find("nonce"); n != j->end() && n->is_string()) e.nonce = n->get<std::string>();
   return e;
 }
 
 std::string request_line(const Request& r) {
   json j;
   switch (r.op) {
+    case Request::Op::auth: j = {{"op", "auth"}, {"mac", r.mac}}; break;
     case Request::Op::hello: j = {{"op", "hello"}}; break;
+    case Request::Op::lease: j = {{"op", "lease"}}; break;
     case Request::Op::kill: j = {{"op", "kill"}, {"signal", r.signal}}; break;
     case Request::Op::spawn:
       j = {{"op", "spawn"}, {"argv", r.spawn.argv}, {"env", r.spawn.env}, {"cwd", r.spawn.cwd}, {"output", r.spawn.output}};
+      for (const auto& [fd, bytes] : r.spawn.inputs) j["inputs"][std::to_string(fd)] = bytes;
       break;
   }
   return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -105,6 +127,7 @@ std::string request_line(const Request& r) {
 std::string event_line(const Event& e) {
   json j;
   switch (e.kind) {
+    case Event::Kind::challenge: j = {{"event", "challenge"}, {"nonce", e.nonce}}; break;
     case Event::Kind::hello: j = {{"event", "hello"}, {"pid", e.pid}, {"hostname", e.hostname}}; break;
     case Event::Kind::started: j = {{"event", "started"}, {"pid", e.pid}}; break;
     case Event::Kind::exited: j = {{"event", "exited"}, {"status", e.status}, {"cpu_seconds", e.cpu_seconds}}; break;

@@ -8,19 +8,29 @@
 #include <chrono>
 #include <cstring>
 
+#include "uet/agent/auth.hpp"
 #include "uet/agent/stream.hpp"
 
 namespace uet::agent {
 
-bool RemoteProcess::start(const std::string& agent, const Spawn& spawn, int timeout_ms, std::string* error) {
+bool RemoteProcess::start(const std::string& agent, const std::string& secret, const Spawn& spawn, int timeout_ms,
+                          std::string* error) {
   close();
   lost_ = false;
+  in_ = LineBuffer{};
   fd_ = connect_to(agent, timeout_ms, error);
   if (fd_ < 0) return *error = "the agent at " + agent + " is not reachable: " + *error, false;
+  const auto challenge = next_event(timeout_ms, error);
+  if (!challenge || challenge->kind != Event::Kind::challenge)
+    return close(), *error = "agent " + agent + ": no challenge" + (challenge ? std::string() : ": " + *error), false;
+  Request auth;
+  auth.op = Request::Op::auth;
+  auth.mac = auth_mac(secret, challenge->nonce);
   Request r;
   r.op = Request::Op::spawn;
   r.spawn = spawn;
-  if (!write_all(fd_, request_line(r), error)) return close(), *error = "agent " + agent + ": " + *error, false;
+  if (!write_all(fd_, request_line(auth) + request_line(r), error))
+    return close(), *error = "agent " + agent + ": " + *error, false;
   const auto e = next_event(timeout_ms, error);
   if (!e) return close(), *error = "agent " + agent + ": " + *error, false;
   if (e->kind == Event::Kind::error) return close(), *error = "agent " + agent + ": " + e->message, false;

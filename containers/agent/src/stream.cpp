@@ -5,12 +5,17 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78  // linux/in6.h; glibc's netinet/in.h does not name it
+#endif
 
 namespace uet::agent {
 
@@ -52,7 +57,9 @@ int listen_on(const std::string& spec, std::string* bound, std::string* error) {
     if (!unix_address(spec, &sa, error)) return -1;
     ::unlink(sa.sun_path);  // a socket file left by an agent that died
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 64) != 0) {
+    // 0600: only root and the agent's user may connect (the agent checks SO_PEERCRED as well).
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::chmod(sa.sun_path, 0600) != 0 ||
+        ::listen(fd, 64) != 0) {
       *error = "cannot listen on " + spec + ": " + std::strerror(errno);
       if (fd >= 0) ::close(fd);
       return -1;
@@ -70,6 +77,10 @@ int listen_on(const std::string& spec, std::string* bound, std::string* error) {
   const int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;
   if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // The one address a run names may not be up yet (a container's control link is moved in after its
+  // agent starts): bind to it all the same rather than to every address.
+  if (fd >= 0) ::setsockopt(fd, res->ai_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+                            res->ai_family == AF_INET6 ? IPV6_FREEBIND : IP_FREEBIND, &one, sizeof one);
   if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
     *error = "cannot listen on " + spec + ": " + std::strerror(errno);
     if (fd >= 0) ::close(fd);

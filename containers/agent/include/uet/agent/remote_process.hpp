@@ -18,8 +18,10 @@ class RemoteProcess {
   RemoteProcess& operator=(const RemoteProcess&) = delete;
   ~RemoteProcess() { close(); }
 
-  // Asks the agent at `agent` ("unix:PATH" or "[address]:port") to start `spawn`; true once it started.
-  bool start(const std::string& agent, const Spawn& spawn, int timeout_ms, std::string* error);
+  // Asks the agent at `agent` ("unix:PATH" or "[address]:port"), answering its challenge with the run's
+  // `secret` (auth.hpp), to start `spawn`; true once it started.
+  bool start(const std::string& agent, const std::string& secret, const Spawn& spawn, int timeout_ms,
+             std::string* error);
   // Its PID as the agent's side sees it.
   pid_t pid() const { return pid_; }
   // Its wait status once it ended within `timeout_ms`; nullopt with `error` on timeout or a lost agent

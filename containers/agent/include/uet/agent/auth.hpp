@@ -1,0 +1,22 @@
+// Who an agent answers: only its run. The run's secret reaches the agent and its clients out of band (a
+// 0600 file of the run's, never the command line); every connection opens with a fresh nonce from the
+// agent, and the client proves it holds the secret with HMAC-SHA-256(secret, nonce): an exchange seen
+// once is worth nothing on the next connection.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace uet::agent {
+
+// The run's secret from `path`: a regular file, not a link, owned by root or by this process's user,
+// readable by nobody else, 32..4096 bytes (its first line). nullopt with `error` naming what is wrong.
+std::optional<std::string> read_secret_file(const std::string& path, std::string* error);
+// A nonce for one connection: 32 random bytes from libcrypto, in hex.
+std::string new_nonce();
+// The client's answer to `nonce`: hex HMAC-SHA-256 over a fixed label and the nonce.
+std::string auth_mac(const std::string& secret, const std::string& nonce);
+// Constant-time comparison of an answer with the expected one.
+bool same_mac(const std::string& a, const std::string& b);
+
+}  // namespace uet::agent

@@ -1,0 +1,79 @@
+"""No root write into a place another user controls (issue: trust boundaries, finding 2). The impostor-entity
+case (ControlApi.AnEntityNotRunningAsRootIsNotBelieved) used to make a mode-0777 folder under /tmp and copy
+uet-entity into it as root: a `nobody` process that planted a link there had root overwrite a file of its
+choice. Now root copies only into a folder only root may write (cases/single/impostor_folders.cpp), and
+the impostor's own folder is emptied with the impostor's rights. A racer running as nobody plants links
+in every uet-impostor-* folder it can while the case runs; the file they point at must stay as it was."""
+import json
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from harness.run_cases import run_manifest  # noqa: E402
+
+CASE = "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"
+RACER = textwrap.dedent("""
+    # Plants links named as what root writes (the binary's copy) in every impostor folder it can write,
+    # as fast as it can, until its standard input closes; says what it saw and planted.
+    import json, os, select, sys
+    target, seen, planted = sys.argv[1], set(), []
+    while not select.select([sys.stdin], [], [], 0)[0]:
+        for entry in os.scandir("/tmp"):
+            if not entry.name.startswith("uet-impostor-"):
+                continue
+            seen.add(entry.name)
+            for folder in (entry.path, entry.path + "/bin"):  # where root writes
+                try:
+                    os.symlink(target, folder + "/uet-entity")
+                    planted.append(folder)
+                except OSError:
+                    pass
+    print(json.dumps({"seen": sorted(seen), "planted": planted}))
+""")
+
+
+class TestImpostorFolder:
+    def test_a_racer_as_nobody_cannot_make_root_write_through_a_link(self, build_dir, tmp_path):
+        victim_dir = tmp_path / "victim"
+        victim_dir.mkdir()
+        victim = victim_dir / "root-owned"
+        victim.write_text("root's own file\n")
+        racer = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
+                                  "-c", RACER, str(victim)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            results = run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "out",
+                                   areas=["entity"], case_filter=CASE, ports=(48440, 48441))
+        finally:
+            said, _ = racer.communicate("", timeout=30)
+        raced = json.loads(said)
+        assert raced["seen"], "the racer never saw the impostor's folder: it did not race"
+        assert victim.read_bytes() == b"root's own file\n", "root wrote through a link nobody planted"
+        assert raced["planted"] == []
+        assert [(r.case, r.verdict) for r in results] == [(CASE, "pass")], results[0].reason
+        assert not [p for p in pathlib.Path("/tmp").glob("uet-impostor-*") if p.name in raced["seen"]]
+
+    def test_the_folders_belong_to_root_and_to_the_impostor(self, build_dir, tmp_path):
+        """While the impostor runs: its parent and bin folder are root's 0755, its own folder is nobody's
+        0700 (read from the running impostor's socket, which lives there)."""
+        watcher = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+            import json, os, select, sys
+            while not select.select([sys.stdin], [], [], 0)[0]:
+                for e in os.scandir("/tmp"):
+                    if e.name.startswith("uet-impostor-") and os.path.exists(e.path + "/own/control.sock"):
+                        st = {p: os.stat(e.path + p) for p in ("", "/bin", "/own")}
+                        print(json.dumps({p: [s.st_uid, oct(s.st_mode & 0o7777)] for p, s in st.items()}))
+                        sys.exit()
+            print("{}")
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "out",
+                         areas=["entity"], case_filter=CASE, ports=(48442, 48443))
+        finally:
+            said, _ = watcher.communicate("", timeout=30)
+        nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True).stdout)
+        assert json.loads(said) == {"": [0, "0o755"], "/bin": [0, "0o755"], "/own": [nobody, "0o700"]}
