@@ -200,7 +200,16 @@ class TestLease:
 
 
 class TestPlacementsBindOneAddress:
-    def test_no_placement_listens_on_every_address(self):
-        for source in ("containers/podman.py", "containers/nodes.py"):
-            text = (REPO / source).read_text()
-            assert "[::]:" not in text and "0.0.0.0" not in text, source
+    """Each side's agent listens on the one address the run reaches it at (its control link's), never on
+    every address of its network stack, and answers a hello only with the run's secret."""
+
+    @pytest.mark.parametrize("name", ["containers", "nodes"])
+    def test_each_agent_listens_on_its_control_address_only(self, build_dir, name):
+        from containers.choice import open_placement
+        from containers.host import ip
+        with open_placement(name, mounts=[(str(build_dir), "ro")]) as place:
+            pair = place.pair if name == "containers" else place.netns
+            for side in "ab":
+                listening = ip("netns", "exec", pair.side(side).netns, "ss", "-Hltn").stdout.split("\n")
+                local = sorted({line.split()[3] for line in listening if line.strip()})
+                assert len(local) == 1 and local[0].startswith(f"[{pair.side(side).control_ipv6}]:"), local
