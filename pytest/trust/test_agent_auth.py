@@ -207,7 +207,7 @@ class TestPlacementsBindOneAddress:
     def test_each_agent_listens_on_its_control_address_only(self, build_dir, name):
         from containers.choice import open_placement
         from containers.host import ip
-        with open_placement(name, mounts=[(str(build_dir), "ro")]) as place:
+        with open_placement(name, mounts=[(str(build_dir), "ro"), (str(REPO), "ro")]) as place:
             pair = place.pair if name == "containers" else place.netns
             for side in "ab":
                 listening = ip("netns", "exec", pair.side(side).netns, "ss", "-Hltn").stdout.split("\n")
