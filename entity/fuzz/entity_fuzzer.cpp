@@ -94,14 +94,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uet::entity::Store store(":memory:");
-  uet::entity::Handler server(store);
+  // Process start times of the fuzzer's own making (pid + 1), so that an input names the same processes on
+  // every run and machine, and a map reaches the requests of the pid it names.
+  uet::entity::Handler server(store, [](uint32_t pid) { return uint64_t{pid} + 1; });
   size_t pos = 0;
   while (size - pos >= 3) {
     const uint8_t peer = data[pos];
     const size_t len = std::min<size_t>(size_t{data[pos + 1]} << 8 | data[pos + 2], size - pos - 3);
     std::vector<uint8_t> msg(data + pos + 3, data + pos + 3 + len);  // exact size: ASan sees any overread
     pos += 3 + len;
-    const uet::entity::Peer who{static_cast<pid_t>(peer >> 1), peer & 1 ? 0u : 1000u, peer & 1 ? 0u : 1000u};
+    const auto pid = static_cast<pid_t>(peer >> 1);
+    const uet::entity::Peer who{pid, peer & 1 ? 0u : 1000u, peer & 1 ? 0u : 1000u, static_cast<uint64_t>(pid) + 1};
     for (const std::vector<uint8_t>& reply : server.handle(msg, who))
       if (std::holds_alternative<uet::entity::Problem>(uet::entity::parse_reply(reply)))
         die("the entity answered with a reply that does not parse");

@@ -15,16 +15,18 @@ namespace cc = control::cred;
 // Who the caller is, from the kernel: uid and gid as SO_PEERCRED gave them, the groups, start time and
 // job from /proc (a registered ancestor, or a Slurm step daemon above it).
 CredStore::Caller Handler::caller(const Peer& peer) {
-  if (auto it = callers_.find(peer.pid); it != callers_.end() && it->second.uid == static_cast<uint32_t>(peer.uid))
+  if (auto it = callers_.find(peer.pid); it != callers_.end() && it->second.uid == static_cast<uint32_t>(peer.uid) &&
+                                          it->second.start == peer.start)
     return it->second;
+  // The start time is the connection's (peer_process.hpp): /proc now may show another process of the pid.
   CredStore::Caller who{static_cast<uint32_t>(peer.pid), static_cast<uint32_t>(peer.uid),
-                        {static_cast<uint32_t>(peer.gid)}, 0, 0};
-  if (const auto p = process_info(who.pid)) {
-    who.start = p->start;
+                        {static_cast<uint32_t>(peer.gid)}, 0, peer.start};
+  if (const auto p = process_info(who.pid); p && p->start == peer.start) {
     for (uint32_t g : p->gids)
       if (std::find(who.gids.begin(), who.gids.end(), g) == who.gids.end()) who.gids.push_back(g);
+    // A job start's pids name the processes they were then.
+    who.job = job_of(who.pid, [this](uint32_t pid) { return creds_.registered_job({pid, start_of_(pid)}); });
   }
-  who.job = job_of(who.pid, [this](uint32_t pid) { return creds_.registered_job(pid); });
   callers_[peer.pid] = who;
   return who;
 }
@@ -91,8 +93,8 @@ std::vector<uint8_t> Handler::credential(const Request& req, const Peer& peer) {
       return error_reply(h, 0);
     }
     case c::Cmd::JOB_START: {
-      std::vector<uint32_t> pids;
-      for (uint64_t p : a.nums(c::attr::pid)) pids.push_back(static_cast<uint32_t>(p));
+      std::vector<Store::Process> pids;
+      for (uint64_t p : a.nums(c::attr::pid)) pids.push_back({static_cast<uint32_t>(p), start_of_(static_cast<uint32_t>(p))});
       creds_.job_start(*u32(c::attr::wlm_job), pids);
       return error_reply(h, 0);
     }

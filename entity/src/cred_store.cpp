@@ -52,6 +52,7 @@ int64_t count(sqlite3* db, const char* sql, std::optional<int64_t> arg = std::nu
 }  // namespace
 
 CredStore::CredStore(Store& store) : store_(store), db_(store.db()) {
+  store_.also_keyed_by_pid("wlm_job_pids");
   for (const char* sql : kSchema) {
     char* err = nullptr;
     if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -180,6 +181,11 @@ std::optional<Refused> CredStore::grant(const Caller& c, uint32_t cred, Kind kin
 
 std::optional<Refused> CredStore::access(const Caller& c, uint32_t cred, const std::string& service,
                                          uint32_t* job_id) {
+  // A connection its process left behind speaks for no one: no reference, and no map over the pid's next
+  // process (claim() below would drop that one's maps).
+  if (!c.start)
+    return Refused{ESRCH, "the process that connected as " + subject(c) + " is gone: its connection speaks for "
+                          "no process"};
   const auto it = held_.find({cred, c.pid});
   const bool holds = it != held_.end() && it->second.start == c.start;
   if (holds && service.empty()) {
@@ -228,6 +234,7 @@ std::optional<Refused> CredStore::access(const Caller& c, uint32_t cred, const s
     ref.step();
   }
   if (!service.empty()) {
+    store_.claim({c.pid, c.start});
     Stmt map(db_, "INSERT OR IGNORE INTO job_map (pid, service, job_id) VALUES (?, ?, ?)");
     map.bind(1, c.pid).bind(2, service).bind(3, have.job_id);
     map.step();
@@ -345,14 +352,15 @@ void CredStore::set_limit(uint8_t scope, std::optional<uint32_t> id, uint32_t va
   t.commit();
 }
 
-void CredStore::job_start(uint32_t job, const std::vector<uint32_t>& pids) {
+void CredStore::job_start(uint32_t job, const std::vector<Store::Process>& pids) {
   Transaction t(db_);
   Stmt s(db_, "INSERT OR IGNORE INTO wlm_jobs (job) VALUES (?)");
   s.bind(1, job);
   s.step();
   Stmt p(db_, "INSERT OR REPLACE INTO wlm_job_pids (pid, job) VALUES (?, ?)");
-  for (uint32_t pid : pids) {
-    p.bind(1, pid).bind(2, job);
+  for (const Store::Process& proc : pids) {
+    store_.claim(proc);
+    p.bind(1, proc.pid).bind(2, job);
     p.step();
     p.reset();
   }
@@ -428,9 +436,10 @@ size_t CredStore::drop_dead_processes() {
   return n;
 }
 
-uint32_t CredStore::registered_job(uint32_t pid) {
-  Stmt s(db_, "SELECT job FROM wlm_job_pids WHERE pid = ?");
-  s.bind(1, pid);
+uint32_t CredStore::registered_job(Store::Process p) {
+  if (!p.start) return 0;
+  Stmt s(db_, "SELECT w.job FROM wlm_job_pids w JOIN processes p ON p.pid = w.pid WHERE w.pid = ? AND p.start = ?");
+  s.bind(1, p.pid).bind(2, static_cast<int64_t>(p.start));
   return s.step() ? static_cast<uint32_t>(s.col_int(0)) : 0;
 }
 

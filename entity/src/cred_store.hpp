@@ -55,7 +55,8 @@ class CredStore {
   void set_limit(uint8_t scope, std::optional<uint32_t> id, uint32_t value);
 
   // The workload manager's view of jobs.
-  void job_start(uint32_t job, const std::vector<uint32_t>& pids);
+  // `pids`: the processes (with their start times) of the job, and their descendants.
+  void job_start(uint32_t job, const std::vector<Store::Process>& pids);
   // Drops the job's references (and maps they made), releases its credentials that are not persistent.
   size_t job_end(uint32_t job);
   // Every job the store knows of that is not in `active` has ended; how many ended.
@@ -63,8 +64,9 @@ class CredStore {
   // References held outside any job by processes that no longer exist go (the node's process list; a
   // job's references stay until the job ends).
   size_t drop_dead_processes();
-  // The job that JOB_START named process `pid` in; 0 when none (process_info.hpp walks the ancestors).
-  uint32_t registered_job(uint32_t pid);
+  // The job that JOB_START named process `p` in; 0 when none, or when it named an earlier process of the
+  // pid (process_info.hpp walks the ancestors).
+  uint32_t registered_job(Store::Process p);
   bool job_known(uint32_t job);
 
   const std::vector<uint8_t>& token_key() const { return token_key_; }

@@ -7,10 +7,14 @@
 #include <functional>
 
 #include "uet/entity/message.hpp"
+#include "uet/entity/process_info.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::entity {
 namespace c = control;
+
+Handler::Handler(Store& store, StartOf start_of)
+    : store_(store), creds_(store), start_of_(start_of ? std::move(start_of) : StartOf(start_time)) {}
 
 std::vector<uint8_t> refuse(const Header& h, int err, std::string what, uint16_t attr) {
   const Problem p{err, std::move(what), 0, attr};
@@ -45,7 +49,7 @@ std::vector<uint8_t> Handler::allocate(const Header& h, const Attrs& a, const Pe
   if (auto pid = a.num(c::attr::pid); pid && *pid != static_cast<uint64_t>(peer.pid))
     return refuse(h, EPERM, "ADDR_ALLOC names pid " + std::to_string(*pid) + "; a process asks only for itself, and the "
                   "caller is " + who(peer), c::attr::pid);
-  const auto mine = store_.jobs(static_cast<uint32_t>(peer.pid), service);
+  const auto mine = store_.jobs(process(peer), service);
   uint32_t job = 0;
   if (auto asked = a.num(c::attr::job_id)) {
     if (std::find(mine.begin(), mine.end(), *asked) == mine.end())
@@ -161,7 +165,9 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         if (auto w = a.num(c::attr::wlm_job)) wlm_job = static_cast<uint32_t>(*w);
         std::optional<uint32_t> alloc_job;
         if (auto j = a.num(c::attr::alloc_job_id)) alloc_job = static_cast<uint32_t>(*j);
-        store_.map(static_cast<uint32_t>(*a.num(c::attr::pid)), service, jobs, bindings, wlm_job, alloc_job);
+        // The map is the process's that has the pid now (none: it grants nothing), and goes with it.
+        const auto pid = static_cast<uint32_t>(*a.num(c::attr::pid));
+        store_.map({pid, start_of_(pid)}, service, jobs, bindings, wlm_job, alloc_job);
         return error_reply(h, 0);
       }
       case c::Cmd::ADDR_ALLOC:
@@ -188,10 +194,13 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         // Unsolicited updates (2.2.9-f): every process that asked for this domain's key is sent the new one,
         // as KEY_REQUEST's reply with sequence number 0 (the parameters of a requested update, unasked).
         if (auto it = subscribers_.find(k.sdi); it != subscribers_.end()) {
-          for (pid_t pid : it->second) {
+          for (const auto& [pid, start] : it->second) {
+            // Only to a process the new key's JobID is granted to (the update may bind the domain anew).
+            const auto theirs = store_.jobs_of({static_cast<uint32_t>(pid), start});
+            if (!k.job_id || std::find(theirs.begin(), theirs.end(), *k.job_id) == theirs.end()) continue;
             Writer push = Writer::command(c::Cmd::KEY_REQUEST, 0, 0, 0);
             push.u32(c::attr::sdi, k.sdi).bytes(c::attr::key, k.key).u16(c::attr::epoch, k.epoch);
-            pushes_.push_back({pid, push.finish()});
+            pushes_.push_back({pid, start, push.finish()});
           }
         }
         return error_reply(h, 0);
@@ -200,13 +209,15 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         const auto sdi = static_cast<uint32_t>(*a.num(c::attr::sdi));
         const auto k = store_.key(sdi);
         if (!k) return refuse(h, ENOENT, "no key for secure domain " + std::to_string(sdi), c::attr::sdi);
-        if (k->job_id) {
-          const auto mine = store_.jobs_of(static_cast<uint32_t>(peer.pid));
-          if (std::find(mine.begin(), mine.end(), *k->job_id) == mine.end())
-            return refuse(h, EACCES, "secure domain " + std::to_string(sdi) + " is bound to JobID " +
-                          std::to_string(*k->job_id) + ", which is not granted to " + who(peer), c::attr::sdi);
-        }
-        subscribers_[sdi].insert(peer.pid);
+        // A key is a job's: one set for no JobID has no process it may go to.
+        if (!k->job_id)
+          return refuse(h, EACCES, "secure domain " + std::to_string(sdi) + " is bound to no JobID: its key goes to "
+                        "no process", c::attr::sdi);
+        const auto mine = store_.jobs_of(process(peer));
+        if (std::find(mine.begin(), mine.end(), *k->job_id) == mine.end())
+          return refuse(h, EACCES, "secure domain " + std::to_string(sdi) + " is bound to JobID " +
+                        std::to_string(*k->job_id) + ", which is not granted to " + who(peer), c::attr::sdi);
+        subscribers_[sdi][peer.pid] = peer.start;
         Writer w = Writer::command(c::Cmd::KEY_REQUEST, 0, h.seq, h.port);
         w.u32(c::attr::sdi, sdi).bytes(c::attr::key, k->key).u16(c::attr::epoch, k->epoch);
         return w.finish();
@@ -219,7 +230,7 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         return error_reply(h, 0);
       }
       case c::Cmd::JOB_GET: {
-        const auto mine = store_.jobs(static_cast<uint32_t>(peer.pid), service);
+        const auto mine = store_.jobs(process(peer), service);
         if (mine.empty())
           return refuse(h, ENOENT, "no JobID is mapped to " + who(peer) + " for service " + quoted(service));
         Writer w = Writer::command(c::Cmd::JOB_GET, 0, h.seq, h.port);
@@ -227,7 +238,7 @@ std::vector<uint8_t> Handler::one(const Request& req, const Peer& peer) {
         return w.finish();
       }
       case c::Cmd::JOB_CHECK: {
-        const auto mine = store_.jobs(static_cast<uint32_t>(peer.pid), service);
+        const auto mine = store_.jobs(process(peer), service);
         for (uint32_t j : mine)
           if (j == jobs.at(0)) return error_reply(h, 0);
         return refuse(h, EACCES, "JobID " + std::to_string(jobs.at(0)) + " is not granted to " + who(peer) +

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <utility>
 #include <span>
 #include <string>
@@ -30,6 +29,16 @@ struct Peer {
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  // The process's start time (peer_process.hpp): with the pid it names the process; 0 (gone, or unknown)
+  // is granted nothing.
+  uint64_t start = 0;
+};
+
+// A message for a process other than a request's sender (an unsolicited key update, 2.2.9-f).
+struct Push {
+  pid_t pid;
+  uint64_t start;  // the process that asked; another process with its pid is not sent it
+  std::vector<uint8_t> message;
 };
 
 // An error reply naming what was wrong (and the attribute concerned).
@@ -45,7 +54,10 @@ std::vector<std::vector<uint8_t>> dump(const Header& h, control::Cmd cmd, size_t
 
 class Handler {
  public:
-  explicit Handler(Store& store) : store_(store), creds_(store) {}
+  // `start_of`: the start time of the process with a pid, 0 when there is none (process_info.hpp's
+  // start_time; the fuzzer gives its own).
+  using StartOf = std::function<uint64_t(uint32_t)>;
+  explicit Handler(Store& store, StartOf start_of = {});
   // The replies to one whole message from `peer`: a command's reply, an acknowledgement, or an error
   // naming what was wrong; a dump (JOB_LIST) is several replies flagged multi, then NLMSG_DONE.
   // Nothing is changed unless the whole request is valid and allowed.
@@ -63,7 +75,7 @@ class Handler {
   }
   // Messages the last requests made for other processes than their sender (unsolicited key updates, 2.2.9-f),
   // each with the process it goes to; taken once.
-  std::vector<std::pair<pid_t, std::vector<uint8_t>>> take_pushes() { return std::exchange(pushes_, {}); }
+  std::vector<Push> take_pushes() { return std::exchange(pushes_, {}); }
 
  private:
   std::vector<uint8_t> one(const Request& req, const Peer& peer);
@@ -74,13 +86,18 @@ class Handler {
   std::vector<std::vector<uint8_t>> cred_list(const Request& req);
   CredStore::Caller caller(const Peer& peer);
 
+  Store::Process process(const Peer& peer) const {
+    return {static_cast<uint32_t>(peer.pid), peer.start};
+  }
+
   Store& store_;
   CredStore creds_;
+  StartOf start_of_;
   // A caller's identity from /proc, kept while its connection lasts (and until a job starts or ends).
   std::map<pid_t, CredStore::Caller> callers_;
-  // The processes that asked for each secure domain's key (KEY_REQUEST), sent its updates.
-  std::map<uint32_t, std::set<pid_t>> subscribers_;
-  std::vector<std::pair<pid_t, std::vector<uint8_t>>> pushes_;
+  // The processes (pid -> start time) that asked for each secure domain's key (KEY_REQUEST), sent its updates.
+  std::map<uint32_t, std::map<pid_t, uint64_t>> subscribers_;
+  std::vector<Push> pushes_;
 };
 
 }  // namespace uet::entity

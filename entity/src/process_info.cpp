@@ -1,5 +1,6 @@
 #include "uet/entity/process_info.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -13,24 +14,35 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+// Fields 4 (ppid) and 22 (start time) of /proc/PID/stat; false when the process does not exist.
+bool read_stat(uint32_t pid, uint32_t* ppid, uint64_t* start) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  // The command name may hold spaces and parentheses: the fields start after the last ')'.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 > stat.size()) return false;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  *start = 0;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+    if (i == 4) *ppid = static_cast<uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
+    if (i == 22) *start = std::strtoull(f.c_str(), nullptr, 10);
+  }
+  return *start != 0;
+}
+
 }  // namespace
+
+uint64_t start_time(uint32_t pid) {
+  uint32_t ppid = 0;
+  uint64_t start = 0;
+  return pid && read_stat(pid, &ppid, &start) ? start : 0;
+}
 
 std::optional<ProcessInfo> process_info(uint32_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid);
-  const std::string stat = slurp(dir + "/stat");
-  // The command name may hold spaces and parentheses: the fields start after the last ')'.
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream fields(stat.substr(close + 2));
   ProcessInfo p;
   p.pid = pid;
-  std::string f;
-  // Fields 3.. : state, ppid, ... starttime is field 22.
-  for (int i = 3; i <= 22 && fields >> f; ++i) {
-    if (i == 4) p.ppid = static_cast<uint32_t>(std::stoul(f));
-    if (i == 22) p.start = std::stoull(f);
-  }
-  if (!p.start) return std::nullopt;
+  if (!read_stat(pid, &p.ppid, &p.start)) return std::nullopt;
   std::istringstream status(slurp(dir + "/status"));
   for (std::string line; std::getline(status, line);) {
     std::istringstream words(line);

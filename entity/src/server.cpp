@@ -9,8 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
+#include "peer_process.hpp"
 #include "uet/entity/message.hpp"
 
 namespace uet::entity {
@@ -18,7 +20,13 @@ namespace {
 
 namespace c = control;
 
-constexpr size_t kMaxClients = 512;
+// Connections held at once: by users other than root in all, and by any one of them. One user cannot fill
+// the table; root (the launcher, the administrator) has slots of its own beyond it, so that its requests are
+// always served. Each connection costs two descriptors (the socket, a pidfd): the sum stays under the usual
+// 1024 of RLIMIT_NOFILE.
+constexpr size_t kMaxClients = 384;
+constexpr size_t kMaxConnectionsPerUser = 128;
+constexpr size_t kMaxRootConnections = 64;
 
 sockaddr_un address_of(const std::string& path) {
   sockaddr_un a{};
@@ -60,12 +68,46 @@ Server::~Server() {
   }
 }
 
+namespace {
+
+// Whether one more connection of user `uid` may be held, given how many each user holds; when not, says so
+// on stderr the first time a user reaches its limit (not per refusal: a crowd would flood the log).
+bool admit(uid_t uid, std::map<uid_t, size_t>& held, size_t others, std::map<uid_t, bool>& said) {
+  const size_t mine = held[uid];
+  std::string why;
+  if (uid == 0) {
+    if (mine < kMaxRootConnections) return true;
+    why = "uid 0 holds " + std::to_string(mine) + " connections, its limit";
+  } else if (mine >= kMaxConnectionsPerUser) {
+    why = "uid " + std::to_string(uid) + " holds " + std::to_string(mine) + " connections, the limit of one user";
+  } else if (others >= kMaxClients) {
+    why = "users other than root hold " + std::to_string(others) + " connections, their limit";
+  } else {
+    said.erase(uid);
+    return true;
+  }
+  if (!std::exchange(said[uid], true)) std::fprintf(stderr, "uet-entity: %s: a new one is refused\n", why.c_str());
+  return false;
+}
+
+}  // namespace
+
 int Server::run(const std::atomic<bool>& stop) {
   struct Client {
     int fd;
-    Peer peer;
+    PeerProcess who;
   };
   std::vector<Client> clients;
+  std::map<uid_t, size_t> held;  // connections per user
+  size_t others = 0;             // connections of users other than root
+  std::map<uid_t, bool> said;
+  const auto drop = [&](Client& cl) {
+    close(cl.fd);
+    forget(cl.who);
+    handler_.forget(cl.who.peer.pid);
+    if (--held[cl.who.peer.uid] == 0) held.erase(cl.who.peer.uid);
+    if (cl.who.peer.uid != 0) --others;
+  };
   std::vector<uint8_t> buf(c::kMaxMessageBytes + 1);
   while (!stop.load()) {
     std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
@@ -85,11 +127,13 @@ int Server::run(const std::atomic<bool>& stop) {
       }
       const ssize_t got = recv(cl.fd, buf.data(), buf.size(), MSG_TRUNC | MSG_DONTWAIT);
       if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-        close(cl.fd);
-        handler_.forget(cl.peer.pid);
+        drop(cl);
         continue;
       }
       if (got > 0) {
+        // The connection outlived the process that opened it: whoever holds it now is not that process,
+        // and its pid may be another's.
+        if (cl.who.peer.start && !still_there(cl.who)) cl.who.peer.start = 0;
         std::vector<std::vector<uint8_t>> replies;
         if (static_cast<size_t>(got) > c::kMaxMessageBytes) {
           const Problem p{EMSGSIZE, "a message of " + std::to_string(got) + " bytes is over " +
@@ -99,14 +143,15 @@ int Server::run(const std::atomic<bool>& stop) {
           // Parsed once, for the handler and the trace (the request's attributes point into buf).
           const std::span<const uint8_t> message(buf.data(), static_cast<size_t>(got));
           const auto parsed = parse_request(message);
-          replies = handler_.handle(parsed, message, cl.peer);
-          if (trace_) trace_->record(cl.peer, parsed, message.size(), replies);
+          replies = handler_.handle(parsed, message, cl.who.peer);
+          if (trace_) trace_->record(cl.who.peer, parsed, message.size(), replies);
           // Pushed before the request is answered: when an administrator's key update returns, its
           // receivers have it waiting.
-          for (const auto& [pid, push] : handler_.take_pushes()) {
+          for (const Push& push : handler_.take_pushes()) {
             for (const Client& to : clients)
-              if (to.peer.pid == pid) send(to.fd, push.data(), push.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (trace_) trace_->record_push(pid, push);
+              if (to.who.peer.pid == push.pid && to.who.peer.start == push.start)
+                send(to.fd, push.message.data(), push.message.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (trace_) trace_->record_push(push.pid, push.message);
           }
         }
         // A peer that does not read its replies is dropped rather than allowed to block the entity.
@@ -114,8 +159,7 @@ int Server::run(const std::atomic<bool>& stop) {
         for (const auto& reply : replies)
           sent = sent && send(cl.fd, reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL) >= 0;
         if (!sent) {
-          close(cl.fd);
-          handler_.forget(cl.peer.pid);
+          drop(cl);
           continue;
         }
       }
@@ -128,15 +172,26 @@ int Server::run(const std::atomic<bool>& stop) {
         if (fd < 0) break;
         ucred cred{};
         socklen_t len = sizeof cred;
-        if (clients.size() >= kMaxClients || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        // Counted by SO_PEERCRED's uid before anything else is asked of the kernel.
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || !admit(cred.uid, held, others, said)) {
           close(fd);
           continue;
         }
-        clients.push_back({fd, {cred.pid, cred.uid, cred.gid}});
+        Client cl{fd, {}};
+        if (!identify(fd, &cl.who)) {
+          close(fd);
+          continue;
+        }
+        ++held[cl.who.peer.uid];
+        if (cl.who.peer.uid != 0) ++others;
+        clients.push_back(cl);
       }
     }
   }
-  for (const Client& cl : clients) close(cl.fd);
+  for (Client& cl : clients) {
+    close(cl.fd);
+    forget(cl.who);
+  }
   return 0;
 }
 

@@ -7,6 +7,16 @@
 #include "sqlite_util.hpp"
 
 namespace uet::entity {
+namespace {
+
+// A damaged file, named with quick_check's words: the message stands as it is.
+struct Damaged : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kNotUsed = "it is not used: restore a copy, or move it away to start with an empty store";
+
+}  // namespace
 
 Store::Store(const std::string& path) : path_(path) {
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -23,6 +33,7 @@ Store::Store(const std::string& path) : path_(path) {
     exec("PRAGMA locking_mode=EXCLUSIVE");
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA synchronous=FULL");
+    check_integrity();
     exec("CREATE TABLE IF NOT EXISTS job_map (pid INTEGER NOT NULL, service TEXT NOT NULL, job_id INTEGER NOT NULL,"
          " PRIMARY KEY (pid, service, job_id)) WITHOUT ROWID");
     exec("CREATE TABLE IF NOT EXISTS bindings (pid INTEGER NOT NULL, service TEXT NOT NULL, sdi INTEGER NOT NULL,"
@@ -36,10 +47,53 @@ Store::Store(const std::string& path) : path_(path) {
     exec("CREATE TABLE IF NOT EXISTS pid_on_fep (pid INTEGER PRIMARY KEY, pid_on_fep INTEGER NOT NULL UNIQUE)");
     exec("CREATE TABLE IF NOT EXISTS keys (sdi INTEGER PRIMARY KEY, key BLOB NOT NULL, epoch INTEGER NOT NULL,"
          " job_id INTEGER)");
+    // Which process each pid's rows belong to (claim()). A store made before it existed has none: its maps
+    // grant nothing until made again.
+    exec("CREATE TABLE IF NOT EXISTS processes (pid INTEGER PRIMARY KEY, start INTEGER NOT NULL)");
   } catch (const std::exception& e) {
+    // A file too damaged for quick_check to run fails at the first read: said the same way.
+    const int code = sqlite3_errcode(db_);
+    std::string what = dynamic_cast<const Damaged*>(&e) ? std::string(e.what())
+                       : code == SQLITE_CORRUPT || code == SQLITE_NOTADB
+                           ? "the entity's store " + path + " is damaged (" + e.what() + "); " + kNotUsed
+                           : "the entity's store " + path + ": " + e.what();
+    StatementCache::drop(db_);
     sqlite3_close(db_);
-    throw std::runtime_error("the entity's store " + path + ": " + e.what());
+    throw std::runtime_error(what);
   }
+}
+
+// A page damaged on disk shows only when a request reads it: the entity would acknowledge maps into a file
+// that may lose them. quick_check reads every page once (O(N), not integrity_check's index cross-check).
+void Store::check_integrity() {
+  Stmt s(db_, "PRAGMA quick_check(5)");
+  std::string said;
+  try {
+    while (s.step()) said += (said.empty() ? "" : "; ") + s.col_text(0);
+  } catch (const std::runtime_error&) {
+    // A page too broken for the check to go on: SQLite's words for it.
+    said += (said.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db_));
+  }
+  if (said != "ok")
+    throw Damaged("the entity's store " + path_ + " is damaged (PRAGMA quick_check: " + said + "); " + kNotUsed);
+}
+
+bool Store::claim(Process p) {
+  Stmt have(db_, "SELECT start FROM processes WHERE pid = ?");
+  have.bind(1, p.pid);
+  const bool other = have.step() && static_cast<uint64_t>(have.col_int(0)) != p.start;
+  if (other) {
+    for (const std::string& table : pid_tables_) {
+      const std::string sql = "DELETE FROM " + table + " WHERE pid = ?";
+      Stmt d(db_, sql.c_str());
+      d.bind(1, p.pid);
+      d.step();
+    }
+  }
+  Stmt put(db_, "INSERT OR REPLACE INTO processes (pid, start) VALUES (?, ?)");
+  put.bind(1, p.pid).bind(2, static_cast<int64_t>(p.start));
+  put.step();
+  return other;
 }
 
 Store::~Store() {
@@ -56,10 +110,12 @@ void Store::exec(const char* sql) {
   }
 }
 
-void Store::map(uint32_t pid, const std::string& service, const std::vector<uint32_t>& jobs,
+void Store::map(Process p, const std::string& service, const std::vector<uint32_t>& jobs,
                 const std::vector<Binding>& bindings, std::optional<uint32_t> wlm_job,
                 std::optional<uint32_t> alloc_job) {
+  const uint32_t pid = p.pid;
   Transaction t(db_);
+  claim(p);
   if (alloc_job) {
     Stmt a(db_, "INSERT OR REPLACE INTO alloc_job (pid, service, job_id) VALUES (?, ?, ?)");
     a.bind(1, pid).bind(2, service).bind(3, *alloc_job);
@@ -96,9 +152,11 @@ std::vector<Store::Binding> Store::bindings(uint32_t pid, const std::string& ser
   return out;
 }
 
-std::vector<uint32_t> Store::jobs_of(uint32_t pid) {
-  Stmt s(db_, "SELECT DISTINCT job_id FROM job_map WHERE pid = ? ORDER BY job_id");
-  s.bind(1, pid);
+std::vector<uint32_t> Store::jobs_of(Process p) {
+  if (!p.start) return {};
+  Stmt s(db_, "SELECT DISTINCT m.job_id FROM job_map m JOIN processes p ON p.pid = m.pid WHERE m.pid = ? AND p.start = ?"
+              " ORDER BY m.job_id");
+  s.bind(1, p.pid).bind(2, static_cast<int64_t>(p.start));
   std::vector<uint32_t> out;
   while (s.step()) out.push_back(static_cast<uint32_t>(s.col_int(0)));
   return out;
@@ -206,9 +264,11 @@ std::optional<uint32_t> Store::alloc_job(uint32_t pid, const std::string& servic
   return static_cast<uint32_t>(s.col_int(0));
 }
 
-std::vector<uint32_t> Store::jobs(uint32_t pid, const std::string& service) {
-  Stmt s(db_, "SELECT job_id FROM job_map WHERE pid = ? AND service = ? ORDER BY job_id");
-  s.bind(1, pid).bind(2, service);
+std::vector<uint32_t> Store::jobs(Process p, const std::string& service) {
+  if (!p.start) return {};
+  Stmt s(db_, "SELECT m.job_id FROM job_map m JOIN processes p ON p.pid = m.pid WHERE m.pid = ? AND p.start = ?"
+              " AND m.service = ? ORDER BY m.job_id");
+  s.bind(1, p.pid).bind(2, static_cast<int64_t>(p.start)).bind(3, service);
   std::vector<uint32_t> out;
   while (s.step()) out.push_back(static_cast<uint32_t>(s.col_int(0)));
   return out;

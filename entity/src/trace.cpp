@@ -1,7 +1,14 @@
 #include "trace.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <map>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -14,8 +21,23 @@ namespace {
 namespace c = control;
 using nlohmann::json;
 
+std::string why() { return std::strerror(errno); }
+
+// Written whole or not at all as far as this process goes (a full disk leaves a short line).
+bool write_all(int fd, const std::string& text) {
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
 // Attributes by name; a repeated one is a list; a nest is an object of its own table's names.
-json named(const Attrs& attrs, const c::AttrPolicy* table, size_t count) {
+json Trace::named(const Attrs& attrs, const c::AttrPolicy* table, size_t count) const {
   std::map<std::string, std::vector<json>> seen;
   for (const Attrs::Item& item : attrs.items) {
     const c::AttrPolicy* p = c::policy_of(table, count, item.id);
@@ -35,7 +57,11 @@ json named(const Attrs& attrs, const c::AttrPolicy* table, size_t count) {
         v = std::string(reinterpret_cast<const char*>(item.value.data()), item.value.empty() ? 0 : item.value.size() - 1);
         break;
       case c::AttrType::binary:
-        v = hex(item.value);
+        // A key or a token in a file is one more copy to keep secret: left out unless asked.
+        if (!limits_.keys && (p->name == std::string_view("key") || p->name == std::string_view("token")))
+          v = "redacted: " + std::to_string(item.value.size()) + " bytes (--trace-keys records it)";
+        else
+          v = hex(item.value);
         break;
       case c::AttrType::nest: {
         Attrs one;
@@ -54,15 +80,29 @@ json named(const Attrs& attrs, const c::AttrPolicy* table, size_t count) {
   return out;
 }
 
-}  // namespace
-
-Trace::Trace(const std::string& path) {
-  out_ = std::fopen(path.c_str(), "ae");
-  if (!out_) throw std::runtime_error("cannot open the trace " + path);
+Trace::Trace(const std::string& path, TraceLimits limits) : path_(path), limits_(limits) {
+  fd_ = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+  if (fd_ < 0) throw std::runtime_error("cannot open the trace " + path + ": " + why());
+  struct stat st{};
+  std::string no;
+  if (fstat(fd_, &st) != 0)
+    no = "cannot stat the trace " + path + ": " + why();
+  else if (!S_ISREG(st.st_mode))
+    no = "the trace " + path + " is not a regular file";
+  else if (st.st_uid != geteuid())
+    no = "the trace " + path + " belongs to uid " + std::to_string(st.st_uid) + ", not to this entity: it is not "
+         "written into";
+  else if (fchmod(fd_, 0600) != 0 || fcntl(fd_, F_SETFL, O_WRONLY | O_APPEND) != 0)
+    no = "cannot make the trace " + path + " private: " + why();
+  if (!no.empty()) {
+    close(fd_);
+    throw std::runtime_error(no);
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
 }
 
 Trace::~Trace() {
-  if (out_) std::fclose(out_);
+  if (fd_ >= 0) close(fd_);
 }
 
 void Trace::record(const Peer& peer, const std::variant<Request, Problem>& parsed, size_t bytes,
@@ -108,9 +148,18 @@ void Trace::record_push(pid_t to, std::span<const uint8_t> message) {
 }
 
 void Trace::write(const json& line) {
+  if (capped_) return;
   const std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  std::fwrite(text.data(), 1, text.size(), out_);
-  std::fflush(out_);
+  const std::string cap = json{{"trace_capped_at_bytes", limits_.max_bytes}}.dump() + "\n";
+  // Room is kept for the line that says the trace stops, so that the file never passes its cap.
+  if (size_ + text.size() + cap.size() <= limits_.max_bytes) {
+    if (write_all(fd_, text)) size_ += text.size();
+    return;
+  }
+  capped_ = true;
+  if (size_ + cap.size() <= limits_.max_bytes && write_all(fd_, cap)) size_ += cap.size();
+  std::fprintf(stderr, "uet-entity: the trace %s reached its cap of %llu bytes (--trace-max-bytes): later requests "
+               "are not recorded\n", path_.c_str(), static_cast<unsigned long long>(limits_.max_bytes));
 }
 
 }  // namespace uet::entity

@@ -15,10 +15,21 @@
 
 namespace uet::entity {
 
+// What a trace may hold.
+struct TraceLimits {
+  // The file's size stops there: the line that would pass it is replaced by {"trace_capped_at_bytes": N}
+  // (once), and nothing is written after it. Its readers keep their line numbers (no rotation).
+  uint64_t max_bytes = uint64_t{64} << 20;
+  // Secure-domain keys and access tokens in hex; else "redacted: N bytes (--trace-keys records it)".
+  bool keys = false;
+};
+
 class Trace {
  public:
-  // Appends to `path`; throws std::runtime_error naming the file when it cannot be opened.
-  explicit Trace(const std::string& path);
+  // Appends to `path`, created mode 0600 (an existing file of this entity's user is made 0600); throws
+  // std::runtime_error naming the file when it cannot be opened, is a symlink or not a regular file, or
+  // belongs to another user (another user's file is never written into).
+  explicit Trace(const std::string& path, TraceLimits limits = {});
   ~Trace();
   Trace(const Trace&) = delete;
   Trace& operator=(const Trace&) = delete;
@@ -31,7 +42,12 @@ class Trace {
 
  private:
   void write(const nlohmann::json& line);
-  FILE* out_ = nullptr;
+  nlohmann::json named(const Attrs& attrs, const control::AttrPolicy* table, size_t count) const;
+  std::string path_;
+  TraceLimits limits_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  bool capped_ = false;
 };
 
 }  // namespace uet::entity

@@ -60,13 +60,14 @@ TEST(CredStore, AJobEndDropsReferencesAndTransientCredentials) {
   ASSERT_FALSE(cs.acquire(me(100, 3), cc::kFlag_persistent, &persistent));
   uint32_t job_id = 0;
   ASSERT_FALSE(cs.access(me(100, 3), persistent.cred, "svc", &job_id));
-  EXPECT_EQ(s.jobs(static_cast<uint32_t>(getpid()), "svc"), std::vector<uint32_t>{persistent.job_id});
+  const Store::Process self{static_cast<uint32_t>(getpid()), me(100).start};
+  EXPECT_EQ(s.jobs(self, "svc"), std::vector<uint32_t>{persistent.job_id});
   cs.job_end(3);
   const auto left = cs.list(std::nullopt, std::nullopt);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].cred, persistent.cred);
   EXPECT_EQ(left[0].refs, 0u);
-  EXPECT_TRUE(s.jobs(static_cast<uint32_t>(getpid()), "svc").empty());
+  EXPECT_TRUE(s.jobs(self, "svc").empty());
 }
 
 TEST(CredStore, ReconcileEndsEveryJobNotActive) {

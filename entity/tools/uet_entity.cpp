@@ -2,8 +2,8 @@
 // provider's "kernel driver" side of the UET Control API and the privileged process (job launcher or
 // configuration system) that assigns JobIDs. spec/control.yaml is the message and attribute table.
 //
-// Exit status: 0 stopped by SIGINT/SIGTERM; 2 bad usage; 3 cannot open its store or serve its socket.
-#include <fcntl.h>
+// Exit status: 0 stopped by SIGINT/SIGTERM; 2 bad usage; 3 cannot open its store (or it is damaged), write its
+// token key or trace, or serve its socket.
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,21 +16,13 @@
 #include <vector>
 
 #include "handler.hpp"
+#include "private_file.hpp"
 #include "server.hpp"
 #include "store.hpp"
 
 namespace {
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
-
-// The token key, for the FEP's side that checks tokens: written whole (a temporary file renamed), mode 0600.
-void write_token_key(const std::string& path, const std::vector<uint8_t>& key) {
-  const std::string tmp = path + ".new";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, key.data(), key.size()) != static_cast<ssize_t>(key.size()) || fsync(fd) != 0 ||
-      close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot write the token key " + path);
-}
 
 // The jobs the workload manager says run: one number per line of `command`'s output (e.g. squeue -h -t
 // PD,CF,R,S -o %A: a completing job has ended for its processes).
@@ -53,7 +45,13 @@ int main(int argc, char** argv) {
   app.add_option("--socket", socket_path, "the socket to serve (default " + socket_path + ")");
   app.add_option("--store", store_path, "the SQLite database of what outlives a restart (default " + store_path + ")");
   std::string token_key_path, active_command, trace_path;
-  app.add_option("--trace", trace_path, "append every request and its replies to this file, a JSON line each");
+  app.add_option("--trace", trace_path, "append every request and its replies to this file, a JSON line each "
+                 "(mode 0600; secure-domain keys and tokens redacted)");
+  uet::entity::TraceLimits limits;
+  app.add_option("--trace-max-bytes", limits.max_bytes,
+                 "the trace stops growing at this size, its last line saying so (default 64 MiB)")
+      ->check(CLI::Range(uint64_t{256}, uint64_t{1} << 40));
+  app.add_flag("--trace-keys", limits.keys, "record secure-domain keys and access tokens in the trace, in hex");
   app.add_option("--token-key", token_key_path, "where to write the token key (default: token.key beside the socket)");
   app.add_option("--active-jobs", active_command,
                  "a command printing the workload manager's running jobs, one per line, run at start: the references "
@@ -72,7 +70,12 @@ int main(int argc, char** argv) {
     uet::entity::Store store(store_path);
     uet::entity::Handler handler(store);
     if (token_key_path.empty()) token_key_path = socket_path.substr(0, socket_path.rfind('/') + 1) + "token.key";
-    write_token_key(token_key_path, handler.creds().token_key());
+    // The key is written whole into a new file of this entity's: never into a name another user made.
+    uet::entity::write_private_file(token_key_path, handler.creds().token_key());
+    if (const std::string open = uet::entity::others_may_replace(token_key_path); !open.empty())
+      std::fprintf(stderr, "uet-entity: warning: the token key %s is written, but %s: another user may replace "
+                   "it under its readers (keep it in a folder only root may write)\n", token_key_path.c_str(),
+                   open.c_str());
     // Reconciliation after a restart: references of processes gone, and of jobs that ended meanwhile.
     const size_t dead = handler.creds().drop_dead_processes();
     const size_t ended = active_command.empty() ? 0 : handler.creds().reconcile(active_jobs(active_command));
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "uet-entity: reconciled: references of %zu ended process(es) and %zu ended job(s) dropped\n",
                    dead, ended);
     std::optional<uet::entity::Trace> trace;
-    if (!trace_path.empty()) trace.emplace(trace_path);
+    if (!trace_path.empty()) trace.emplace(trace_path, limits);
     uet::entity::Server server(socket_path, handler, trace ? &*trace : nullptr);
     std::fprintf(stderr, "uet-entity: serving %s (store %s)\n", socket_path.c_str(), store_path.c_str());
     return server.run(g_stop);

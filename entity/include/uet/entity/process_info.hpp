@@ -22,6 +22,10 @@ struct ProcessInfo {
 // nullopt when the process does not exist (or /proc cannot be read).
 std::optional<ProcessInfo> process_info(uint32_t pid);
 
+// The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks since boot): with the pid, it names
+// one process over time. 0 when there is no such process.
+uint64_t start_time(uint32_t pid);
+
 // The Slurm job whose step daemon this process is: a root-owned "slurmstepd: [JOB.STEP]"; else 0.
 uint32_t slurm_step_job(const ProcessInfo& p);
 
