@@ -4,9 +4,15 @@ package, ``ip`` with errors, liveness of a PID, and the host-wide lock taken whi
 import fcntl
 import os
 import shutil
+import stat
 import subprocess
+import time
 
-LOCK_PATHS = ("/run/lock/uet-containers.lock", "/tmp/uet-containers.lock")
+# The lock lives in a folder only root may enter: in /run/lock or /tmp another user could plant a symlink
+# (root would create or open the file it points to) or take the lock first and keep it.
+LOCK_DIR = "/run/uet-lock"
+LOCK_NAME = "namespaces.lock"
+LOCK_DEADLINE_S = 120.0       # a pair's set-up holds it for about a second
 TOOL_PACKAGES = {"ip": "iproute2", "nft": "nftables", "tcpdump": "tcpdump", "ethtool": "ethtool",
                  "podman": "podman", "runc": "runc", "debootstrap": "debootstrap", "nsenter": "util-linux"}
 
@@ -59,23 +65,84 @@ def pid_alive(pid):
 
 
 
+def root_only_folder(path: str) -> int:
+    """A descriptor of `path`, made 0700 when missing, refused unless it is a real folder (not a symlink) that
+    only we (root) can write or enter."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise NamespaceError(f"cannot make the lock folder {path}: {exc.strerror} (run as root)") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise NamespaceError(f"the lock folder {path} cannot be opened as a folder ({exc.strerror}): it must be a "
+                             "folder, not a symlink; remove it and run again") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise NamespaceError(f"the lock folder {path} is owned by uid {st.st_uid} with mode "
+                             f"{stat.S_IMODE(st.st_mode):04o}: it must be ours (uid {os.geteuid()}) and 0700, as "
+                             "no other user may reach the lock; remove it and run again")
+    return fd
+
+
+def lock_holders(fd: int) -> list[int]:
+    """The pids /proc/locks names as holding a lock on the file of `fd`."""
+    st = os.fstat(fd)
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks") as f:
+            rows = [line.split() for line in f]
+    except OSError:
+        return []
+    return sorted({int(r[4]) for r in rows if len(r) > 5 and r[1] == "FLOCK" and r[5] == key and r[4].isdigit()})
+
+
+def describe_pid(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return f"pid {pid}"
+    return f"pid {pid} ({' '.join(a.decode(errors='replace') for a in argv if a)[:200]})"
+
+
 class HostLock:
-    """An flock shared by every process on the host while it picks an index and adds namespaces."""
+    """An flock shared by every process on the host while it picks an index and adds namespaces; waiting
+    for it ends at `deadline` seconds with the holder named."""
+
+    def __init__(self, folder: str = LOCK_DIR, deadline: float = LOCK_DEADLINE_S):
+        self.folder, self.deadline = folder, deadline
+        self.path = os.path.join(folder, LOCK_NAME)
 
     def __enter__(self):
-        for path in LOCK_PATHS:
+        dfd = root_only_folder(self.folder)
+        try:
+            self.fd = os.open(LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        except OSError as exc:
+            raise NamespaceError(f"cannot open the lock file {self.path}: {exc.strerror}") from None
+        finally:
+            os.close(dfd)
+        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+            os.close(self.fd)
+            raise NamespaceError(f"the lock file {self.path} is not a regular file; remove it and run again")
+        end, pause = time.monotonic() + self.deadline, 0.01
+        while True:
             try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
-            except OSError:
-                continue
-        else:
-            raise NamespaceError(f"cannot open a lock file ({', '.join(LOCK_PATHS)})")
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+            except BlockingIOError:
+                if time.monotonic() >= end:
+                    holders = ", ".join(describe_pid(p) for p in lock_holders(self.fd)) or "a process /proc/locks does not name"
+                    os.close(self.fd)
+                    raise NamespaceError(f"the host lock {self.path} was not free within {self.deadline:g} s: held by "
+                                         f"{holders}; wait for it to end, or end it") from None
+                time.sleep(min(pause, max(0.0, end - time.monotonic())))
+                pause = min(pause * 2, 0.2)
         return self
 
     def __exit__(self, *exc):
         fcntl.flock(self.fd, fcntl.LOCK_UN)
         os.close(self.fd)
-

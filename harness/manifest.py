@@ -17,7 +17,10 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
 import pathlib
+import stat
+import string
 import sys
 
 import jsonschema
@@ -29,6 +32,15 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
 MANIFESTS = REPO / "cases" / "manifests"
 MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
+# A manifest is input from whoever hands it over, read by a harness running as root: each limit turns what
+# would be a traceback or the machine's memory into a named problem (exit 2 in a run).
+MAX_BYTES = 1 << 20           # the largest manifest file (the suite's own are under 8 KiB)
+MAX_EXTENDS = 16              # files in one extends chain
+MAX_VALUES = 100_000          # values of one file once YAML aliases are expanded (a "billion laughs")
+MAX_DEPTH = 64                # nesting of maps and lists (a recursive alias never ends)
+# The keys whose strings resolve() expands.
+EXPANDED_KEYS = ("environment", "indirect_job_id_environment", "fallback_job_id_environment", "wire",
+                 "privileged_entity")
 
 
 class ManifestError(ValueError):
@@ -37,6 +49,15 @@ class ManifestError(ValueError):
     def __init__(self, problems: list[str]):
         super().__init__("\n".join(problems))
         self.problems = problems
+
+
+def placeholder_values(build, port, checked: str, entity_socket: str | None) -> dict[str, str]:
+    """What resolve() puts in for each placeholder; the case binaries' own ones stay as they are."""
+    return {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
+            "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}",
+            "entity_trace": str(pathlib.Path(entity_socket).parent / "trace.jsonl") if entity_socket else "",
+            "dir": "{dir}", "wlm_job": "{wlm_job}", "alloc_job": "{alloc_job}",
+            "sdi": "{sdi}", "key": "{key}", "epoch": "{epoch}", "bin_dir": "{bin_dir}"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,14 +108,10 @@ class Manifest:
     def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None,
                 entity_socket: str | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
-        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch} and {dir} in the
+        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch}, {dir} and {bin_dir} in the
         privileged entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
-        values = {"build": str(pathlib.Path(build).resolve()), "repo": str(REPO), "port": str(port),
-                  "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}",
-                  "entity_trace": str(pathlib.Path(entity_socket).parent / "trace.jsonl") if entity_socket else "",
-                  "dir": "{dir}", "wlm_job": "{wlm_job}", "alloc_job": "{alloc_job}",
-                  "sdi": "{sdi}", "key": "{key}", "epoch": "{epoch}"}
+        values = placeholder_values(build, port, checked, entity_socket)
 
         def expand(v):
             return None if v is None else str(v).format(**values)
@@ -132,6 +149,7 @@ class Manifest:
                     "start": [expand(a) for a in entity["impostor"]["start"]],
                     "environment": {k: expand(v) for k, v in (entity["impostor"].get("environment") or {}).items()},
                     "grant": [expand(a) for a in entity["impostor"]["grant"]],
+                    "user": str(entity["impostor"]["user"]),
                 } if entity.get("impostor") else None,
             } if entity else None,
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
@@ -159,21 +177,105 @@ def _problems(doc, against: dict, where: str) -> list[str]:
         message = err.message
         if key == "profiles" and err.validator == "minItems":
             message = "a UET provider (uet: true) claims at least one profile"
+        elif "propertyNames" in err.schema_path:
+            message = (f"the name {json.dumps(err.instance)} is not a plain name of at most 100 characters (letters, "
+                       "digits and _ . + -, starting with a letter or digit): it becomes a folder of the run")
         elif err.validator == "minItems":  # the wording of jsonschema's own message changes between versions
             message = f"{json.dumps(err.instance)} must list at least {err.validator_value} item(s)"
         out.append(f"{where}: {key}: {message}")
     return out
 
 
-def _read(path: pathlib.Path) -> tuple[dict, str]:
+def read_text(path: pathlib.Path, what: str = "manifest", limit: int = MAX_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most `limit` bytes, checked before it is read: /dev/zero or a
+    FIFO would never end."""
     try:
-        text = path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise ManifestError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ManifestError([f"{path}: (top level): not a regular file: a {what} is a YAML file"])
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ManifestError([f"{path}: (top level): larger than {limit} bytes: not a {what}"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError([f"{path}: (top level): not UTF-8 text: byte 0x{data[exc.start]:02x} at offset "
+                             f"{exc.start}"]) from None
+
+
+def _values(value, depth: int, budget: list[int]) -> None:
+    """Counts `value` as YAML aliases expand it, against budget[0]; raises OverflowError past a limit."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        raise OverflowError
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _values(k, depth + 1, budget)
+            _values(v, depth + 1, budget)
+    elif isinstance(value, list):
+        for v in value:
+            _values(v, depth + 1, budget)
+
+
+def load_yaml(path: pathlib.Path, what: str = "manifest"):
+    """The document of a YAML file read as untrusted input; ManifestError names the file and the problem."""
+    text = read_text(path, what)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ManifestError([f"{path}: not valid YAML: {exc}"]) from None
+    except RecursionError:
+        raise ManifestError([f"{path}: (top level): nested too deeply to read"]) from None
+    items = doc.items() if isinstance(doc, dict) else [("(top level)", doc)]
+    budget = [MAX_VALUES]
+    for key, value in items:
+        try:
+            _values(value, 1, budget)
+        except OverflowError:
+            raise ManifestError([f"{path}: {key}: more than {MAX_VALUES} values or {MAX_DEPTH} levels of nesting "
+                                 "once YAML aliases are expanded (an alias bomb, or an alias inside itself)"]) from None
+    return doc, text
+
+
+def _placeholder_problems(doc: dict, where: str) -> list[str]:
+    """Every string resolve() expands must name only known placeholders, as {name}; a literal brace is {{ or }}."""
+    out, known = [], tuple(placeholder_values(REPO, 0, "", None))
+
+    def walk(value, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{key}.{k}")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{key}.{i}")
+        elif isinstance(value, str):
+            try:
+                fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value)
+                          if name is not None]
+            except ValueError as exc:
+                out.append(f"{where}: {key}: {value!r}: bad placeholder ({exc}; a literal brace is written {{{{ or }}}})")
+                return
+            for name, spec, conv in fields:
+                if name not in known or spec or conv:
+                    shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
+                    out.append(f"{where}: {key}: {value!r}: unknown placeholder {shown} (known: "
+                               + ", ".join("{" + p + "}" for p in known) + "; a literal brace is {{ or }})")
+
+    layers = [("", doc)] + [(f"variants.{v}.", body) for v, body in (doc.get("variants") or {}).items()
+                             if isinstance(body, dict)]
+    for prefix, layer in layers:
+        for key in EXPANDED_KEYS:
+            if key in layer:
+                walk(layer[key], prefix + key)
+    return out
+
+
+def _read(path: pathlib.Path) -> tuple[dict, str]:
+    doc, text = load_yaml(path)
     if not isinstance(doc, dict):
         raise ManifestError([f"{path}: (top level): a manifest is a mapping of keys, not {type(doc).__name__}"])
     return doc, text
@@ -199,8 +301,12 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
     path = path.resolve()
     if path in seen:
         raise ManifestError([f"{path}: extends: a cycle ({' -> '.join(map(str, seen + (path,)))})"])
+    if len(seen) >= MAX_EXTENDS:
+        raise ManifestError([f"{seen[-1]}: extends: a chain of more than {MAX_EXTENDS} files (from {seen[0]})"])
     doc, text = _read(path)
     problems = _problems(doc, _partial_schema(full), str(path))
+    if not problems:
+        problems = _placeholder_problems(doc, str(path))
     if problems:
         raise ManifestError(problems)
     texts = [text]

@@ -8,6 +8,7 @@ import threading
 import time
 
 from harness.results import FAILING, Result
+from harness.untrusted import printable
 
 
 def _clock(seconds: float) -> str:
@@ -26,8 +27,10 @@ class Progress:
         self.lock = threading.Lock()
 
     def say(self, line: str) -> None:
+        # Lines carry what binaries printed (a failure's reason, a case name): no escape sequence or carriage
+        # return of theirs reaches the terminal.
         with self.lock:
-            print(line, file=self.stream, flush=True)
+            print(printable(line), file=self.stream, flush=True)
 
     def case(self, r: Result) -> None:
         with self.lock:

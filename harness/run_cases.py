@@ -31,7 +31,7 @@ from containers.placement import PlacementError
 from harness.results import Result, counts, result_of_line
 from harness.verdict_channel import MAX_BYTES as MAX_VERDICT_BYTES, VerdictChannel
 from harness.logcap import LogCap
-from harness.untrusted import folder_inside
+from harness.untrusted import folder_inside, printable
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
@@ -268,7 +268,7 @@ class CellRun:
             verdict, reason = ("timeout", f"no end within the case deadline of {self.case_deadline:.0f} s") \
                 if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
             if why == "stopped":
-                verdict, reason = "error", "interrupted (Ctrl-C): the run was stopped during this case"
+                verdict, reason = "error", "interrupted (Ctrl-C or SIGTERM): the run was stopped during this case"
             if why == "overflow":
                 verdict, reason = "error", f"stopped: the verdict file grew past {MAX_VERDICT_BYTES >> 20} MiB"
             if lost or why == "lost":
@@ -369,7 +369,7 @@ def main(argv: list[str]) -> int:
         return 3
 
     def show(r: Result):
-        print(f"{r.verdict:<15}{r.case}" + (f"  -- {(r.reason or r.message or '').splitlines()[0]}" if r.verdict != "pass" and (r.reason or r.message) else ""))
+        print(printable(f"{r.verdict:<15}{r.case}" + (f"  -- {(r.reason or r.message or '').splitlines()[0]}" if r.verdict != "pass" and (r.reason or r.message) else "")))
 
     try:
         results = run_manifest(args.initiator, args.build, args.out, target=args.target, case_filter=args.filter,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import datetime
+import math
 import os
 import pathlib
 import random
@@ -43,15 +44,21 @@ from harness import evidence as evidence_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness import spec_versions
+from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
 from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
+from harness.untrusted import OutsideFolder, folder_inside, printable_tree
 from reports.render import render_html
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
 AREA_WEIGHT = {"authz": 8, "msg": 6, "delivery": 5, "completion": 4, "rendezvous": 3, "rma": 2, "atomic": 2,
                "tagged": 2}
+# googletest parses --gtest_random_seed as an int32 (and folds it into 1..99999 itself); past it every binary
+# prints its help and runs nothing. The seeds the run draws are in this range, so their repro commands hold.
+SEED_MAX = (1 << 31) - 1
+CASE_DEADLINE_MAX_S = 86400.0
 
 
 class UsageError(Exception):
@@ -77,7 +84,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
                         "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")
     p.add_argument("--jobs", type=int, default=2, help="cells run side by side (default 2); e.g. --jobs 4")
-    p.add_argument("--seed", type=int, default=None, help="the run's seed (default: a new one, printed); e.g. --seed 7")
+    p.add_argument("--seed", type=int, default=None, help=f"the run's seed, 0 to {SEED_MAX} (default: a new one, "
+                   "printed); e.g. --seed 7")
     p.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "runs",
                    help="the folder runs are written under (default out/runs); e.g. --report /tmp/runs")
     p.add_argument("--placement", choices=PLACEMENTS, default=None,
@@ -88,7 +96,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="run both sides on this host without namespaces (no root needed; wire checks then "
                         "fail for want of a capture)")
     p.add_argument("--no-decode-check", action="store_true", help="skip the golden-corpus decoder cross-check")
-    p.add_argument("--case-deadline", type=float, default=90.0, help="seconds a case may take (default 90)")
+    p.add_argument("--case-deadline", type=float, default=90.0,
+                   help=f"seconds a case may take, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f} (default 90)")
     p.add_argument("--spec-version", choices=spec_versions.known(), default=spec_versions.default(),
                    help="the UEC spec version to check against (default %(default)s; spec/wire.yaml spec_versions); "
                         "e.g. --spec-version 1.0.3")
@@ -98,6 +107,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
                    help=argparse.SUPPRESS)
     p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
+    # ./uet asks this before it builds: bad usage (options, manifests) is answered without a build.
+    p.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.pair:
         if args.target:
@@ -112,6 +123,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.error("--initiator needs --target (for one provider against itself use --provider)")
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
+    if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
+        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX} (googletest's --gtest_random_seed "
+                "is a 32-bit integer; past it the case binaries run nothing)")
+    if not (math.isfinite(args.case_deadline) and 0 < args.case_deadline <= CASE_DEADLINE_MAX_S):
+        p.error(f"--case-deadline {args.case_deadline} is not a deadline: give seconds, more than 0 and at most "
+                f"{CASE_DEADLINE_MAX_S:.0f}")
     if args.same_host and args.placement:
         p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
     return args
@@ -121,9 +138,9 @@ def read_pair_file(args) -> None:
     """Fills the run's who and where from a pair description (cases/pairs/pair.schema.yaml); manifest
     paths in it are relative to the file."""
     try:
-        doc = yaml.safe_load(args.pair.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(f"the pair file {args.pair} cannot be read: {exc}") from None
+        doc, _ = manifest_mod.load_yaml(args.pair, "pair file")
+    except manifest_mod.ManifestError as exc:
+        raise UsageError(f"the pair file cannot be read: {exc}") from None
     schema = yaml.safe_load((REPO / "cases" / "pairs" / "pair.schema.yaml").read_text())
     problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
     if problems:
@@ -219,6 +236,14 @@ def decode_crosscheck(args, progress: Progress) -> dict:
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     mode, refs = mode_and_refs(args)
+    try:  # bad manifests are answered before anything needs the build
+        for ref in refs:
+            manifest_mod.load(ref)
+    except manifest_mod.ManifestError as exc:
+        print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
+        return 2
+    if args.check_usage:
+        return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
     binaries = case_binaries(args.build)
     if not binaries:
@@ -229,12 +254,14 @@ def main(argv: list[str]) -> int:
         cells = plan_mod.cells(mode, refs, list(binaries), sel.areas)
         if not cells:
             raise UsageError(f"--only {' '.join(args.only)} selects no area of this run")
+        for c in cells:  # a cell's id names its folder, made and written as root
+            folder_inside(args.report, c.id)
         check_report_folder(args.report)
         versions = preflight(cells, args)
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
-    except UsageError as exc:
+    except (UsageError, OutsideFolder) as exc:
         print(f"uet run: {exc}", file=sys.stderr)
         return 2
 
@@ -253,9 +280,14 @@ def main(argv: list[str]) -> int:
                          f"{args.spec_version} (the report marks it)")
 
     stop = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: (stop.set(), progress.say("uet run: interrupted; stopping the "
-                                                                                  "running cases, writing the partial report")))
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def interrupted(signum, _frame) -> None:
+        # SIGTERM (a CI's timeout, a service stop) ends the run as Ctrl-C does: partial report, clean-up, 130.
+        if not stop.is_set():
+            progress.say(f"uet run: interrupted ({signal.Signals(signum).name}); stopping the running cases, "
+                         "writing the partial report")
+        stop.set()
+    previous = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     decode = {"captures": 0, "frames": 0, "disagreements": 0, "skipped": True}
     if mode == "default" and not args.no_decode_check:
         decode = decode_crosscheck(args, progress)
@@ -265,6 +297,7 @@ def main(argv: list[str]) -> int:
     placement = set()
     timings: dict[str, dict] = {}
     losses: dict[str, dict] = {}
+    capped: dict[str, dict] = {}
     placements: dict[str, dict] = {}
 
     def run_cell(index: int, cell: Cell) -> None:
@@ -287,7 +320,7 @@ def main(argv: list[str]) -> int:
         # gets ports of its own.
         shared = args.same_host or args.placement == "nodes"
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if shared else (INITIATOR_PORT, INITIATOR_PORT + 1)
-        runner = CellRun(cell, args.build, run_dir / "cells" / cell.id, seed=seed, case_filter=sel.gtest_filter,
+        runner = CellRun(cell, args.build, folder_inside(run_dir / "cells", cell.id), seed=seed, case_filter=sel.gtest_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
                          placement=args.placement)
@@ -301,6 +334,7 @@ def main(argv: list[str]) -> int:
         with lock:
             placement.add(runner.placement or "none")
             losses[cell.id] = runner.loss
+            capped[cell.id] = runner.logs_capped
             placements[cell.id] = runner.placement_detail or None
             timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
                                 "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
@@ -315,13 +349,16 @@ def main(argv: list[str]) -> int:
             f.result()
     if args.placement == "containers":
         release_pool()  # the cells' containers are gone before the report says the run ended
-    signal.signal(signal.SIGINT, previous)
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    if stop.is_set():
+        results += not_run(cells, results, "not run: the run was interrupted before this area's cases had a verdict")
 
     doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version, started=started,
                    cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                   placements=placements)
+                   placements=placements, logs_capped=capped)
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
@@ -337,17 +374,18 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
                                 provider_versions=versions, placement=placement)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
-                seconds=round((finished - started).total_seconds(), 1), partial=partial)
+                seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)
     summary = counts(results)
     failing = sum(summary[v] for v in FAILING)
-    summary["exit_status"] = 1 if failing or decode.get("disagreements") or decode.get("error") else 0
+    summary["exit_status"] = 130 if partial else \
+        1 if failing or decode.get("disagreements") or decode.get("error") else 0
     junit = run_dir / "junit.xml"
     write_junit(results, junit)
     coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
@@ -359,6 +397,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                           "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
                           "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
                           "timing": timings.get(c.id), "loss": losses.get(c.id) or None,
+                          "logs_capped": (logs_capped or {}).get(c.id) or None,
                           "placement": (placements or {}).get(c.id)})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
@@ -368,7 +407,16 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     return doc
 
 
+def not_run(cells: list[Cell], results: list[Result], reason: str) -> list[Result]:
+    """An error for each area of a cell that has no verdict at all, so that a cut-short run counts what it
+    did not run."""
+    ran = {(r.cell, r.area) for r in results}
+    return [Result(c.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", "error", reason=reason)
+            for c in cells for area in c.areas if (c.id, area) not in ran]
+
+
 def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
+    doc = printable_tree(doc)  # the HTML too shows what binaries printed
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
     render_html(doc, run_dir)
