@@ -13,16 +13,21 @@ import pytest
 from harness.entity import wait_serving
 
 
+def _new_copy(source: pathlib.Path, to: pathlib.Path) -> pathlib.Path:
+    """An executable copy made as a new file (O_EXCL, never through a link): some tests hand the folder to
+    other users, and root writes nothing another user could have planted."""
+    fd = os.open(to, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o755)
+    with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+        shutil.copyfileobj(src, out)
+    return to
+
+
 class Entity:
     def __init__(self, build: pathlib.Path, folder: pathlib.Path):
         self.binary = build / "bin" / "uet-entity"
         # A copy others may run: the checkout may sit in a folder only root can enter.
-        self.ctl = folder / "uet-entity-ctl"
-        shutil.copy(build / "bin" / "uet-entity-ctl", self.ctl)
-        self.ctl.chmod(0o755)
-        self.cred = folder / "uet-cred"
-        shutil.copy(build / "bin" / "uet-cred", self.cred)
-        self.cred.chmod(0o755)
+        self.ctl = _new_copy(build / "bin" / "uet-entity-ctl", folder / "uet-entity-ctl")
+        self.cred = _new_copy(build / "bin" / "uet-cred", folder / "uet-cred")
         self.args = []
         self.folder = folder
         self.socket = folder / "control.sock"
@@ -65,6 +70,12 @@ class Entity:
             inner = shlex.join(cmd) + "; rc=$?; exit $rc"
             cmd = ["bash", "-c", f"exec -a 'slurmstepd: [{job}.0]' bash -c {shlex.quote(inner)}"]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def entity_at(build_dir):
+    """entity_at(folder) -> an Entity whose socket, store and log live in `folder` (not started)."""
+    return lambda folder: Entity(build_dir, folder)
 
 
 @pytest.fixture

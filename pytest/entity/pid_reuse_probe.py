@@ -13,7 +13,6 @@ It prints one JSON object: the pids, and the replies each asker got (error numbe
 import json
 import os
 import socket
-import struct
 import subprocess
 import sys
 import time

@@ -13,7 +13,6 @@ import tempfile
 import pytest
 
 import control as c
-from conftest import Entity
 from harness.entity import EntityError, wait_serving
 
 NOBODY = 65534
@@ -76,7 +75,7 @@ class TestConnectionLimits:
 
 class TestTokenKeyFile:
     @pytest.mark.parametrize("plant", ["file", "symlink"])
-    def test_a_file_another_user_planted_is_not_written_into(self, build_dir, open_folder, plant):
+    def test_a_file_another_user_planted_is_not_written_into(self, entity_at, open_folder, plant):
         """User nobody plants the name the key used to be written through (token.key.new): a file of its own,
         or a symlink to a root-owned file. The key ends up in a root-owned 0600 token.key, and neither the
         planted file nor the symlink's target changes."""
@@ -88,7 +87,7 @@ class TestTokenKeyFile:
                 as_nobody("sh", "-c", f"echo nobody\\'s > {planted}; chmod 666 {planted}")
             else:
                 as_nobody("ln", "-s", str(victim), str(planted))
-            e = Entity(build_dir, open_folder)
+            e = entity_at(open_folder)
             try:
                 e.start()
             finally:
@@ -154,8 +153,8 @@ def trace_lines(path: pathlib.Path) -> list[dict]:
 
 
 class TestTrace:
-    def start(self, build_dir, folder, *args):
-        e = Entity(build_dir, folder)
+    def start(self, entity_at, folder, *args):
+        e = entity_at(folder)
         e.args = ["--trace", str(folder / "trace.jsonl"), *args]
         return e.start()
 
@@ -168,8 +167,8 @@ class TestTrace:
         assert conn.call(c.message("KEY_REQUEST", c.u32("sdi", 9)))["error"] == 0
         conn.close()
 
-    def test_a_trace_is_0600_and_holds_no_key(self, build_dir, open_folder):
-        e = self.start(build_dir, open_folder)
+    def test_a_trace_is_0600_and_holds_no_key(self, entity_at, open_folder):
+        e = self.start(entity_at, open_folder)
         try:
             self.key_traffic(e)
         finally:
@@ -183,8 +182,8 @@ class TestTrace:
         assert update["attrs"]["key"] == "redacted: 32 bytes (--trace-keys records it)"
         assert request["replies"][0]["attrs"]["key"] == "redacted: 32 bytes (--trace-keys records it)"
 
-    def test_keys_are_traced_only_when_asked(self, build_dir, open_folder):
-        e = self.start(build_dir, open_folder, "--trace-keys")
+    def test_keys_are_traced_only_when_asked(self, entity_at, open_folder):
+        e = self.start(entity_at, open_folder, "--trace-keys")
         try:
             self.key_traffic(e)
         finally:
@@ -192,8 +191,8 @@ class TestTrace:
         request = next(line for line in trace_lines(open_folder / "trace.jsonl") if line["cmd"] == "KEY_REQUEST")
         assert request["replies"][0]["attrs"]["key"] == KEY.hex()
 
-    def test_a_trace_stops_growing_at_its_cap_and_says_so(self, build_dir, open_folder):
-        e = self.start(build_dir, open_folder, "--trace-max-bytes", "4096")
+    def test_a_trace_stops_growing_at_its_cap_and_says_so(self, entity_at, open_folder):
+        e = self.start(entity_at, open_folder, "--trace-max-bytes", "4096")
         trace = open_folder / "trace.jsonl"
         try:
             conn = c.Connection(e.socket)
@@ -211,10 +210,10 @@ class TestTrace:
         assert all(line["cmd"] == "JOB_GET" for line in lines[:-1]) and len(lines) > 10
         assert f"the trace {trace} reached its cap of 4096 bytes" in e.log.read_text()
 
-    def test_a_trace_file_another_user_made_is_not_written_into(self, build_dir, open_folder):
+    def test_a_trace_file_another_user_made_is_not_written_into(self, entity_at, open_folder):
         trace = open_folder / "trace.jsonl"
         as_nobody("sh", "-c", f": > {trace}; chmod 666 {trace}")
-        e = Entity(build_dir, open_folder)
+        e = entity_at(open_folder)
         e.args = ["--trace", str(trace)]
         r = subprocess.run([str(e.binary), "--socket", str(e.socket), "--store", str(e.store), *e.args],
                            capture_output=True, text=True, timeout=10)

@@ -4,13 +4,11 @@ always parses; each log a cell's processes write is capped, keeping its head and
 in the log and in the report."""
 import io
 import json
-import os
 import pathlib
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
