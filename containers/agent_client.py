@@ -78,9 +78,6 @@ class RunSecret:
             os.close(fd)
         return cls(path, value)
 
-    def remove(self) -> None:
-        self.path.unlink(missing_ok=True)
-
 
 def answer(secret: str, nonce: str) -> str:
     return hmac.new(secret.encode(), AUTH_LABEL + nonce.encode(), hashlib.sha256).hexdigest()

@@ -222,7 +222,8 @@ class CellRun:
         (self.out / f"{area}.target.log").unlink(missing_ok=True)
         while not self.stop.is_set():
             # Every case with a verdict (a crashed or timed-out one included) is not run again.
-            negative = ":".join(r.case for r in self.results if r.area == area)
+            done = [r.case for r in self.results if r.area == area]
+            negative = ":".join(done)
             gfilter = self.case_filter
             if negative:
                 gfilter += (":" if "-" in gfilter else "-") + negative
@@ -230,7 +231,7 @@ class CellRun:
             with open(log, "a") as logf:
                 logf.write(f"$ {' '.join(argv)}\n")
             # A key of this launch's own: lines of an earlier launch, or of anyone else, do not verify.
-            channel = VerdictChannel(lines, done=frozenset(r.case for r in self.results if r.area == area))
+            channel = VerdictChannel(lines, done=frozenset(done))
             try:
                 proc = place.start(argv, dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
                                               UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), str(log),

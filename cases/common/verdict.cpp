@@ -12,8 +12,6 @@
 // the signature keeps out forgeries and stray writes, not code that attacks the suite's own process.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "uet/agent/auth.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -55,17 +54,6 @@ const char* side_name(Side s) { return s == Side::initiator ? "initiator" : "tar
 
 std::string first_lines(const std::string& text, size_t max_chars) {
   return text.size() <= max_chars ? text : text.substr(0, max_chars) + " ...";
-}
-
-std::string hex_hmac(const std::string& key, const std::string& text) {
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
-       text.size(), mac, &len);
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) out += {digits[mac[i] >> 4], digits[mac[i] & 15]};
-  return out;
 }
 
 // The key on UET_CASES_VERDICT_KEY_FD, its descriptor closed; empty without one. Exits 2 on a descriptor
@@ -177,7 +165,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     j["seq"] = seq_++;
     const std::string body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // One write(2) a line, so an O_APPEND line is never interleaved with another writer's bytes.
-    const std::string text = (key_.empty() ? body : hex_hmac(key_, body) + " " + body) + "\n";
+    const std::string text = (key_.empty() ? body : agent::hmac_sha256_hex(key_, body) + " " + body) + "\n";
     for (ssize_t n; (n = ::write(out_, text.data(), text.size())) < 0 && errno == EINTR;) {
     }
   }

@@ -61,14 +61,15 @@ std::string new_nonce() {
   return hex(bytes, sizeof bytes);
 }
 
-std::string auth_mac(const std::string& secret, const std::string& nonce) {
-  const std::string message = kLabel + nonce;
+std::string hmac_sha256_hex(const std::string& key, const std::string& text) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len);
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(text.data()),
+       text.size(), mac, &len);
   return hex(mac, len);
 }
+
+std::string auth_mac(const std::string& secret, const std::string& nonce) { return hmac_sha256_hex(secret, kLabel + nonce); }
 
 bool same_mac(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
