@@ -160,6 +160,9 @@ def transfer(pair, probe, softuet_env, tmp_path, cmd_uet_decode):
                 except subprocess.TimeoutExpired:
                     client.kill()
                     client_rest, client_err = client.communicate(timeout=10)
+                # What read_lines read past the address line ("sent ..." of a fast sender) is the sender's
+                # output too.
+                client_rest = getattr(client, "pending", "") + client_rest
                 # A receiver whose messages will not come (the sender failed) is not waited for long.
                 try:
                     server_out = read_lines(server, "extra ", timeout=60 if client.returncode == 0 else 3)
