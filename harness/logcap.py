@@ -58,10 +58,15 @@ class LogCap:
         # O_NOFOLLOW: the harness is root and the folder is shared with what it runs.
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
         try:
-            size = os.fstat(fd).st_size
-            if size <= self.cap:
-                return
-            tail = os.pread(fd, self.tail, size - self.tail)
+            # What the writer appends between reading the tail and the truncation is lost: read the tail again
+            # until the size holds still, so that window is a system call wide, not a read of the tail.
+            for _ in range(8):
+                size = os.fstat(fd).st_size
+                if size <= self.cap:
+                    return
+                tail = os.pread(fd, self.tail, size - self.tail)
+                if os.fstat(fd).st_size == size:
+                    break
             # Bytes written after the head, less our own marker and the tail we keep, are dropped.
             self.dropped[path.name] = (self.dropped.get(path.name, 0) + size - self.head
                                        - self._marker_len.get(path.name, 0) - len(tail))

@@ -14,7 +14,8 @@ Then each knob names its statement (faults.def), and runs in stages, stopping at
 
   1. targeted: only the cases that cover the knob's statement (a gtest filter of their names, only the
      binaries that hold them), in each cell where they pass, in CELLS order, up to the first cell that
-     catches it;
+     catches it; with them, the cases fep/faults-checks.yaml names for the knob (each in the first cell
+     where it passes), which pytest then checks failed;
   2. targeted wire: the suite's wire checks under packet loss (WIRE_CHECKS) that cover the statement
      (their `requirements` mark), up to the first that fails: they see what a case may not (a duplicate
      delivered twice under loss, RUDI, large sends between FEPs of chosen profiles);
@@ -26,8 +27,9 @@ neighbouring statement catches it). --full runs instead the old cross product: e
 for every knob (the wire checks only for a knob no case catches), about 20 minutes on 2 cores.
 
 Writes out/report/mutation.json (the score; per knob the checks that caught it, "cell: case" or "wire:
-test", the stage, the errors, the seconds and how many cases and wire checks ran for it) and prints one
-line per knob as it ends. Exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
+test", the stage, the errors, the seconds, how many cases and wire checks ran for it and every case verdict
+with it on; and the baselines, cell by case) and prints one line per knob as it ends. pytest's verdict tests
+(pytest/cases/test_mutation.py) read that file: each knob runs once. Exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
 cannot run (no case binaries, a baseline that is not clean).
 
 Knobs run --jobs at a time (default 2). As root every run of cases makes a namespace pair of its own
@@ -50,15 +52,23 @@ import subprocess
 import sys
 import threading
 import time
+import typing
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
-from harness import manifest as manifest_mod
-from harness import run_cases
-from harness.results import Result
+if typing.TYPE_CHECKING:
+    from harness.results import Result
+
+
+def _run_cases():
+    """harness.run_cases, imported when first needed: ./uet selftest checks its options with this module
+    before it builds, and that check must answer at once (run_cases brings the manifest schema)."""
+    from harness import run_cases
+    return run_cases
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
+NAMED_CHECKS = REPO / "fep" / "faults-checks.yaml"
 # The areas of the pairs of different profile sets: the negotiation cases are about such pairs; every other
 # area runs in the softuet variants against themselves.
 PAIR_AREAS = ["negotiation"]
@@ -79,7 +89,7 @@ class MutationCell:
         return "__".join(v.replace(".yaml", "").replace("#", "-") for v in filter(None, (self.initiator, self.target)))
 
     def areas(self, build: pathlib.Path) -> list[str]:
-        built = run_cases.case_binaries(build)
+        built = _run_cases().case_binaries(build)
         return list(built) if self.target is None else [a for a in PAIR_AREAS if a in built]
 
 
@@ -106,6 +116,18 @@ def knobs() -> list[tuple[str, str, str]]:
     return faults_md.knobs((REPO / "fep" / "src" / "faults.def").read_text())
 
 
+def named_checks() -> dict[str, list[str]]:
+    """knob -> the cases that must fail with it on (fep/faults-checks.yaml)."""
+    import yaml
+    return yaml.safe_load(NAMED_CHECKS.read_text()) or {}
+
+
+def short_case(case: str) -> str:
+    """'Claimed/Authz.MrForOneJobIdRefusesAnother/rdm' -> 'Authz.MrForOneJobIdRefusesAnother' (any kind)."""
+    suite, _, name = case.partition(".")
+    return f"{suite.split('/')[-1]}.{name.split('/')[0]}"
+
+
 def ref_of(variant: str) -> str:
     """The manifest reference of a variant label ("softuet.yaml#ai_base" -> an absolute path#variant)."""
     _, _, v = variant.partition("#")
@@ -123,6 +145,9 @@ class KnobResult:
     seconds: float = 0.0
     cases_run: int = 0        # case verdicts it took, over every cell and stage
     wire_checks_run: int = 0
+    # every case verdict with the knob on ({"cell", "stage", "case", "verdict"}): what pytest's verdict tests
+    # read instead of running the knob again
+    verdicts: list[dict] = dataclasses.field(default_factory=list)
 
     @property
     def caught(self) -> bool:
@@ -248,8 +273,9 @@ def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None, tests:
 class Mutation:
     """The knob runs against the baselines; `mutate` is safe to call from several threads."""
 
-    def __init__(self, build: pathlib.Path, work: pathlib.Path, full: bool):
+    def __init__(self, build: pathlib.Path, work: pathlib.Path, full: bool, named: dict[str, list[str]] | None = None):
         self.build, self.work, self.full = build, work, full
+        self.named = named or {}  # knob -> the cases that must catch it (fep/faults-checks.yaml)
         self.baselines: dict[MutationCell, Baseline] = {}
         self.wire_lock = threading.Lock()  # one pytest session of the wire checks at a time
         self.wire_baseline: WireBaseline | None = None
@@ -268,10 +294,11 @@ class Mutation:
         areas = sorted({c.area for c in cases}) if cases else cell.areas(self.build)
         case_filter = ":".join(sorted(c.case for c in cases)) if cases else "*"
         out = self.work / r.knob / f"{stage.replace(' ', '-')}-{cell.dir}"
-        results = run_cases.run_manifest(ref_of(cell.initiator), self.build, out, areas=areas, case_filter=case_filter,
+        results = _run_cases().run_manifest(ref_of(cell.initiator), self.build, out, areas=areas, case_filter=case_filter,
                                          target=ref_of(cell.target) if cell.target else None,
                                          extra_env={"SOFTUET_FAULTS": r.knob})
         r.cases_run += len(results)
+        r.verdicts += [{"cell": cell.label, "stage": stage, "case": v.case, "verdict": v.verdict} for v in results]
         for v in results:
             if v.verdict in BROKEN:
                 r.errors.append(f"{cell.label}: {v.case}: {v.verdict}: {(v.reason or '')[:200]}")
@@ -303,10 +330,17 @@ class Mutation:
             for cell in self.baselines:
                 self.cases(r, cell, "full", None)
         else:
-            for cell, base in self.baselines.items():  # 1. the cases that name the statement, where they pass
-                covering = base.covering(statement)
-                if covering and not r.caught:
-                    self.cases(r, cell, "targeted", covering)
+            # 1. the cases that name the statement, where they pass, up to the first cell that catches it; and
+            # the cases fep/faults-checks.yaml names for the knob, each in the first cell where it passes
+            pending = set(self.named.get(name, ()))
+            for cell, base in self.baselines.items():
+                chosen = {} if r.caught else {c.case: c for c in base.covering(statement)}
+                for case in base.passing.values():
+                    if pending & {case.case, short_case(case.case)}:
+                        chosen[case.case] = case
+                if chosen:
+                    pending -= {n for c in chosen for n in (c, short_case(c))}
+                    self.cases(r, cell, "targeted", list(chosen.values()))
             if not r.caught:  # 2. the wire checks that name it
                 self.wire(r, "targeted wire", statement)
             for cell in self.baselines:  # 3. every case
@@ -333,7 +367,7 @@ def baselines(mutation: Mutation, cells: list[MutationCell], jobs: int) -> str |
     """Runs the cells without a knob into mutation.baselines; what is wrong with them (None: clean)."""
     build, work = mutation.build, mutation.work
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        runs = list(pool.map(lambda c: run_cases.run_manifest(
+        runs = list(pool.map(lambda c: _run_cases().run_manifest(
             ref_of(c.initiator), build, work / "baseline" / c.dir, areas=c.areas(build),
             target=ref_of(c.target) if c.target else None), cells))
     for cell, results in zip(cells, runs):
@@ -359,16 +393,26 @@ def main(argv: list[str]) -> int:
                         help="knobs at a time, when their runs are isolated in namespace pairs (default 2)")
     parser.add_argument("--full", action="store_true",
                         help="every case of every cell for every knob (the old cross product; about 20 min)")
+    parser.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)  # ./uet, before it builds
     args = parser.parse_args(argv)
     all_knobs = knobs()
     unknown = sorted(set(args.knob) - {k[0] for k in all_knobs})
     if unknown:
         parser.error(f"no such knob: {', '.join(unknown)} (fep/src/faults.def lists them)")
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    unknown = sorted(set(named_checks()) - {k[0] for k in all_knobs})
+    if unknown:
+        print(f"mutation: {NAMED_CHECKS} names knobs faults.def does not have: {', '.join(unknown)}", file=sys.stderr)
+        return 3
+    if args.check_usage:
+        return 0
     chosen = [k for k in all_knobs if not args.knob or k[0] in args.knob]
-    if not run_cases.case_binaries(args.build):
+    if not _run_cases().case_binaries(args.build):
         print(f"mutation: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
     cells = [c for c in CELLS if c.areas(args.build)]
+    from harness import manifest as manifest_mod
     try:
         isolated = os.geteuid() == 0 and all(manifest_mod.load(ref_of(v)).namespaces
                                              for c in cells for v in filter(None, (c.initiator, c.target)))
@@ -377,7 +421,7 @@ def main(argv: list[str]) -> int:
         return 3
     jobs = max(1, args.jobs if isolated else 1)
     started = time.monotonic()
-    mutation = Mutation(args.build, args.out / "mutation", args.full)
+    mutation = Mutation(args.build, args.out / "mutation", args.full, named_checks())
     # The wire checks' baseline overlaps the case baselines (a run without one would wait for it later).
     threading.Thread(target=mutation.run_wire_baseline, daemon=True).start()
     print(f"mutation: baselines of {len(cells)} cells ({', '.join(c.label for c in cells)}) and of the wire checks",
@@ -420,7 +464,12 @@ def main(argv: list[str]) -> int:
     seconds = round(time.monotonic() - started, 1)
     report = {"score": f"{caught}/{len(results)}", "caught": caught, "knobs": len(results),
               "mode": "full" if args.full else "targeted", "cells": [c.label for c in cells], "seconds": seconds,
-              "results": [dict(dataclasses.asdict(r), caught=r.caught) for r in results]}
+              "results": [dict(dataclasses.asdict(r), caught=r.caught) for r in results],
+              # each cell without a knob, case by case: pytest's verdict tests read these instead of running
+              # the same cells again
+              "baselines": {c.label: [{"area": v.area, "case": v.case, "verdict": v.verdict, "reason": v.reason,
+                                       "statements": v.statements} for v in b.results]
+                            for c, b in mutation.baselines.items()}}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
     print_table(results)

@@ -15,6 +15,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requirements(*ids): the catalogue statements (spec/catalogue.yaml) a wire check covers; they "
         "reach the JUnit XML as the `requirements` property, which harness/coverage.py counts")
+    config.addinivalue_line(
+        "markers", "alone: a test that looks at the whole host (every namespace, process or container, whoever made "
+        "it); ./uet test runs these after the parallel workers, one at a time")
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,10 @@ if str(REPO) not in sys.path:
 from containers import host, netns  # noqa: E402
 from containers.netns import NamespaceError, NamespacePair  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
+# alone: these tests pick a free pair index before making a pair by hand, and count the stale pairs of the
+# whole host; a pair another worker makes in between would be taken for theirs.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)"),
+              pytest.mark.alone]
 
 PY = sys.executable
 PROBE = str(REPO / "containers" / "probe.py")

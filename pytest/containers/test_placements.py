@@ -26,7 +26,9 @@ from containers.choice import open_placement  # noqa: E402
 from containers.placement import PlacementError  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)")
+# alone: leftovers() counts every agent, slurmd and container of the host, whoever started it.
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)"),
+              pytest.mark.alone]
 
 MANIFEST = str(REPO / "cases" / "manifests" / "softuet.yaml") + "#ai_full"
 # Two-sided transfers, a lossy wire, the privileged entity granting by PID, and sealed packets: what a

@@ -1,9 +1,8 @@
 """The entity cases (uet-cases-entity) through the harness: softuet, with the suite's uet-entity started for
 the cell, passes them; a provider whose manifest declares no privileged entity is "not applicable" with the
-reason; each fault knob that breaks a rule of the entity's makes the case that checks it fail."""
+reason. The fault knobs that break a rule of the entity's fail the case that checks it in the one mutation run
+(pytest/cases/test_mutation.py); only the knob whose "only" no targeted run shows is tried here."""
 import pathlib
-
-import pytest
 
 from harness.run_cases import run_manifest
 
@@ -40,22 +39,6 @@ def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
     assert not (tmp_path / "privileged-entity.log").exists()  # no entity was started for it
 
 
-@pytest.mark.parametrize("knob,case", [
-    ("entity_not_asked", "Entity.AJobIdNotGrantedOpensNoEndpoint"),
-    ("entity_not_asked", "Entity.AnAuthKeyNotGrantedIsNotInserted"),
-    ("entity_grant_cached", "Entity.ARevokedGrantStopsNewEndpointsNotOpenOnes"),
-    ("entity_grant_cached", "Entity.AnEndedJobsJobIdOpensNoNewEndpoint"),
-    ("indirect_without_entity", "Entity.TheIndirectJobIdComesFromTheEntity"),
-    ("no_address_request", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
-    ("address_request_without_ip", "ControlApi.EndpointCreationSendsAnAddressAllocationRequest"),
-    ("entity_response_ignored", "ControlApi.TheAllocationResponseIsTheEndpointsAddress"),
-    ("entity_peer_not_checked", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"),
-])
-def test_a_knob_that_breaks_a_rule_fails_its_case(build_dir, tmp_path, knob, case):
-    found = results(build_dir, tmp_path, "softuet.yaml", {"SOFTUET_FAULTS": knob})
-    assert found[case].verdict == "fail", found[case]
-
-
 JOBS = {f"Claimed/Jobs.{name}/rdm" for name in (
     "ABufferOfAnEntityJobIdTakesIt", "ABufferOfAnEntityJobIdTakesItOnOneNode", "ABufferOfAnEntityJobIdRefusesAnother",
     "ABufferOfAnEntityJobIdRefusesAnotherOnOneNode", "ARegionOfAnEntityJobIdIsNotWrittenByAnother",
@@ -86,17 +69,10 @@ class TestJobsBetweenTwoProcesses:
             "Claimed/Jobs.ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode/rdm"}
 
 
-    @pytest.mark.parametrize("knob,case", [
-        ("alloc_job_id_ignored", "TheResponsesJobIdTakesPrecedenceOverJobInitialisations"),
-        ("alloc_job_id_kept_with_av_auth_key", "WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored"),
-    ])
-    def test_a_precedence_knob_fails_its_case(self, build_dir, tmp_path, knob, case):
-        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": knob})
-        assert found[f"Claimed/AllocationJobId.{case}/rdm"].verdict == "fail"
 
 class TestSecurityBetweenTwoProcesses:
     """Security bindings and key updates (uet-cases-security): softuet seals and opens its packets with the
-    keys the suite's entity gives, and each knob that breaks a rule of 2.2.9 fails the case that checks it."""
+    keys the suite's entity gives (the knobs that break a rule of 2.2.9: pytest/cases/test_mutation.py)."""
 
     def test_softuet_passes_them(self, build_dir, tmp_path):
         found = jobs(build_dir, tmp_path, area="security")
@@ -104,13 +80,3 @@ class TestSecurityBetweenTwoProcesses:
         assert all(r.verdict == "not_applicable" and "RDM" in r.reason for c, r in found.items() if c not in SECURITY)
         # The key updates the entity sent unasked are in its trace.
         assert '"push_to":' in (tmp_path / "privileged-entity-trace.jsonl").read_text()
-
-    @pytest.mark.parametrize("knob,case", [
-        ("tss_binding_ignored", "PacketsOfABoundJobIdAreSealedInItsSecureDomain"),
-        ("tss_key_not_requested", "TheFepAsksItsEntityForTheKey"),
-        ("key_request_without_sdi", "TheFepAsksItsEntityForTheKey"),
-        ("tss_unsolicited_update_ignored", "AKeyUpdateSealsTheNextPacketsUnderTheNewKey"),
-    ])
-    def test_a_knob_that_breaks_a_rule_fails_its_case(self, build_dir, tmp_path, knob, case):
-        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": knob}, area="security")
-        assert found[f"Claimed/Security.{case}/rdm"].verdict == "fail"

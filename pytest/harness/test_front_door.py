@@ -255,6 +255,7 @@ class TestInteropCell:
 
 
 @root_only
+@pytest.mark.alone  # it looks for any uet-cases-msg process on the host, whoever started it
 class TestInterrupt:
     def test_ctrl_c_writes_a_partial_report_and_leaves_nothing_behind(self, build_dir, tmp_path):
         env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
