@@ -1,7 +1,9 @@
 // Runs the generated node functions over a frame and finishes the record.
 #include <arpa/inet.h>
 
+#include <charconv>
 #include <cstdio>
+#include <string>
 
 #include "cursor.hpp"
 #include "uet/codec/decoded.hpp"
@@ -81,37 +83,56 @@ void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root
 
 std::optional<wire::Node> root_for_linktype(int linktype) { return wire::root_for_linktype(linktype); }
 
-std::string format_value(const Decoded& d, wire::Field field) {
+void append_value(std::string& out, const Decoded& d, wire::Field field) {
+  static constexpr char kHex[] = "0123456789abcdef";
   const wire::FieldInfo& info = wire::field_info(field);
   const uint64_t v = d.values[static_cast<size_t>(field)];
   char buf[INET6_ADDRSTRLEN + 1];
   switch (info.kind) {
-    case wire::Kind::int_:
-      return std::to_string(static_cast<int64_t>(v));
+    case wire::Kind::int_: {
+      const auto r = std::to_chars(buf, buf + sizeof buf, static_cast<int64_t>(v));
+      out.append(buf, r.ptr);
+      return;
+    }
     case wire::Kind::mac: {
       const uint8_t* b = d.bytes_of(field);
-      std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4], b[5]);
-      return buf;
+      char* at = buf;
+      for (unsigned i = 0; i < 6; ++i) {
+        if (i) *at++ = ':';
+        *at++ = kHex[b[i] >> 4];
+        *at++ = kHex[b[i] & 15];
+      }
+      out.append(buf, at);
+      return;
     }
     case wire::Kind::ipv4:
-      return inet_ntop(AF_INET, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+      out += inet_ntop(AF_INET, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+      return;
     case wire::Kind::ipv6:
-      return inet_ntop(AF_INET6, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+      out += inet_ntop(AF_INET6, d.bytes_of(field), buf, sizeof buf) ? buf : "?";
+      return;
     case wire::Kind::bytes: {
-      static constexpr char kHex[] = "0123456789abcdef";
-      std::string s;
       const uint8_t* b = d.bytes_of(field);
+      const size_t at = out.size();
+      out.resize(at + 2 * size_t{info.nbytes});
       for (unsigned i = 0; i < info.nbytes; ++i) {
-        s += kHex[b[i] >> 4];
-        s += kHex[b[i] & 15];
+        out[at + 2 * i] = kHex[b[i] >> 4];
+        out[at + 2 * i + 1] = kHex[b[i] & 15];
       }
-      return s;
+      return;
     }
     case wire::Kind::uint_:
     case wire::Kind::reserved:
       break;
   }
-  return std::to_string(v);
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+std::string format_value(const Decoded& d, wire::Field field) {
+  std::string s;
+  append_value(s, d, field);
+  return s;
 }
 
 }  // namespace uet::codec

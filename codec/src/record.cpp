@@ -1,13 +1,14 @@
-// JSON records with nlohmann::ordered_json: fields keep the order in which they are on the wire.
+// JSON records, one per line, with the fields in the order in which they are on the wire; and summary lines.
 #include "uet/codec/record.hpp"
 
 #include <algorithm>
 #include <bitset>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <vector>
-#include <cstdio>
-#include <nlohmann/json.hpp>
+
+#include "json_text.hpp"
 
 namespace uet::codec {
 
@@ -24,16 +25,36 @@ void RecordWriter::clear() { impl_->text.clear(); }
 
 namespace {
 
-nlohmann::ordered_json value_of(const Decoded& d, wire::Field f) {
+using json_text::append_key;
+using json_text::append_number;
+using json_text::append_string;
+
+// `"name":` of every field, escaped once: a record names each of its fields.
+const std::string& field_key(wire::Field f) {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k(wire::kFieldCount);
+    for (size_t i = 0; i < wire::kFieldCount; ++i) append_key(k[i], wire::field_name(static_cast<wire::Field>(i)));
+    return k;
+  }();
+  return keys[static_cast<size_t>(f)];
+}
+
+// A field's value: numbers as JSON numbers, byte strings and addresses as text (format_value).
+void append_field_value(std::string& out, const Decoded& d, wire::Field f) {
   const uint64_t v = d.values[static_cast<size_t>(f)];
   switch (wire::field_info(f).kind) {
     case wire::Kind::uint_:
     case wire::Kind::reserved:
-      return v;
+      append_number(out, v);
+      return;
     case wire::Kind::int_:
-      return static_cast<int64_t>(v);
+      append_number(out, static_cast<int64_t>(v));
+      return;
     default:
-      return format_value(d, f);
+      // The text of these kinds (hex digits, ':' and '.') needs no escaping.
+      out += '"';
+      append_value(out, d, f);
+      out += '"';
   }
 }
 
@@ -62,51 +83,88 @@ std::string diag_message(const Decoded& d, const Diagnostic& g) {
 
 }  // namespace
 
+// The record of codec/DECODE-OUTPUT.md, written as text in one pass: keys in this order, fields in wire order.
 void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
-  char ts[48];
-  std::snprintf(ts, sizeof ts, meta.ts_nanos ? "%" PRId64 ".%09u" : "%" PRId64 ".%06u", meta.ts_sec, meta.ts_frac);
-  nlohmann::ordered_json r;
-  r["frame"] = meta.number;
-  r["ts"] = ts;
-  r["caplen"] = d.caplen;
-  r["len"] = d.len;
-  r["status"] = status_name(d.status());
-  auto& layers = r["layers"] = nlohmann::ordered_json::array();
-  for (unsigned i = 0; i < d.n_layers; ++i) layers.push_back(wire::header_name(d.layers[i]));
-  auto& fields = r["fields"] = nlohmann::ordered_json::object();
-  // Append without ordered_map's linear search for an existing key: a field is emitted at most once
-  // per frame (the code generator checks every path of spec/wire.yaml for that).
-  auto& entries = static_cast<nlohmann::ordered_json::object_t::Container&>(
-      fields.get_ref<nlohmann::ordered_json::object_t&>());
-  entries.reserve(d.n_emitted);
-  for (unsigned i = 0; i < d.n_emitted; ++i)
-    entries.emplace_back(wire::field_name(d.emitted[i].field), value_of(d, d.emitted[i].field));
-  r["payload_len"] = d.payload_len;
-  auto& diags = r["diagnostics"] = nlohmann::ordered_json::array();
+  std::string& out = impl_->text;
+  out += "{\"frame\":";
+  append_number(out, meta.number);
+  out += ",\"ts\":\"";
+  append_number(out, meta.ts_sec);
+  out += '.';
+  json_text::append_padded(out, meta.ts_frac, meta.ts_nanos ? 9 : 6);
+  out += '"';
+  out += ",\"caplen\":";
+  append_number(out, d.caplen);
+  out += ",\"len\":";
+  append_number(out, d.len);
+  out += ",\"status\":";
+  append_string(out, status_name(d.status()));
+  out += ",\"layers\":[";
+  for (unsigned i = 0; i < d.n_layers; ++i) {
+    if (i) out += ',';
+    append_string(out, wire::header_name(d.layers[i]));
+  }
+  // A field is emitted at most once per frame (the code generator checks every path of spec/wire.yaml).
+  out += "],\"fields\":{";
+  for (unsigned i = 0; i < d.n_emitted; ++i) {
+    if (i) out += ',';
+    out += field_key(d.emitted[i].field);
+    append_field_value(out, d, d.emitted[i].field);
+  }
+  out += "},\"payload_len\":";
+  append_number(out, d.payload_len);
+  out += ",\"diagnostics\":[";
   for (unsigned i = 0; i < d.n_diags; ++i) {
     const Diagnostic& g = d.diags[i];
-    diags.push_back({{"kind", diag_kind_name(g.kind)},
-                     {"header", wire::header_name(g.header)},
-                     {"field", g.field == kNoField ? nlohmann::ordered_json() : nlohmann::ordered_json(wire::field_name(g.field))},
-                     {"offset", g.offset},
-                     {"message", diag_message(d, g)}});
+    if (i) out += ',';
+    out += "{\"kind\":";
+    append_string(out, diag_kind_name(g.kind));
+    out += ",\"header\":";
+    append_string(out, wire::header_name(g.header));
+    out += ",\"field\":";
+    if (g.field == kNoField)
+      out += "null";
+    else
+      append_string(out, wire::field_name(g.field));
+    out += ",\"offset\":";
+    append_number(out, g.offset);
+    out += ",\"message\":";
+    append_string(out, diag_message(d, g));
+    out += '}';
   }
-  auto& uncertain = r["uncertain"] = nlohmann::ordered_json::object();
-  for (unsigned i = 0; i < d.n_emitted; ++i)
-    if (d.emitted[i].uncertain != wire::Choice::none)
-      uncertain[wire::field_name(d.emitted[i].field)] = wire::choice_info(d.emitted[i].uncertain).id;
+  out += "],\"uncertain\":{";
+  bool first = true;
+  for (unsigned i = 0; i < d.n_emitted; ++i) {
+    if (d.emitted[i].uncertain == wire::Choice::none) continue;
+    if (!first) out += ',';
+    first = false;
+    out += field_key(d.emitted[i].field);
+    append_string(out, wire::choice_info(d.emitted[i].uncertain).id);
+  }
   // How far each of those choices can be trusted, in the choices' id order (the Scapy record sorts them).
-  auto& confidence = r["confidence"] = nlohmann::ordered_json::object();
+  out += "},\"confidence\":{";
   std::bitset<static_cast<size_t>(wire::Choice::COUNT)> cited;
   for (unsigned i = 0; i < d.n_emitted; ++i) cited.set(static_cast<size_t>(d.emitted[i].uncertain));
-  std::vector<const wire::ChoiceInfo*> choices;
+  const wire::ChoiceInfo* choices[static_cast<size_t>(wire::Choice::COUNT)];
+  size_t n_choices = 0;
   for (size_t c = 1; c < cited.size(); ++c)
-    if (cited[c]) choices.push_back(&wire::choice_info(static_cast<wire::Choice>(c)));
-  std::sort(choices.begin(), choices.end(), [](auto* a, auto* b) { return std::strcmp(a->id, b->id) < 0; });
-  for (const wire::ChoiceInfo* c : choices) confidence[c->id] = c->confidence;
-  if (!meta.reassembled_from.empty()) r["reassembled_from"] = meta.reassembled_from;
-  impl_->text += r.dump();
-  impl_->text += '\n';
+    if (cited[c]) choices[n_choices++] = &wire::choice_info(static_cast<wire::Choice>(c));
+  std::sort(choices, choices + n_choices, [](auto* a, auto* b) { return std::strcmp(a->id, b->id) < 0; });
+  for (size_t i = 0; i < n_choices; ++i) {
+    if (i) out += ',';
+    append_key(out, choices[i]->id);
+    append_string(out, choices[i]->confidence);
+  }
+  out += '}';
+  if (!meta.reassembled_from.empty()) {
+    out += ",\"reassembled_from\":[";
+    for (size_t i = 0; i < meta.reassembled_from.size(); ++i) {
+      if (i) out += ',';
+      append_number(out, meta.reassembled_from[i]);
+    }
+    out += ']';
+  }
+  out += "}\n";
 }
 
 namespace {

@@ -104,5 +104,8 @@ std::optional<wire::Node> root_for_linktype(int linktype);
 
 // Text of one field value as the record prints it (numbers in decimal, addresses, hex bytes).
 std::string format_value(const Decoded& decoded, wire::Field field);
+// The same text appended to `out`: the JSON writer formats every field of every frame, and a string per
+// value was a good part of its time.
+void append_value(std::string& out, const Decoded& decoded, wire::Field field);
 
 }  // namespace uet::codec
