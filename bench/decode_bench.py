@@ -8,7 +8,8 @@ of the golden corpus (every header type and opcode), then, in this one run:
   - uet-decode --json  the same, writing every JSON record (to /dev/null);
   - the Scapy layers   decode_record() on a sample of --scapy-sample frames.
 Each C++ figure is the best of --repeat runs. Prints the rates and the ratios the targets are stated in
-(full decode >= 0.5 x the bare loop, >= 500 x Scapy), and writes them to out/bench/decode.json.
+(full decode >= 0.5 x the bare loop, >= 500 x Scapy), and writes them to out/bench/decode.json; each run
+appends them to bench/records/decode.jsonl (bench/history.py), which --history prints (no build needed).
 """
 from __future__ import annotations
 
@@ -21,6 +22,17 @@ import sys
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+import history  # noqa: E402  (bench/, this script's folder)
+
+# The record's table: the ratios the targets are stated in, then the rates they are made of.
+HISTORY_COLUMNS = [
+    history.column("full/bare", "ratios", "full_vs_bare"),
+    history.column("full/scapy", "ratios", "full_vs_scapy", fmt=".0f"),
+    history.column("bare f/s", "rates_fps", "bare_libpcap_loop", fmt=",.0f"),
+    history.column("full f/s", "rates_fps", "uet_decode_full", fmt=",.0f"),
+    history.column("json f/s", "rates_fps", "uet_decode_json", fmt=",.0f"),
+]
 PCAP_HEADER = struct.Struct("<IHHiIII")
 RECORD_HEADER = struct.Struct("<IIII")
 
@@ -89,7 +101,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scapy-sample", type=int, default=3000)
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "bench")
+    parser.add_argument("--history", action="store_true", help="print the record of earlier runs and exit")
+    parser.add_argument("--no-record", action="store_true", help="do not append this run to bench/records/decode.jsonl")
     args = parser.parse_args()
+    if args.history:
+        return history.show("decode", HISTORY_COLUMNS, "Targets: full/bare >= 0.5, full/scapy >= 500.")
     if args.packets < 1 or args.repeat < 1 or args.scapy_sample < 1:
         parser.error("--packets, --repeat and --scapy-sample must be positive")
     decode_bin, loop_bin = args.build / "bin" / "uet-decode", args.build / "bin" / "pcap-read-loop"
@@ -128,6 +144,8 @@ def main() -> int:
     result = {"packets": n, "distinct_frames": len(templates), "repeat": args.repeat, "scapy_sample": args.scapy_sample,
               "rates_fps": rates, "ratios": ratios, "targets": targets}
     (args.out / "decode.json").write_text(json.dumps(result, indent=2) + "\n")
+    if not args.no_record:
+        print(f"decode_bench: recorded in {history.append('decode', result).relative_to(REPO)}")
     capture.unlink()
     return 0
 

@@ -11,7 +11,8 @@ providers take turns run by run, so a slow spell of a shared machine falls on bo
 The veth pair has a 9000-byte MTU (--mtu): softuet carries 4 KiB payloads per packet, as UET fabrics do,
 which a 1500-byte link would split into IP fragments; both providers run over the same link.
 Ratios are stated so that >= 1.0 is in softuet's favour (rate: softuet / baseline; latency: baseline /
-softuet). Results go to out/bench/fep.json.
+softuet). Results go to out/bench/fep.json, and each complete run appends its ratios and figures to
+bench/records/fep.jsonl (bench/history.py); --history prints that record (no build, no root needed).
 """
 from __future__ import annotations
 
@@ -25,11 +26,18 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from containers import NamespacePair  # noqa: E402
-from harness.fabtests import FabtestError, run_pair  # noqa: E402
-from turns import take_turns  # noqa: E402  (bench/, this script's folder)
+import history  # noqa: E402  (bench/, this script's folder)
 
 BASELINE = {"dgram": "udp", "rdm": "tcp;ofi_rxm"}
+# The record's table: each ratio, then the RDM bandwidths it is made of.
+HISTORY_COLUMNS = [
+    history.column("dgram lat", "endpoints", "dgram", "ratios", "latency", fmt=".3f"),
+    history.column("rdm lat", "endpoints", "rdm", "ratios", "latency", fmt=".3f"),
+    history.column("rdm rate", "endpoints", "rdm", "ratios", "message_rate", fmt=".3f"),
+    history.column("rdm bw", "endpoints", "rdm", "ratios", "bandwidth", fmt=".3f"),
+    history.column("softuet MB/s", "endpoints", "rdm", "figures", "bandwidth", "softuet", "mb_per_sec", fmt=".0f"),
+    history.column("tcp MB/s", "endpoints", "rdm", "figures", "bandwidth", "tcp;ofi_rxm", "mb_per_sec", fmt=".0f"),
+]
 def parse_perf(output: str) -> dict:
     """The figures of a fabtests performance line. Pingpong programs print 'bytes #sent #ack total time MB/sec
     usec/xfer Mxfers/sec', bandwidth programs 'bytes iters total time MB/sec usec/xfer Mxfers/sec'; the last
@@ -44,6 +52,8 @@ def parse_perf(output: str) -> dict:
 
 def run_once(pair, argv: list[str], env: dict) -> dict:
     """The figures of one run of a fabtests program."""
+    from harness.fabtests import FabtestError, run_pair
+
     run = run_pair(pair, argv, env=env, timeout=120)
     if not run.ok:
         raise FabtestError(run.describe())
@@ -53,6 +63,9 @@ def run_once(pair, argv: list[str], env: dict) -> dict:
 def measure(pair, argvs: dict[str, list[str]], env: dict, repeat: int, label: str) -> dict:
     """Median figures of each provider's program, the providers taking turns (bench/turns.py); a provider
     whose program fails gets {"error": ...} and the other goes on."""
+    from harness.fabtests import FabtestError
+    from turns import take_turns
+
     runners = {prov: functools.partial(run_once, pair, argv, env) for prov, argv in argvs.items()}
     return take_turns(runners, repeat, f"fep_bench: {label}", (FabtestError, ValueError), stop_on_error=False)
 
@@ -76,7 +89,13 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mtu", type=int, default=9000, help="MTU of the veth pair (default 9000)")
     parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "bench")
+    parser.add_argument("--history", action="store_true", help="print the record of earlier runs and exit")
+    parser.add_argument("--no-record", action="store_true", help="do not append this run to bench/records/fep.jsonl")
     args = parser.parse_args()
+    if args.history:
+        return history.show("fep", HISTORY_COLUMNS, "Ratios >= 1.0 are in softuet's favour.")
+    from containers import NamespacePair
+
     if os.geteuid() != 0:
         parser.error("network namespaces need root")
     eps = ["dgram", "rdm"] if args.ep == "both" else [args.ep]
@@ -103,6 +122,10 @@ def main() -> int:
                     row["ratios"]["bandwidth"] = ours["mb_per_sec"] / base["mb_per_sec"]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "fep.json").write_text(json.dumps(results, indent=2) + "\n")
+    # A run of the default provider whose every measure has its ratio joins the record.
+    complete = all(len(row["ratios"]) == len(programs(ep, 1)) for ep, row in results["endpoints"].items())
+    if not args.no_record and args.provider == "softuet" and complete:
+        print(f"fep_bench: recorded in {history.append('fep', results).relative_to(REPO)}")
     print(f"{'ep':<6}{'measure':<11}{'provider':<14}{'usec/xfer':>11}{'xfers/s':>14}{'MB/s':>11}")
     for ep, row in results["endpoints"].items():
         for what, figures in row["figures"].items():
