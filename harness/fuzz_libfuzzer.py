@@ -20,6 +20,8 @@ class Fuzzer:
     # Inputs that once failed, each kept as the regression test of its fix: every run starts with them, and
     # `refresh` never minimises them away.
     regressions: pathlib.Path | None = None
+    # libFuzzer's -timeout: an input slower than this is a failure (a hang found)
+    timeout_s: int = 10
 
     def input_dirs(self) -> list[pathlib.Path]:
         return [self.corpus] + ([self.regressions] if self.regressions else [])
@@ -32,21 +34,24 @@ class Fuzzer:
 FUZZERS = [
     Fuzzer("decode", "uet-decode-fuzzer", ROOT / "codec" / "fuzz" / "corpus", 512),
     # Inputs are runs of datagrams; the largest seed (the FEP's exchange with itself) is about 20 KiB.
+    # fep/fuzz/regressions/reassembly-budget fills the reassembly budget on purpose: 7 s of a core alone in the
+    # sanitizer build, 10 s on a loaded machine, so its slow-input bound is wider than the others'.
     Fuzzer("softuet-frames", "softuet-frame-fuzzer", ROOT / "fep" / "fuzz" / "corpus", 32768,
-           ROOT / "fep" / "fuzz" / "regressions"),
+           ROOT / "fep" / "fuzz" / "regressions", timeout_s=30),
     # Inputs are the frames of a capture, each a length byte and its bytes (reassembly_fuzzer.cpp).
     Fuzzer("reassembly", "uet-reassembly-fuzzer", ROOT / "codec" / "fuzz" / "corpus-reassembly", 4096),
     # Inputs are runs of Control API requests from a chosen peer (entity/fuzz/entity_fuzzer.cpp).
     Fuzzer("entity", "uet-entity-fuzzer", ROOT / "entity" / "fuzz" / "corpus", 8192),
     # Inputs are what a client sends the placement agent: request lines (containers/agent/fuzz/agent_fuzzer.cpp).
-    Fuzzer("agent", "uet-agent-fuzzer", ROOT / "containers" / "agent" / "fuzz" / "corpus", 4096),
+    Fuzzer("agent", "uet-agent-fuzzer", ROOT / "containers" / "agent" / "fuzz" / "corpus", 4096,
+           ROOT / "containers" / "agent" / "fuzz" / "regressions"),
 ]
 NAMES = [f.name for f in FUZZERS]
 
 
 def libfuzzer_args(f: Fuzzer, artifacts: str) -> list[str]:
     # Without -artifact_prefix libFuzzer writes its reproducers into the working directory: the checkout.
-    return [f"-max_len={f.max_len}", "-timeout=10", "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}"]
+    return [f"-max_len={f.max_len}", f"-timeout={f.timeout_s}", "-rss_limit_mb=2048", f"-artifact_prefix={artifacts}"]
 
 
 def missing_binaries(build: pathlib.Path, fuzzers) -> list[str]:
@@ -225,12 +230,12 @@ def replay_outcome(f: Fuzzer, inputs: list[pathlib.Path], process: Process) -> R
 
 def replay_all(fuzzers, build: pathlib.Path, out_root: pathlib.Path) -> list[Replay]:
     """One fuzzer per core: a replay is all CPU, and one input (fep/fuzz/regressions/reassembly-budget) takes
-    7 s of a core alone, close to -timeout=10; sharing the cores would bring it closer."""
+    7 s of a core alone; sharing the cores would bring it closer to its -timeout."""
     inputs, replays = {}, {}
 
     def begin(f):
         inputs[f.name], process = start_replay(f, build, out_root / f.name)
-        return process, 60 + 11 * len(inputs[f.name])  # -timeout=10 bounds each input; this bounds libFuzzer
+        return process, 60 + (f.timeout_s + 1) * len(inputs[f.name])  # -timeout bounds each input; this, libFuzzer
 
     run_pool(fuzzers, os.cpu_count() or 1, begin,
              lambda f, process: replays.__setitem__(f.name, replay_outcome(f, inputs[f.name], process)))

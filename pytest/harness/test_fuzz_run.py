@@ -24,7 +24,7 @@ BINARIES = {"decode": "uet-decode-fuzzer", "softuet-frames": "softuet-frame-fuzz
             "reassembly": "uet-reassembly-fuzzer", "entity": "uet-entity-fuzzer", "agent": "uet-agent-fuzzer"}
 CORPORA = {"decode": ["codec/fuzz/corpus"], "softuet-frames": ["fep/fuzz/corpus", "fep/fuzz/regressions"],
            "reassembly": ["codec/fuzz/corpus-reassembly"], "entity": ["entity/fuzz/corpus"],
-           "agent": ["containers/agent/fuzz/corpus"]}
+           "agent": ["containers/agent/fuzz/corpus", "containers/agent/fuzz/regressions"]}
 
 # Given files, libFuzzer runs each once and names it; given folders, it fuzzes. FAIL_ON (a file name) and
 # FAIL_AS plant a failure in the replay, CRASH=1 one in fuzzing; HOLD=1 makes a fuzzer that ignores

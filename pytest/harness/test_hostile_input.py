@@ -263,6 +263,28 @@ class TestUetScript:
         assert message in run.stderr
         assert not calls.exists(), "cmake ran: " + calls.read_text()
 
+    @pytest.mark.parametrize("args,message", [
+        (["test", "--bogus"], "unknown option for ./uet test: '--bogus' (./uet test [--workers N])"),
+        (["test", "--workers", "0"], "--workers needs a number from 1 to 99 (got '0')"),
+        (["build", "--everything"], "unknown option for ./uet build: '--everything' (./uet build [--all])"),
+        (["selftest", "--knob", "no_such_knob"], "no such knob: no_such_knob (fep/src/faults.def lists them)"),
+        (["fuzz", "--only", "no_such_fuzzer"], "no_such_fuzzer"),
+        (["fuzz", "--minutes", "0"], "--minutes"),
+        (["bench", "test-time", "--workers", "0"], "--workers must be from 1 to 99"),
+        (["bench", "no-such-bench"], "usage: ./uet bench decode|"),
+    ])
+    def test_bad_usage_of_every_command_is_answered_before_the_set_up(self, uet_tree, args, message):
+        # Before: ./uet test ignored its arguments and ran the whole loop; selftest and fuzz set up and built
+        # first. The set-up of this copy writes a marker, so "before the set-up" is what is checked.
+        root, env, calls = uet_tree
+        (root / "setup" / "all.sh").write_text(f"echo setup >> {calls}\nexit 0\n")
+        for package in ("harness", "fep", "bench"):
+            (root / package).symlink_to(REPO / package)
+        run = subprocess.run(["bash", str(root / "uet"), *args], capture_output=True, text=True, env=env, timeout=60)
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert message in run.stderr
+        assert not calls.exists(), "set-up or cmake ran: " + calls.read_text()
+
 
 class TestPartialReport:
     def test_not_run_counts_each_area_without_a_verdict(self):

@@ -93,7 +93,10 @@ std::optional<Event> parse_event(std::string_view line, std::string* error) {
   const auto j = object_of(line, error);
   if (!j) return std::nullopt;
   Event e;
-  const std::string kind = j->value("event", "");
+  // The peer may be anyone who reached the socket: a non-string "event" is refused, not thrown on.
+  const auto ev = j->find("event");
+  if (ev == j->end() || !ev->is_string()) return *error = "no \"event\" string", std::nullopt;
+  const std::string kind = ev->get<std::string>();
   if (kind == "challenge") e.kind = Event::Kind::challenge;
   else if (kind == "hello") e.kind = Event::Kind::hello;
   else if (kind == "started") e.kind = Event::Kind::started;

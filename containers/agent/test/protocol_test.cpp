@@ -60,6 +60,15 @@ TEST(AgentProtocol, EventsRoundTrip) {
   EXPECT_DOUBLE_EQ(back->cpu_seconds, 1.5);
 }
 
+// {"event":91} aborted the agent's client (a type error thrown from the JSON library), found by the fuzzer.
+TEST(AgentProtocol, AnEventThatIsNotAStringIsRefused) {
+  for (const char* line : {R"({"event":91})", R"({"event":null})", R"({"event":["started"]})", R"({"pid":1})"}) {
+    std::string error;
+    EXPECT_FALSE(parse_event(line, &error)) << line;
+    EXPECT_EQ(error, "no \"event\" string") << line;
+  }
+}
+
 TEST(AgentProtocol, LineBufferSplitsAndLimits) {
   LineBuffer b;
   ASSERT_TRUE(b.append("ab\ncd", 5));
