@@ -100,8 +100,8 @@ def main() -> int:
         parser.error("network namespaces need root")
     eps = ["dgram", "rdm"] if args.ep == "both" else [args.ep]
     env = {"FI_PROVIDER_PATH": args.provider_path}
-    results: dict = {"provider": args.provider, "iterations": args.iterations, "repeat": args.repeat, "mtu": args.mtu,
-                     "endpoints": {}}
+    results: dict = {"provider": args.provider, "provider_path": args.provider_path, "iterations": args.iterations,
+                     "repeat": args.repeat, "mtu": args.mtu, "endpoints": {}}
     with NamespacePair(mtu=args.mtu) as pair:
         for ep in eps:
             row = results["endpoints"][ep] = {"baseline": BASELINE[ep], "figures": {}, "ratios": {}}
