@@ -262,6 +262,10 @@ class Nodes(Placement):
             end = time.monotonic() + (0 if self.lost() else 10)  # a stopped slurmd would never end them
             while time.monotonic() < end and self._slurm("squeue", "-h", "-j", self.job).stdout.strip():
                 time.sleep(0.05)  # a poll inside a deadline
+            # The suite's own cluster also says when both epilogs ran (its completion record): their JOB_END
+            # reaches the entity before the cell stops it (once, a second epilog was seen to come later).
+            while self.cluster and time.monotonic() < end and not self.cluster.ended(int(self.job)):
+                time.sleep(0.05)  # a poll inside a deadline
         for step in self.steps.values():
             if step.poll() is None:
                 step.kill()
