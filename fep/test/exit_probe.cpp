@@ -56,12 +56,16 @@ int main() {
     std::fprintf(stderr, "fi_av_insert of its own address failed\n");
     return 1;
   }
-  static std::vector<char> in(kMessage), out(kMessage, 'x');
+  // Never freed, as the fabric is never closed: the receive is still posted at exit, and a static vector made
+  // here (after the provider registered its exit hook) would be destroyed before the hook stops the FEP
+  // thread, which then wrote the in-flight message into freed memory ("corrupted double-linked list").
+  auto* in = new std::vector<char>(kMessage);
+  auto* out = new std::vector<char>(kMessage, 'x');
   ssize_t r;
-  while ((r = fi_recv(f->ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr)) == -FI_EAGAIN) {
+  while ((r = fi_recv(f->ep, in->data(), in->size(), nullptr, FI_ADDR_UNSPEC, nullptr)) == -FI_EAGAIN) {
   }
   if (r) return std::fprintf(stderr, "fi_recv: %zd\n", r), 1;
-  while ((r = fi_send(f->ep, out.data(), out.size(), nullptr, self, nullptr)) == -FI_EAGAIN) {
+  while ((r = fi_send(f->ep, out->data(), out->size(), nullptr, self, nullptr)) == -FI_EAGAIN) {
   }
   if (r) return std::fprintf(stderr, "fi_send: %zd\n", r), 1;
   std::printf("sent, exiting with the domain open\n");
