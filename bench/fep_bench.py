@@ -100,7 +100,10 @@ def main() -> int:
         parser.error("network namespaces need root")
     eps = ["dgram", "rdm"] if args.ep == "both" else [args.ep]
     env = {"FI_PROVIDER_PATH": args.provider_path}
-    results: dict = {"provider": args.provider, "provider_path": args.provider_path, "iterations": args.iterations,
+    # The record is committed: a path inside the clone is kept relative to it, never this machine's.
+    shown = pathlib.Path(args.provider_path).resolve()
+    shown = str(shown.relative_to(REPO)) if shown.is_relative_to(REPO) else shown.name
+    results: dict = {"provider": args.provider, "provider_path": shown, "iterations": args.iterations,
                      "repeat": args.repeat, "mtu": args.mtu, "endpoints": {}}
     with NamespacePair(mtu=args.mtu) as pair:
         for ep in eps:
