@@ -6,15 +6,12 @@ import pathlib
 
 import pytest
 
+from harness.mutation import short_case as short
 from harness.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 AREAS = ["msg", "tagged", "rma", "atomic", "authz", "rendezvous"]
-def short(case):
-    """'Claimed/Authz.MrForOneJobIdRefusesAnother/rdm' -> 'Authz.MrForOneJobIdRefusesAnother'."""
-    suite, name = case.split(".", 1)
-    return f"{suite.split('/')[-1]}.{name.split('/')[0]}"
 
 
 def run_areas(manifest, build_dir, out, areas=AREAS, extra_env=None):
