@@ -6,7 +6,7 @@
 namespace softuet::pds {
 
 InitiatorPdc::InitiatorPdc(Mode mode, Psn start_psn, Config config)
-    : mode_(mode), config_(config), start_psn_(start_psn), next_psn_(start_psn) {}
+    : mode_(mode), config_(config), start_psn_(start_psn), next_psn_(start_psn), rto_(config.initial_rto) {}
 
 RequestFields InitiatorPdc::fields_for(Psn psn, bool retransmit, bool ack_request) const {
   RequestFields f;
@@ -23,15 +23,31 @@ RequestFields InitiatorPdc::fields_for(Psn psn, bool retransmit, bool ack_reques
 
 RequestFields InitiatorPdc::send(uint64_t token, TimePoint now, bool ack_request) {
   const Psn psn = next_psn_++;
-  unacked_.emplace(psn, Pending{token, now, now + config_.initial_rto, config_.initial_rto, 0, ack_request});
+  unacked_.emplace(psn, Pending{token, now, now + rto_, 0, ack_request, false});
   return fields_for(psn, false, ack_request);
 }
 
-std::vector<uint64_t> InitiatorPdc::on_ack(Psn cack_psn, int16_t ack_psn_offset) {
+void InitiatorPdc::measured(std::chrono::microseconds rtt) {
+  using std::chrono::microseconds;
+  if (!srtt_) {
+    srtt_ = rtt;
+    rttvar_ = rtt / 2;
+  } else {
+    const microseconds err = *srtt_ > rtt ? *srtt_ - rtt : rtt - *srtt_;
+    rttvar_ = (3 * rttvar_ + err) / 4;
+    srtt_ = (7 * *srtt_ + rtt) / 8;
+  }
+  rto_ = std::clamp(*srtt_ + 4 * rttvar_, config_.min_rto, config_.max_rto);
+}
+
+std::vector<uint64_t> InitiatorPdc::on_ack(Psn cack_psn, int16_t ack_psn_offset, TimePoint now) {
   std::vector<uint64_t> done;
   // An ACK for a PSN never sent is a confused or forged peer: ignore it rather than clear the window.
   if (!psn_before(cack_psn, next_psn_) && cack_psn != next_psn_ - 1) return done;
   established_ = true;
+  if (const auto answered = unacked_.find(cack_psn + static_cast<Psn>(static_cast<int32_t>(ack_psn_offset)));
+      answered != unacked_.end() && !answered->second.resent && now >= answered->second.last_sent)
+    measured(std::chrono::duration_cast<std::chrono::microseconds>(now - answered->second.last_sent));
   while (!unacked_.empty() && !psn_after(unacked_.begin()->first, cack_psn)) {
     done.push_back(unacked_.begin()->second.token);
     unacked_.erase(unacked_.begin());
@@ -47,12 +63,10 @@ std::vector<uint64_t> InitiatorPdc::on_ack(Psn cack_psn, int16_t ack_psn_offset)
 }
 
 ToSend InitiatorPdc::resend(Psn psn, Pending& p, TimePoint now, bool lost) {
-  if (lost) {
-    ++p.retransmits;
-    p.rto = std::min(p.rto * 2, config_.max_rto);
-  }
+  if (lost) ++p.retransmits;
+  p.resent = true;
   p.last_sent = now;
-  p.deadline = now + p.rto;
+  p.deadline = now + rto_;
   return {fields_for(psn, true, true), p.token};  // a retransmission asks for a prompt ACK
 }
 
@@ -68,6 +82,10 @@ std::vector<ToSend> InitiatorPdc::on_nack(Psn psn, TimePoint now) {
 
 std::vector<ToSend> InitiatorPdc::due(TimePoint now) {
   std::vector<ToSend> out;
+  // One timeout backs the PDC off once, however many packets it finds expired: they were sent together.
+  const bool expired = std::any_of(unacked_.begin(), unacked_.end(), [now](const auto& e) { return e.second.deadline <= now; });
+  if (!expired) return out;
+  rto_ = std::min(rto_ * 2, config_.max_rto);
   for (auto it = unacked_.begin(); it != unacked_.end();) {
     if (it->second.deadline > now) {
       ++it;

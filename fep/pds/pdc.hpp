@@ -25,8 +25,12 @@ enum class Mode : uint8_t { rud, rod };
 inline bool psn_before(Psn a, Psn b) { return static_cast<int32_t>(a - b) < 0; }
 inline bool psn_after(Psn a, Psn b) { return psn_before(b, a); }
 
+// The retransmission timeout is measured per PDC as RFC 6298 does for TCP: smoothed round trip plus four
+// times its variation, from packets sent once (Karn), doubled once per timeout and kept doubled until a new
+// measurement. A fixed timeout resends whole windows whenever a window takes longer to drain than it.
 struct Config {
-  std::chrono::microseconds initial_rto{2000};
+  std::chrono::microseconds initial_rto{2000};  // until the first round trip is measured
+  std::chrono::microseconds min_rto{1000};
   std::chrono::microseconds max_rto{200000};
   unsigned max_retransmits = 20;      // then the packet, and its message, fail
   unsigned window = 512;              // packets in flight per PDC
@@ -62,12 +66,14 @@ class InitiatorPdc {
   RequestFields send(uint64_t token, TimePoint now, bool ack_request = false);
 
   // A cumulative ACK: every PSN up to and including `cack_psn` is delivered; `ack_psn` (cack + offset)
-  // is delivered too. Returns the tokens acknowledged by it.
-  std::vector<uint64_t> on_ack(Psn cack_psn, int16_t ack_psn_offset);
+  // is delivered too, and is the packet the ACK answers: its round trip is measured if it was sent once.
+  // Returns the tokens acknowledged by it.
+  std::vector<uint64_t> on_ack(Psn cack_psn, int16_t ack_psn_offset, TimePoint now);
   // A NACK for `psn`: that packet (and, for ROD, every later one) is resent at once, unless it was
   // resent within the NACK hold-off.
   std::vector<ToSend> on_nack(Psn psn, TimePoint now);
-  // Packets whose retransmission timer expired by `now`, with their timers restarted (backed off).
+  // Packets whose retransmission timer expired by `now`, with their timers restarted (the PDC's timeout
+  // backed off once for all of them).
   // For ROD, an expired packet is resent with every later one (the target dropped those).
   std::vector<ToSend> due(TimePoint now);
   // Tokens that ran out of retransmissions since the last call (their messages have failed).
@@ -77,26 +83,32 @@ class InitiatorPdc {
   size_t in_flight() const { return unacked_.size(); }
   bool established() const { return established_; }
   Psn next_psn() const { return next_psn_; }
+  std::chrono::microseconds rto() const { return rto_; }
+  std::optional<std::chrono::microseconds> srtt() const { return srtt_; }
 
  private:
   struct Pending {
     uint64_t token;
     TimePoint last_sent;
     TimePoint deadline;
-    std::chrono::microseconds rto;
     unsigned retransmits;
     bool ack_request;
+    bool resent;  // its round trip is ambiguous: an ACK may answer either copy
   };
   RequestFields fields_for(Psn psn, bool retransmit, bool ack_request) const;
   // `lost`: this packet itself timed out or was NACKed (counts against its retries and backs off its
   // timer); otherwise it is resent only because ROD dropped it behind a lost one.
   ToSend resend(Psn psn, Pending& p, TimePoint now, bool lost);
+  void measured(std::chrono::microseconds rtt);
 
   Mode mode_;
   Config config_;
   Psn start_psn_;
   Psn next_psn_;
   bool established_ = false;
+  std::optional<std::chrono::microseconds> srtt_;
+  std::chrono::microseconds rttvar_{0};
+  std::chrono::microseconds rto_;
   std::map<Psn, Pending, bool (*)(Psn, Psn)> unacked_{psn_before};
   std::vector<uint64_t> failed_;
 };

@@ -287,9 +287,9 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, c
   if (!p) return;
   const auto cack = static_cast<pds::Psn>(*pkt.get(Field::uet_pds_cack_psn));
   const auto offset = static_cast<int16_t>(static_cast<uint16_t>(*pkt.get(Field::uet_pds_ack_psn_offset)));
-  const std::vector<uint64_t> done = p->ini->on_ack(cack, offset);
-  if (p->ini->established() && !p->peer_tgt_id) p->peer_tgt_id = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
   const auto now = Clock::now();
+  const std::vector<uint64_t> done = p->ini->on_ack(cack, offset, now);
+  if (p->ini->established() && !p->peer_tgt_id) p->peer_tgt_id = static_cast<uint16_t>(*pkt.get(Field::uet_pds_spdcid));
   for (uint64_t token : done) {
     auto it = p->sent.find(token);
     if (it == p->sent.end()) continue;
