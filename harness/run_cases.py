@@ -6,7 +6,9 @@ we are root) or on the host. A cell of one manifest against itself is a provider
 
 Single-process binaries (discovery, av, ep, completion, mr, entity) exercise one provider: they run in a cell
 of a manifest against itself only. A binary that crashes or passes a case's deadline makes the case it
-was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it.
+was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it. A cell
+has a budget (its own deadline, and the run's): once it runs out, the running case and every case not run
+are `error` "not run: budget", so a provider that hangs in every case still ends its cell.
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ ENTITY_AREAS = ("entity", "jobs", "security")
 # Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
 LOSSY_AREAS = {"reliability": 7}
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
+CELL_DEADLINE_S = 1800.0      # one cell; softuet's cells take 1 to 2 minutes
 INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
 
@@ -97,7 +100,8 @@ class CellRun:
                  case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
                  ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None,
-                 placement: str | None = None):
+                 placement: str | None = None, cell_deadline: float = CELL_DEADLINE_S,
+                 run_ends_at: float | None = None, run_deadline: float | None = None):
         self.cell, self.build, self.out, self.seed = cell, pathlib.Path(build).resolve(), out, seed
         self.placement_name = placement_name(cell, use_namespaces, placement)
         self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
@@ -105,6 +109,9 @@ class CellRun:
         self.on_result = on_result or (lambda r: None)
         self.stop = stop or threading.Event()
         self.case_deadline, self.ports = case_deadline, ports
+        # The budget: the cell's deadline from its start, or the run's end (time.monotonic()), whichever is first.
+        self.cell_deadline, self.run_ends_at, self.run_deadline = cell_deadline, run_ends_at, run_deadline
+        self._budget_at, self._budget_why = float("inf"), ""
         self.results: list[Result] = []
         self.placement = None          # the placement's name once it is up
         self.placement_detail: dict = {}
@@ -113,8 +120,20 @@ class CellRun:
         self.logs_capped: dict[str, int] = {}  # per log file past the cap: the bytes dropped from it
         self._area = ""
 
+    def _start_budget(self) -> None:
+        self._budget_at = time.monotonic() + self.cell_deadline
+        self._budget_why = f"the cell's deadline of {self.cell_deadline:.0f} s (--cell-deadline) ran out"
+        if self.run_ends_at is not None and self.run_ends_at < self._budget_at:
+            self._budget_at = self.run_ends_at
+            self._budget_why = f"the run's deadline of {self.run_deadline or 0:.0f} s (--run-deadline) ran out"
+
+    def budget_spent(self) -> str | None:
+        """Why the cell may run nothing more, or None while its budget lasts."""
+        return self._budget_why if time.monotonic() >= self._budget_at else None
+
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
+        self._start_budget()
         wants_entity = self.cell.initiator.suite_entity and any(a in ENTITY_AREAS for a in self.cell.areas)
         try:
             with LogCap(self.out) as cap, suite_entity(self.build, self.out / "privileged-entity.log") if wants_entity \
@@ -164,6 +183,9 @@ class CellRun:
                     continue
                 if (why := place.lost()):
                     self._not_run(area, binary, env, lost_earlier(place, why))
+                    continue
+                if (spent := self.budget_spent()):
+                    self._not_run(area, binary, env, f"not run: budget ({spent})")
                     continue
                 with self._loss(area, place.pair) as loss_env:
                     self._run_binary(area, binary, place, {**env, **loss_env})
@@ -261,10 +283,19 @@ class CellRun:
                                   reason=(f"the verdict file grew past {MAX_VERDICT_BYTES >> 20} MiB: the binary was "
                                           "stopped; " if channel.overflow else "") + channel.describe_rejections()))
             if channel.running is None:
-                if proc.returncode not in (0, 1) and why not in ("stopped", "lost"):
+                if why == "budget":
+                    self._not_run(area, binary, env, f"not run: budget ({self._budget_why})")
+                elif proc.returncode not in (0, 1) and why not in ("stopped", "lost"):
+                    # Outside any case (its start-up, its end): relaunching would end the same way, so every case
+                    # without a verdict says why it has none.
+                    status = "passed the case deadline" if why == "deadline" else f"exited {describe_status(proc.returncode)}"
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
-                                      reason=f"{binary.name} exited {describe_status(proc.returncode)} outside any case",
-                                      message=tail(log)))
+                                      reason=f"{binary.name} {status} outside any case", message=tail(log)))
+                    self._not_run(area, binary, env, f"not run: {binary.name} {status} outside any case")
+                elif why in (None, "exited"):
+                    # A binary that ends well with cases left (a provider that calls exit(0)) left them unjudged.
+                    self._not_run(area, binary, env, f"never run: {binary.name} exited "
+                                  f"{describe_status(proc.returncode)} before this case started", whole_binary=False)
                 return
             verdict, reason = ("timeout", f"no end within the case deadline of {self.case_deadline:.0f} s") \
                 if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
@@ -272,27 +303,34 @@ class CellRun:
                 verdict, reason = "error", "interrupted (Ctrl-C or SIGTERM): the run was stopped during this case"
             if why == "overflow":
                 verdict, reason = "error", f"stopped: the verdict file grew past {MAX_VERDICT_BYTES >> 20} MiB"
+            if why == "budget":
+                verdict, reason = "error", f"not run to its end: budget ({self._budget_why} during this case)"
             if lost or why == "lost":
                 verdict, reason = "error", lost_during(place, lost or place.lost())
             self._emit(Result(self.cell.id, area, binary.name, channel.running, verdict, reason=reason, message=tail(log)))
             if why == "lost":
                 self._not_run(area, binary, env, lost_earlier(place, lost or place.lost()))
-            if why in ("stopped", "lost"):
+            if why == "budget":
+                self._not_run(area, binary, env, f"not run: budget ({self._budget_why})")
+            if why in ("stopped", "lost", "budget"):
                 return
 
-    def _not_run(self, area: str, binary: pathlib.Path, env: dict, reason: str) -> None:
+    def _not_run(self, area: str, binary: pathlib.Path, env: dict, reason: str, whole_binary: bool = True) -> None:
         """An error for each case of `area` without a verdict yet, listed by the binary on this host (listing
         opens no fabric), so that a lost side leaves no case uncounted."""
         done = {r.case for r in self.results if r.area == area}
-        listed = subprocess.run([str(binary), "--gtest_list_tests", f"--gtest_filter={self.case_filter}"], env=env,
-                                capture_output=True, text=True, timeout=60)
+        try:
+            listed = subprocess.run([str(binary), "--gtest_list_tests", f"--gtest_filter={self.case_filter}"], env=env,
+                                    capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            listed = ""  # a binary that cannot even list its cases: the whole binary has the error
         suite, cases = "", []
-        for line in listed.stdout.splitlines():
+        for line in listed.splitlines():
             if line and not line.startswith(" "):
                 suite = line.strip()
             elif line.strip():
                 cases.append(suite + line.split("#")[0].strip())
-        missing = [c for c in cases if c not in done] or ([] if done else [f"{binary.name} (whole binary)"])
+        missing = [c for c in cases if c not in done] or ([] if done or not whole_binary else [f"{binary.name} (whole binary)"])
         for case in missing:
             self._emit(Result(self.cell.id, area, binary.name, case, "error", reason=reason))
 
@@ -317,6 +355,7 @@ class CellRun:
                 if not lost:
                     trusted = ended
                 why = "stopped" if self.stop.is_set() else "lost" if lost else "overflow" if channel.overflow else (
+                    "budget" if self.budget_spent() else
                     "deadline" if time.monotonic() - started_case > self.case_deadline else None)
                 if why:
                     proc.kill()
@@ -346,7 +385,10 @@ def describe_status(rc: int | None) -> str:
     if rc is None:
         return "(still running)"
     if rc < 0:
-        return f"of signal {signal.Signals(-rc).name}"
+        try:
+            return f"of signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"of signal {-rc}"
     return f"with status {rc}"
 
 

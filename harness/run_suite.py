@@ -47,7 +47,7 @@ from harness import spec_versions
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
-from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
+from harness.run_cases import CELL_DEADLINE_S, INITIATOR_PORT, Cell, CellRun, case_binaries
 from harness.untrusted import OutsideFolder, folder_inside, printable_tree
 from reports.render import render_html
 
@@ -99,6 +99,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-decode-check", action="store_true", help="skip the golden-corpus decoder cross-check")
     p.add_argument("--case-deadline", type=float, default=90.0,
                    help=f"seconds a case may take, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f} (default 90)")
+    p.add_argument("--cell-deadline", type=float, default=CELL_DEADLINE_S,
+                   help=f"seconds a cell may take, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f} (default "
+                        f"{CELL_DEADLINE_S:.0f}); past it the cell's remaining cases are errors 'not run: budget'")
+    p.add_argument("--run-deadline", type=float, default=None,
+                   help="seconds the whole run may take (default: no limit beyond the cells' own); past it every "
+                        "case without a verdict is an error 'not run: budget'; e.g. --run-deadline 3600")
     p.add_argument("--spec-version", choices=spec_versions.known(), default=spec_versions.default(),
                    help="the UEC spec version to check against (default %(default)s; spec/wire.yaml spec_versions); "
                         "e.g. --spec-version 1.0.3")
@@ -130,6 +136,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if not (math.isfinite(args.case_deadline) and 0 < args.case_deadline <= CASE_DEADLINE_MAX_S):
         p.error(f"--case-deadline {args.case_deadline} is not a deadline: give seconds, more than 0 and at most "
                 f"{CASE_DEADLINE_MAX_S:.0f}")
+    for option, value in (("--cell-deadline", args.cell_deadline), ("--run-deadline", args.run_deadline)):
+        if value is not None and not (math.isfinite(value) and 0 < value <= CASE_DEADLINE_MAX_S):
+            p.error(f"{option} {value} is not a deadline: give seconds, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f}")
     if args.same_host and args.placement:
         p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
     return args
@@ -275,6 +284,12 @@ def main(argv: list[str]) -> int:
     progress = Progress(len(cells), weights, quiet=args.quiet, verbose=args.verbose)
     progress.say(f"uet run: {mode}, {len(cells)} cell(s), spec {args.spec_version}, seed {seed}, {args.jobs} at a time; "
                  f"writing {run_dir}")
+    rounds = -(-len(cells) // args.jobs)
+    bound = rounds * args.cell_deadline if args.run_deadline is None else min(args.run_deadline, rounds * args.cell_deadline)
+    progress.say(f"uet run: budget: a case {args.case_deadline:.0f} s, a cell {args.cell_deadline:.0f} s, the run at most "
+                 f"{bound / 60:.0f} min" + ("" if args.run_deadline is None else f" (--run-deadline {args.run_deadline:.0f} s)")
+                 + "; what a budget cuts off is an error 'not run: budget'")
+    run_ends_at = None if args.run_deadline is None else time.monotonic() + args.run_deadline
     for m in plan_mod.manifests_of(cells):
         if args.spec_version not in m.spec_versions:
             progress.say(f"uet run: note: {m.name} says it implements spec {', '.join(m.spec_versions)}; this run checks "
@@ -324,7 +339,8 @@ def main(argv: list[str]) -> int:
         runner = CellRun(cell, args.build, folder_inside(run_dir / "cells", cell.id), seed=seed, case_filter=sel.gtest_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
-                         placement=args.placement)
+                         placement=args.placement, cell_deadline=args.cell_deadline, run_ends_at=run_ends_at,
+                         run_deadline=args.run_deadline)
         try:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error

@@ -1,0 +1,160 @@
+"""Issue 26, part 1: a run always ends, with one verdict per case, whatever a case binary (or the provider
+inside it) does: a case that hangs, every case hanging, an exit 0 with cases left, a crash or a hang before
+any case starts. Fake case binaries speak the verdict protocol (signed lines, as cases/common/verdict.cpp)
+and list their cases as googletest does."""
+import collections
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from harness import manifest as manifest_mod  # noqa: E402
+from harness.run_cases import Cell, CellRun  # noqa: E402
+
+# The fake: CASES maps each case to what it does (pass, hang, segv, exit0: exits 0 before it starts);
+# STARTUP is what happens before any case (nothing, segv, hang), as a provider's fi_getinfo at start-up.
+FAKE = """#!/usr/bin/python3
+import hashlib, hmac, json, os, signal, sys, time
+CASES = json.loads(%(cases)r)
+STARTUP = %(startup)r
+if "--gtest_list_tests" in sys.argv:  # listing opens no fabric: it works even where the provider does not
+    print("Fake.")
+    for case in CASES:
+        print("  " + case.split(".", 1)[1])
+    sys.exit(0)
+with open(os.environ["UET_CASES_LAUNCHES"], "a") as f:
+    f.write("launch\\n")
+if STARTUP == "segv":
+    os.kill(os.getpid(), signal.SIGSEGV)
+if STARTUP == "hang":
+    time.sleep(600)
+flt = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
+excluded = set(flt.split("-", 1)[1].split(":")) if "-" in flt else set()
+out = open(os.environ["UET_CASES_RESULTS"], "a")
+key = os.read(int(os.environ["UET_CASES_VERDICT_KEY_FD"]), 256).strip()
+seq = iter(range(100000))
+def line(**kw):
+    body = json.dumps(dict(kw, seq=next(seq)))
+    out.write(hmac.new(key, body.encode(), hashlib.sha256).hexdigest() + " " + body + "\\n"); out.flush()
+for case, does in CASES.items():
+    if case in excluded:
+        continue
+    if does == "exit0":
+        sys.exit(0)
+    line(event="start", case=case)
+    if does == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if does == "hang":
+        time.sleep(600)
+    line(event="end", case=case, verdict="pass", requirements="2.2.6-a", seconds=0.01)
+"""
+
+
+def fake_build(tmp_path, cases: dict, startup: str = "none", area: str = "fake") -> pathlib.Path:
+    build = tmp_path / "build"
+    (build / "cases").mkdir(parents=True, exist_ok=True)
+    binary = build / "cases" / f"uet-cases-{area}"
+    binary.write_text(FAKE % {"cases": json.dumps(cases), "startup": startup})
+    binary.chmod(0o755)
+    return build
+
+
+@pytest.fixture
+def run_cell(tmp_path, monkeypatch):
+    """Runs the fake's cell on this host; returns its results, the launches counted and the seconds taken."""
+    launches = tmp_path / "launches"
+    monkeypatch.setenv("UET_CASES_LAUNCHES", str(launches))
+
+    def run(cases: dict, startup: str = "none", **deadlines):
+        build = fake_build(tmp_path, cases, startup)
+        m = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
+        t0 = time.monotonic()
+        results = CellRun(Cell(m, m, ["fake"]), build, tmp_path / "cell", use_namespaces=False, **deadlines).run()
+        seconds = time.monotonic() - t0
+        # One verdict per case, whatever happened.
+        assert [c for c, n in collections.Counter(r.case for r in results).items() if n > 1] == []
+        count = len(launches.read_text().splitlines()) if launches.exists() else 0
+        return [(r.case, r.verdict, r.reason) for r in results], count, seconds
+    return run
+
+
+class TestOneVerdictPerCase:
+    def test_a_last_case_past_its_deadline_is_a_timeout_and_the_binary_is_not_relaunched_for_nothing(self, run_cell):
+        # Before (3ef8373): the binary was relaunched, ran nothing, and the stale start line was recorded again,
+        # hundreds of times a minute.
+        got, launches, _ = run_cell({"Fake.A": "pass", "Fake.B": "hang"}, case_deadline=1.0)
+        assert got == [("Fake.A", "pass", None), ("Fake.B", "timeout", "no end within the case deadline of 1 s")]
+        assert launches == 2  # the relaunch finds nothing left to run and says so by exiting at once
+
+    def test_a_binary_whose_every_case_hangs_ends_its_cell_within_the_cell_s_budget(self, run_cell):
+        cases = {f"Fake.C{i}": "hang" for i in range(8)}
+        got, _, seconds = run_cell(cases, case_deadline=1.0, cell_deadline=2.5)
+        assert [c for c, _, _ in got] == list(cases)
+        verdicts = collections.Counter(v for _, v, _ in got)
+        assert verdicts["timeout"] == 2 and verdicts["error"] == 6, got
+        budget = "the cell's deadline of 2 s (--cell-deadline) ran out"
+        assert got[2] == ("Fake.C2", "error", f"not run to its end: budget ({budget} during this case)")
+        assert got[3:] == [(c, "error", f"not run: budget ({budget})") for c in list(cases)[3:]]
+        assert seconds < 2.5 + 3
+
+    def test_the_run_s_deadline_ends_a_cell_before_its_own(self, run_cell):
+        cases = {"Fake.A": "hang", "Fake.B": "pass"}
+        got, _, _ = run_cell(cases, case_deadline=30.0, run_ends_at=time.monotonic() + 1.5, run_deadline=1.5)
+        budget = "the run's deadline of 2 s (--run-deadline) ran out"
+        assert got == [("Fake.A", "error", f"not run to its end: budget ({budget} during this case)"),
+                       ("Fake.B", "error", f"not run: budget ({budget})")]
+
+    def test_an_exit_0_with_cases_left_leaves_none_of_them_without_a_verdict(self, run_cell):
+        got, launches, _ = run_cell({"Fake.A": "pass", "Fake.B": "exit0", "Fake.C": "pass"})
+        assert got == [("Fake.A", "pass", None),
+                       ("Fake.B", "error", "never run: uet-cases-fake exited with status 0 before this case started"),
+                       ("Fake.C", "error", "never run: uet-cases-fake exited with status 0 before this case started")]
+        assert launches == 1
+
+    def test_a_crash_before_any_case_is_one_error_per_case_and_no_relaunch(self, run_cell):
+        # As a provider that segfaults in fi_getinfo at start-up.
+        got, launches, _ = run_cell({"Fake.A": "pass", "Fake.B": "pass"}, startup="segv")
+        why = "uet-cases-fake exited of signal SIGSEGV outside any case"
+        assert got == [("uet-cases-fake (whole binary)", "error", why),
+                       ("Fake.A", "error", f"not run: {why}"), ("Fake.B", "error", f"not run: {why}")]
+        assert launches == 1
+
+    def test_a_hang_before_any_case_is_cut_at_the_case_deadline(self, run_cell):
+        # As a provider that hangs in fi_domain in a binary's set-up.
+        got, launches, seconds = run_cell({"Fake.A": "pass"}, startup="hang", case_deadline=1.0)
+        why = "uet-cases-fake passed the case deadline outside any case"
+        assert got == [("uet-cases-fake (whole binary)", "error", why), ("Fake.A", "error", f"not run: {why}")]
+        assert launches == 1 and seconds < 10
+
+
+class TestRunBudget:
+    def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, tmp_path):
+        build = fake_build(tmp_path, {f"Fake.C{i}": "hang" for i in range(5)}, area="aaa")
+        env = dict(os.environ, PYTHONPATH=str(REPO), UET_CASES_LAUNCHES=str(tmp_path / "launches"))
+        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "udp.yaml", "--same-host",
+                              "--build", build, "--report", tmp_path / "runs", "--case-deadline", "1",
+                              "--cell-deadline", "2"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "uet run: budget: a case 1 s, a cell 2 s, the run at most 0 min;" in run.stdout
+        doc = json.loads((tmp_path / "runs" / "latest" / "results.json").read_text())
+        cases = [r["case"] for r in doc["results"]]
+        assert cases == [f"Fake.C{i}" for i in range(5)]
+        assert doc["summary"]["timeout"] + doc["summary"]["error"] == 5
+        assert sum("not run: budget" in r["reason"] or "budget (" in r["reason"] for r in doc["results"]) >= 3
+
+    @pytest.mark.parametrize("option", ["--cell-deadline", "--run-deadline"])
+    @pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "86401"])
+    def test_a_deadline_that_is_not_one_is_usage(self, option, value):
+        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "udp.yaml", option, value,
+                              "--check-usage"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 2
+        assert f"{option} {float(value)} is not a deadline: give seconds, more than 0 and at most 86400" in run.stderr
