@@ -40,18 +40,29 @@ def libfabric_version() -> str:
     return out.strip() or "unknown"
 
 
-def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[bool, str]:
-    """(loadable, what fi_info said): fi_getinfo for the manifest's provider in its environment."""
+PROBE_TIMEOUT_S = 30.0
+
+
+def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[str, str]:
+    """fi_getinfo for the manifest's provider in its environment: ("ok", its version), ("absent", what fi_info
+    said) when libfabric has no such provider (a wrong name or path: the user's to fix), or ("broken", what
+    happened) when the provider crashed or hung answering (a finding: its cases run and say so)."""
     tool = fi_info_binary()
     if not tool:
-        return True, "not checked (no fi_info)"
+        return "ok", "not checked (no fi_info)"
     env = manifest_mod.environment_over(os.environ, m.resolve(build=build, port=4793))
-    proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env, timeout=30)
+    try:
+        proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env,
+                              timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return "broken", f"fi_getinfo did not answer within {PROBE_TIMEOUT_S:.0f} s"
+    if proc.returncode < 0:
+        return "broken", f"fi_info died of signal {-proc.returncode} in fi_getinfo"
     if proc.returncode != 0:
         said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        return False, said[-1] if said else f"fi_info exited {proc.returncode}"
+        return "absent", said[-1] if said else f"fi_info exited {proc.returncode}"
     version = next((l.split(":", 1)[1].strip() for l in proc.stdout.splitlines() if l.strip().startswith("version:")), "")
-    return True, version
+    return "ok", version
 
 
 def choices() -> list[dict]:
