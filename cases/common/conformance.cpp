@@ -154,6 +154,19 @@ void should(bool met, const std::string& what) {
   }
 }
 
+void teardown_finding(Side side, const std::string& what) {
+  const std::string finding = std::string("teardown: the ") + (side == Side::initiator ? "initiator" : "target") + ": " + what;
+  ::testing::Test::RecordProperty("warning", finding);
+  note("teardown", finding);
+  std::fprintf(stderr, "warning: %s\n", finding.c_str());
+}
+
+void expect_clean_end(int wait_status, const std::string& error) {
+  if (wait_status == 0) return;
+  teardown_finding(Side::target, "its process did not exit cleanly (wait status " + std::to_string(wait_status) + ")" +
+                                     (error.empty() ? "" : ": " + error));
+}
+
 InfoPtr hints_for(fi_ep_type ep_type) {
   InfoPtr hints(fi_allocinfo(), fi_freeinfo);
   hints->ep_attr->type = ep_type;

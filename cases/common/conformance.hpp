@@ -109,6 +109,12 @@ void rests_on_choice(const std::string& choice);
 std::string per_choice(const std::string& choice);
 // A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).
 void note(const std::string& key, const std::string& value);
+// A side that did not end cleanly once the case's checks were done (a close that blocked or failed, a target
+// process that crashed on its way out): its own finding, a warning naming the side and the call, which
+// leaves the verdict of what the case checked standing.
+void teardown_finding(Side side, const std::string& what);
+// teardown_finding for a target process's wait status (0: it ended cleanly, nothing to say).
+void expect_clean_end(int wait_status, const std::string& error = "");
 // Writes each case's verdict (JUnit property, and UET_CASES_RESULTS lines); the binaries' main calls it.
 void install_verdict_recorder();
 

@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
+#include <thread>
 
 #include "conformance.hpp"
 
@@ -45,13 +48,16 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
   return out;
 }
 
-DomainObjects::~DomainObjects() {
+DomainObjects::~DomainObjects() { close_domain_objects(); }
+
+void DomainObjects::close_domain_objects() {
   close_mrs();
   if (cq) fi_close(&cq->fid);
   if (av) fi_close(&av->fid);
   if (domain) fi_close(&domain->fid);
   if (fabric) fi_close(&fabric->fid);
   if (info) fi_freeinfo(info);
+  cq = nullptr, av = nullptr, domain = nullptr, fabric = nullptr, info = nullptr;
 }
 
 void DomainObjects::close_mrs() {
@@ -71,11 +77,35 @@ int DomainObjects::open_domain(const fi_info* hints, fi_cq_format format) {
   return 0;
 }
 
-Endpoint::~Endpoint() {
+Endpoint::~Endpoint() { close(); }
+
+void Endpoint::close() {
   // The endpoints first, then what they are bound to (MRs, then the base's CQ, AV, domain and fabric).
   for (fid_ep* other : others_) fi_close(&other->fid);
+  others_.clear();
   if (ep) fi_close(&ep->fid);
-  close_mrs();
+  ep = nullptr;
+  close_domain_objects();
+}
+
+bool Endpoint::close_within(int timeout_ms) {
+  // The objects move to a closer of their own, so that a close left running never races this one's.
+  auto closer = std::make_shared<Endpoint>();
+  std::swap(closer->others_, others_);
+  std::swap(closer->ep, ep);
+  std::swap(closer->mrs, mrs);
+  std::swap(closer->cq, cq);
+  std::swap(closer->av, av);
+  std::swap(closer->domain, domain);
+  std::swap(closer->fabric, fabric);
+  std::swap(closer->info, info);
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> closed = done->get_future();
+  std::thread([closer, done]() mutable {
+    closer->close();
+    done->set_value();
+  }).detach();
+  return closed.wait_for(std::chrono::milliseconds(timeout_ms)) == std::future_status::ready;
 }
 
 int Endpoint::open(const EndpointSpec& spec) {

@@ -81,6 +81,8 @@ class DomainObjects {
   DomainObjects(const DomainObjects&) = delete;
   DomainObjects& operator=(const DomainObjects&) = delete;
   ~DomainObjects();
+  // Closes the MRs, CQ, AV, domain and fabric (what a derived class opened on them first); idempotent.
+  void close_domain_objects();
 
   // Runs a transmit call, retrying it while it returns -FI_EAGAIN (the provider wants progress first,
   // e.g. while it connects) until `timeout_ms` pass; its last return value.
@@ -131,6 +133,11 @@ class DomainObjects {
 class Endpoint : public DomainObjects {
  public:
   ~Endpoint();
+  // Closes every object, endpoints first; idempotent.
+  void close();
+  // close() on a thread of its own: false when the provider's fi_close calls had not returned within
+  // `timeout_ms` (they are left running, on objects this one no longer holds).
+  bool close_within(int timeout_ms);
 
   // 0 or the negative fi_* error; `failed` names the call. -FI_ENODATA: fi_getinfo had no match.
   int open(const EndpointSpec& spec);

@@ -391,7 +391,7 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
     without.push_back("UET_PROVIDER_INITIATOR_ID");
     EXPECT_FALSE(t.start(spec, env, without)) << "an endpoint with the fallback JobID opened without "
                                                  "UET_PROVIDER_INITIATOR_ID";
-    EXPECT_EQ(t.finish(), 0);
+    expect_clean_end(t.finish(), t.error());
   }
   Target t;
   auto with = env;
@@ -401,7 +401,7 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
   uint32_t initiator = 0;
   std::memcpy(&initiator, t.name().data() + w::k_addr_offset_initiator_id, sizeof initiator);
   EXPECT_EQ(initiator, 77u) << "the initiator ID of the address is UET_PROVIDER_INITIATOR_ID";
-  EXPECT_EQ(t.finish(), 0);
+  expect_clean_end(t.finish(), t.error());
 }
 
 // An endpoint with the fallback JobID sends it on the wire (2.2.4.2-b): 16777215.
@@ -417,7 +417,7 @@ TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
   with["UET_PROVIDER_INITIATOR_ID"] = "78";
   ASSERT_TRUE(t.start(EndpointSpec{}, with, unset)) << t.error();
   ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, t, static_cast<uint32_t>(w::k_fallback_job_id)));
-  EXPECT_EQ(t.finish(), 0);
+  expect_clean_end(t.finish(), t.error());
 }
 
 }  // namespace

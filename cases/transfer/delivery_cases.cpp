@@ -419,7 +419,7 @@ class DeliveryOrdering : public Delivery {
           << "tx_attr->msg_order " << flag.name << " alone makes " << (write ? "read/write" : "send")
           << " ordering active, which selects ROD";
       ASSERT_EQ(pair.ep.wait(&ctx).state, Outcome::completed);
-      EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+      end_both(pair.ep, pair.peer);
       checked += std::string(checked.empty() ? "" : " ") + flag.name;
     }
     RecordProperty("ordering_checked", checked);
@@ -552,7 +552,7 @@ class DeliveryTable : public Delivery {
                                                       << w::profile_name(table) << ": RUD";
         }
       }));
-      EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+      end_both(pair.ep, pair.peer);
     }
     // Send and read/write ordering active: ROD for every operation (and so never RUDI).
     EndpointSpec ordered = Spec(Caps());
@@ -566,7 +566,7 @@ class DeliveryTable : public Delivery {
     ASSERT_NO_FATAL_FAILURE(RunOperations(pair.ep, pair.peer, pair.to, tagged, [](const Observed& o) {
       EXPECT_EQ(o.pds_type, w::pds_type::ROD_REQ) << o.op << " of an endpoint with send and read/write ordering: ROD";
     }));
-    EXPECT_EQ(pair.peer.finish(), 0) << "the target process did not exit cleanly";
+    end_both(pair.ep, pair.peer);
   }
 };
 
