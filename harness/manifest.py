@@ -26,7 +26,7 @@ import sys
 import jsonschema
 import yaml
 
-from harness import spec_versions
+from harness import address_layout, spec_versions
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
@@ -152,6 +152,7 @@ class Manifest:
                     "user": str(entity["impostor"]["user"]),
                 } if entity.get("impostor") else None,
             } if entity else None,
+            "address_layout": address_layout.resolve(self.data.get("address_layout")),
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),
         }
@@ -334,6 +335,10 @@ def load(ref: str | pathlib.Path) -> Manifest:
     full = schema()
     merged, texts, own = _layers(path, variant, (), full)
     problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
+    try:
+        address_layout.resolve(merged.get("address_layout"), f"{path}: address_layout")
+    except address_layout.LayoutError as exc:
+        problems.append(str(exc))
     if problems:
         raise ManifestError(problems)
     digest = hashlib.sha256("\0".join(texts + [variant or ""]).encode()).hexdigest()  # a variant is its own manifest

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 
 namespace uet::cases {
 
@@ -60,6 +61,7 @@ Manifest load_manifest(const char* variable) {
       m.indirect_job_id = doc["indirect_job_id"].get<uint32_t>();
     m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
     m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
+    m.address_layout = address_layout_from_json(doc.at("address_layout"));
     if (doc.contains("privileged_entity") && doc["privileged_entity"].is_object()) {
       const auto& pe = doc["privileged_entity"];
       m.privileged_entity.declared = true;
@@ -93,6 +95,8 @@ Manifest load_manifest(const char* variable) {
       m.checked_spec_version = *version;
     }
   } catch (const nlohmann::json::exception& e) {
+    bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
+  } catch (const std::invalid_argument& e) {
     bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
   }
   return m;
@@ -152,6 +156,24 @@ void should(bool met, const std::string& what) {
     ::testing::Test::RecordProperty("warning", "SHOULD not met: " + what);
     std::fprintf(stderr, "warning: SHOULD not met: %s\n", what.c_str());
   }
+}
+
+std::string to_hex(const void* data, size_t len) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < len; ++i) {
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+  }
+  return out;
+}
+
+const AddressLayout& layout_of(const Manifest& side) {
+  const AddressLayout& layout = side.address_layout;
+  if (!layout.choice.empty()) rests_on_choice(layout.choice);
+  note("address_layout_" + side.name, layout.basis());
+  return layout;
 }
 
 void teardown_finding(Side side, const std::string& what) {

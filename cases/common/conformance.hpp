@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "address_layout.hpp"
 #include "uet/codec/decoded.hpp"
 
 namespace uet::cases {
@@ -37,6 +38,7 @@ struct Manifest {
   std::optional<uint32_t> indirect_job_id;
   Env fallback_job_id_environment;
   std::vector<std::string> predefined_service_names;
+  AddressLayout address_layout;           // where its fi_getname keeps the Table 2-10 fields
   // How the suite talks to the provider's privileged entity (spec 2.2.4.1): declared or not, what the
   // provider needs to find it, and the grant and revoke commands ({pid}, {job} still to fill in).
   struct PrivilegedEntity {
@@ -109,6 +111,12 @@ void rests_on_choice(const std::string& choice);
 std::string per_choice(const std::string& choice);
 // A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).
 void note(const std::string& key, const std::string& value);
+// Lower-case hex of `len` bytes, for messages and evidence.
+std::string to_hex(const void* data, size_t len);
+// The layout of a side's fi_getname (its manifest's address_layout), recorded as what the running case's
+// verdict rests on: the spec choice when the layout is one (uet-address-layout), else a note that the
+// manifest declares it. Every case reads addresses through this.
+const AddressLayout& layout_of(const Manifest& side);
 // A side that did not end cleanly once the case's checks were done (a close that blocked or failed, a target
 // process that crashed on its way out): its own finding, a warning naming the side and the call, which
 // leaves the verdict of what the case checked standing.

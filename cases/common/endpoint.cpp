@@ -31,17 +31,6 @@ void job_key(uint32_t job, uint8_t* key) {
 
 std::string fi_err(long rc) { return std::to_string(rc) + " (" + fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)) + ")"; }
 
-std::string to_hex(const void* data, size_t len) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < len; ++i) {
-    out += digits[p[i] >> 4];
-    out += digits[p[i] & 15];
-  }
-  return out;
-}
-
 std::vector<uint8_t> from_hex(const std::string& hex) {
   std::vector<uint8_t> out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));

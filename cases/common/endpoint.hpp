@@ -171,7 +171,6 @@ void job_key(uint32_t job, uint8_t* key);
 
 // "-13 (Permission denied)": an fi_* return code for assertion messages.
 std::string fi_err(long rc);
-std::string to_hex(const void* data, size_t len);
 std::vector<uint8_t> from_hex(const std::string& hex);
 
 }  // namespace uet::cases

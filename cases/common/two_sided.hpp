@@ -34,11 +34,10 @@ inline uint8_t claimed_caps(const Manifest& m) {
   return caps;
 }
 
-// A 16-bit field of a UET address (host order in memory, choice uet-address-layout), masked to `bits`.
-inline uint64_t address_field(const std::vector<uint8_t>& name, size_t offset, uint64_t bits) {
-  uint16_t v = 0;
-  if (name.size() >= offset + sizeof v) std::memcpy(&v, name.data() + offset, sizeof v);
-  return v & ((uint64_t{1} << bits) - 1);
+// A field of a side's address, read through the layout that side's manifest gives (0 where the blob is too
+// short for it), masked to `bits`.
+inline uint64_t address_field(const Manifest& side, const std::vector<uint8_t>& name, AddrField field, uint64_t bits) {
+  return layout_of(side).get(name, field).value_or(0) & ((uint64_t{1} << bits) - 1);
 }
 
 // How long a case waits for a message the target must get (the initiator's completion came first).
@@ -103,9 +102,10 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   // initiator (the same UET address with another initiator ID and PIDonFEP), which must differ.
   void InsertOtherInitiatorAndMe(fi_addr_t* src_other, fi_addr_t* src_me) {
     std::vector<uint8_t> other = me.name();
-    ASSERT_GE(other.size(), uet::wire::k_addr_offset_initiator_id + 4);
-    other[uet::wire::k_addr_offset_initiator_id] ^= 0x01;
-    other[uet::wire::k_addr_offset_pid_on_fep] ^= 0x01;
+    const AddressLayout& layout = layout_of(manifest());
+    ASSERT_EQ(layout.misfit(other.size()), "") << "the initiator's fi_getname";
+    ASSERT_TRUE(layout.set(other, AddrField::initiator_id, *layout.get(other, AddrField::initiator_id) ^ 1));
+    ASSERT_TRUE(layout.set(other, AddrField::pid_on_fep, *layout.get(other, AddrField::pid_on_fep) ^ 1));
     *src_other = target.insert(other);
     *src_me = target.insert(me.name());
     ASSERT_NE(*src_other, FI_ADDR_NOTAVAIL) << target.error();

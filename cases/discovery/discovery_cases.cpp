@@ -164,24 +164,21 @@ TEST_P(Discovery, GetnameReturnsTheCompleteUetAddress) {
   std::vector<uint8_t> a(256);
   size_t len = a.size();
   ASSERT_EQ(fi_getname(&o.ep->fid, a.data(), &len), 0);
-  rests_on_choice("uet-address-layout");  // the verdict rests on it, pass or fail
-  ASSERT_GE(len, w::k_addr_size) << "the Table 2-10 fields take " << w::k_addr_size << " bytes " << per_choice("uet-address-layout");
-  EXPECT_EQ(a[w::k_addr_offset_version], w::k_addr_version);
-  const uint8_t flags = a[w::k_addr_offset_flags];
+  const AddressLayout& layout = layout_of(manifest());  // the verdict rests on it, pass or fail
+  ASSERT_EQ(layout.misfit(len), "") << "the Table 2-10 fields do not fit in fi_getname's bytes: " << to_hex(a.data(), len);
+  EXPECT_EQ(layout.get(a.data(), len, AddrField::version), w::k_addr_version);
+  const auto flags = static_cast<uint8_t>(layout.get(a.data(), len, AddrField::flags).value_or(0));
   for (uint64_t bit : {w::k_addr_flag_caps_valid, w::k_addr_flag_fa_valid, w::k_addr_flag_pid_valid,
                        w::k_addr_flag_index_valid, w::k_addr_flag_initiator_valid})
     EXPECT_TRUE(flags & (1u << bit)) << "valid flag bit " << bit << " is clear in flags 0x" << std::hex << +flags;
   // The capabilities the address advertises must be those the manifest claims: a claim is checked.
-  const uint8_t caps = a[w::k_addr_offset_caps];
+  const auto caps = static_cast<uint8_t>(layout.get(a.data(), len, AddrField::caps).value_or(0));
   EXPECT_EQ(bool(caps & (1u << w::k_cap_ai_base)), manifest().claims_profile("ai_base"));
   EXPECT_EQ(bool(caps & (1u << w::k_cap_ai_full)), manifest().claims_profile("ai_full"));
   EXPECT_EQ(bool(caps & (1u << w::k_cap_hpc)), manifest().claims_profile("hpc"));
-  uint16_t num_indices;
-  std::memcpy(&num_indices, &a[w::k_addr_offset_num_indices], sizeof num_indices);
-  EXPECT_EQ(num_indices, 1u) << "an fi_endpoint endpoint has exactly one application-visible resource index";
-  uint16_t start_index;
-  std::memcpy(&start_index, &a[w::k_addr_offset_start_index], sizeof start_index);
-  EXPECT_NE(start_index & 0xFFF, 0u) << "resource index 0 is reserved for the provider-to-provider channel";
+  EXPECT_EQ(layout.get(a.data(), len, AddrField::num_indices), 1u)
+      << "an fi_endpoint endpoint has exactly one application-visible resource index";
+  EXPECT_NE(layout.get(a.data(), len, AddrField::start_index).value_or(0) & 0xFFF, 0u) << "resource index 0 is reserved for the provider-to-provider channel";
 }
 
 TEST_P(Discovery, EndpointsSupportAnEventQueue) {

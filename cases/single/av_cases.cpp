@@ -77,13 +77,15 @@ TEST_P(Av, AddressesOfAnotherFormatAreRefused) {
   covers({"2.2.5.1-a", "2.2.5.1-c"});
   UET_REQUIRE_UET_PROVIDER();
   UET_LOOPBACK(Open());
+  const AddressLayout& layout = layout_of(manifest());
   std::vector<uint8_t> bad = lb.name(1);
-  bad[w::k_addr_offset_version] = 0x7F;  // no such version of the Table 2-10 address
+  ASSERT_TRUE(layout.set(bad, AddrField::version, 0x7F)) << layout.misfit(bad.size());  // no such version of Table 2-10
   fi_addr_t a = 0;
   EXPECT_EQ(fi_av_insert(lb.av, bad.data(), 1, &a, 0, nullptr), 0) << "an address of version 0x7F was inserted";
   EXPECT_EQ(a, FI_ADDR_NOTAVAIL);
   bad = lb.name(1);
-  bad[w::k_addr_offset_flags] &= ~(1u << w::k_addr_flag_fa_valid);  // nothing to reach the FEP by
+  // nothing to reach the FEP by
+  ASSERT_TRUE(layout.set(bad, AddrField::flags, *layout.get(bad, AddrField::flags) & ~(uint64_t{1} << w::k_addr_flag_fa_valid)));
   a = 0;
   EXPECT_EQ(fi_av_insert(lb.av, bad.data(), 1, &a, 0, nullptr), 0) << "an address without a valid FA was inserted";
   EXPECT_EQ(a, FI_ADDR_NOTAVAIL);

@@ -77,9 +77,10 @@ TEST_F(ControlApi, EndpointCreationSendsAnAddressAllocationRequest) {
   ASSERT_FALSE(mine.empty()) << "the provider sent the entity nothing while it opened two endpoints "
                              << per_choice("control-api-table");
   const auto name = Name(lb);
-  ASSERT_GE(name.size(), w::k_addr_size) << per_choice("uet-address-layout");
-  const bool v6 = name[w::k_addr_offset_flags] >> w::k_addr_flag_ipv6 & 1;
-  const std::string fa = to_hex(&name[w::k_addr_offset_fa], v6 ? 16 : 4);
+  const AddressLayout& layout = layout_of(manifest());
+  ASSERT_EQ(layout.misfit(name.size()), "");
+  const bool v6 = *layout.get(name, AddrField::flags) >> w::k_addr_flag_ipv6 & 1;
+  const std::string fa = to_hex(layout.fa(name)->data(), v6 ? 16 : 4);
   size_t requests = 0;
   for (const json& r : mine) {
     // A message outside the UET family's table (spec/control.yaml) is no Control API message.
@@ -116,14 +117,11 @@ TEST_F(ControlApi, TheAllocationResponseIsTheEndpointsAddress) {
   const json addr = response.value("address", json::object());
   ASSERT_TRUE(addr.contains("pid_on_fep") && addr.contains("initiator_id")) << response.dump();
   const auto name = Name(lb);
-  ASSERT_GE(name.size(), w::k_addr_size) << per_choice("uet-address-layout");
-  uint16_t pid_on_fep = 0;
-  uint32_t initiator = 0;
-  std::memcpy(&pid_on_fep, &name[w::k_addr_offset_pid_on_fep], sizeof pid_on_fep);
-  std::memcpy(&initiator, &name[w::k_addr_offset_initiator_id], sizeof initiator);
-  EXPECT_EQ(pid_on_fep, addr["pid_on_fep"].get<uint32_t>())
-      << "the endpoint's PIDonFEP is not the one the entity allocated " << per_choice("uet-address-layout");
-  EXPECT_EQ(initiator, addr["initiator_id"].get<uint32_t>()) << "the endpoint's initiator ID is not the entity's";
+  const AddressLayout& layout = layout_of(manifest());
+  ASSERT_EQ(layout.misfit(name.size()), "");
+  EXPECT_EQ(layout.get(name, AddrField::pid_on_fep), addr["pid_on_fep"].get<uint32_t>())
+      << "the endpoint's PIDonFEP is not the one the entity allocated (" << layout.basis() << ")";
+  EXPECT_EQ(layout.get(name, AddrField::initiator_id), addr["initiator_id"].get<uint32_t>()) << "the endpoint's initiator ID is not the entity's";
 }
 
 // Whether something serves `path` (an AF_UNIX SOCK_SEQPACKET socket).

@@ -30,10 +30,11 @@ class Ep : public ::testing::TestWithParam<Kind> {
     spec.caps = caps;
     open_pair(lb, spec, false);
   }
-  uint16_t Field16(const std::vector<uint8_t>& a, size_t off) {
-    uint16_t v;
-    std::memcpy(&v, &a[off], sizeof v);
-    return v;
+  // A field of this provider's address, read through its manifest's layout (0 where the blob is too short).
+  static uint64_t Field(const std::vector<uint8_t>& a, AddrField f) { return layout_of(manifest()).get(a, f).value_or(0); }
+  static std::string FaHex(const uint8_t* a, size_t len) {
+    const auto fa = layout_of(manifest()).fa(a, len);
+    return fa ? to_hex(fa->data(), fa->size()) : "(none)";
   }
   Loopback lb;
 };
@@ -101,16 +102,16 @@ TEST_P(Ep, AddressIsAssignedAtOpenAndComplete) {
   UET_LOOPBACK(Open());
   // Before fi_enable: fi_endpoint assigned the address (2.2.5.1-e).
   const std::vector<uint8_t> before = lb.name(0);
-  ASSERT_GE(before.size(), w::k_addr_size) << "fi_getname right after fi_endpoint";
+  ASSERT_EQ(layout_of(manifest()).misfit(before.size()), "") << "fi_getname right after fi_endpoint";
   ASSERT_EQ(lb.enable(), 0) << lb.failed;
   const std::vector<uint8_t> after = lb.name(0);
   EXPECT_EQ(to_hex(after.data(), after.size()), to_hex(before.data(), before.size())) << "the address changed at fi_enable";
-  const uint8_t flags = after[w::k_addr_offset_flags];
+  const auto flags = static_cast<uint8_t>(Field(after, AddrField::flags));
   EXPECT_TRUE(flags & (1u << w::k_addr_flag_caps_valid)) << "the FEP-capabilities-valid flag is clear: flags 0x" << std::hex << +flags;
-  EXPECT_EQ(after[w::k_addr_offset_version], w::k_addr_version);
+  EXPECT_EQ(Field(after, AddrField::version), w::k_addr_version);
   // The Table 2-10 fields, all valid: an FA of this FEP (not zero), an initiator ID, one resource index.
-  EXPECT_NE(to_hex(&after[w::k_addr_offset_fa], 16), std::string(32, '0')) << "the FA of the address is zero";
-  EXPECT_EQ(Field16(after, w::k_addr_offset_num_indices), 1u);
+  EXPECT_NE(FaHex(after.data(), after.size()), std::string(32, '0')) << "the FA of the address is zero";
+  EXPECT_EQ(Field(after, AddrField::num_indices), 1u);
   // A buffer too small for it: -FI_ETOOSMALL and the size it needs.
   uint8_t small[8];
   size_t len = sizeof small;
@@ -123,9 +124,9 @@ TEST_P(Ep, EndpointsOfADomainHaveDistinctResourceIndices) {
   UET_REQUIRE_UET_PROVIDER();
   UET_LOOPBACK(Open());
   const std::vector<uint8_t> a = lb.name(0), b = lb.name(1);
-  ASSERT_GE(a.size(), w::k_addr_size);
-  ASSERT_GE(b.size(), w::k_addr_size);
-  const uint16_t ra = Field16(a, w::k_addr_offset_start_index) & 0xFFF, rb = Field16(b, w::k_addr_offset_start_index) & 0xFFF;
+  ASSERT_EQ(layout_of(manifest()).misfit(a.size()), "");
+  ASSERT_EQ(layout_of(manifest()).misfit(b.size()), "");
+  const uint64_t ra = Field(a, AddrField::start_index) & 0xFFF, rb = Field(b, AddrField::start_index) & 0xFFF;
   EXPECT_NE(ra, rb) << "two endpoints of one domain share resource index " << ra;
   EXPECT_NE(ra, 0u) << "resource index 0 is the provider-to-provider channel";
   EXPECT_NE(rb, 0u) << "resource index 0 is the provider-to-provider channel";
@@ -169,22 +170,20 @@ TEST_P(Ep, GetinfoNodeIsAUetAddress) {
   UET_REQUIRE_UET_PROVIDER();
   UET_LOOPBACK(Open());
   std::vector<uint8_t> own = lb.name(0);
-  ASSERT_GE(own.size(), w::k_addr_size);
+  const AddressLayout& layout = layout_of(manifest());
+  ASSERT_EQ(layout.misfit(own.size()), "");
   InfoPtr hints = hints_for(GetParam().ep_type);
   const char* node = reinterpret_cast<const char*>(own.data());
   int rc = 0;
   InfoPtr mine = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
   ASSERT_TRUE(mine) << "fi_getinfo(node = this FEP's own UET address, FI_SOURCE): " << fi_err(rc);
   ASSERT_NE(mine->src_addr, nullptr);
-  ASSERT_GE(mine->src_addrlen, w::k_addr_size);
+  ASSERT_EQ(layout.misfit(mine->src_addrlen), "") << "src_addr";
   const auto* src = static_cast<const uint8_t*>(mine->src_addr);
-  EXPECT_EQ(to_hex(src + w::k_addr_offset_fa, 16), to_hex(&own[w::k_addr_offset_fa], 16)) << "the FA of src_addr";
-  // Another initiator ID, marked valid: the FEP of this domain is not that address.
-  uint32_t initiator;
-  std::memcpy(&initiator, &own[w::k_addr_offset_initiator_id], sizeof initiator);
-  ++initiator;
-  std::memcpy(&own[w::k_addr_offset_initiator_id], &initiator, sizeof initiator);
-  own[w::k_addr_offset_flags] |= 1u << w::k_addr_flag_initiator_valid;
+  EXPECT_EQ(FaHex(src, mine->src_addrlen), FaHex(own.data(), own.size())) << "the FA of src_addr";
+  // Another initiator ID, marked valid: the FEP of this domain is not that address (`node` points into `own`).
+  layout.set(own, AddrField::initiator_id, *layout.get(own, AddrField::initiator_id) + 1);
+  layout.set(own, AddrField::flags, *layout.get(own, AddrField::flags) | uint64_t{1} << w::k_addr_flag_initiator_valid);
   InfoPtr other = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, FI_SOURCE);
   should(!other, "fi_getinfo filters by the valid fields of node (another initiator ID matched)");
   InfoPtr no_source = getinfo(hints.get(), &rc, FI_VERSION(2, 0), node, 0);
@@ -232,10 +231,12 @@ bool RangeOfService(fi_ep_type type, const std::string& service, uint16_t* start
   const int rc = fi_getinfo(FI_VERSION(2, 0), nullptr, service.c_str(), FI_SOURCE, hints.get(), &info);
   InfoPtr got(rc == 0 ? info : nullptr, fi_freeinfo);
   if (!got) return *why = "fi_getinfo(service \"" + service + "\"): " + fi_err(rc), false;
-  if (!got->src_addr || got->src_addrlen < w::k_addr_size) return *why = "no UET address in src_addr", false;
+  const AddressLayout& layout = layout_of(manifest());
+  if (!got->src_addr || !layout.misfit(got->src_addrlen).empty())
+    return *why = "no UET address in src_addr: " + layout.misfit(got->src_addrlen), false;
   const auto* a = static_cast<const uint8_t*>(got->src_addr);
-  std::memcpy(start, a + w::k_addr_offset_start_index, sizeof *start);
-  std::memcpy(count, a + w::k_addr_offset_num_indices, sizeof *count);
+  *start = static_cast<uint16_t>(*layout.get(a, got->src_addrlen, AddrField::start_index));
+  *count = static_cast<uint16_t>(*layout.get(a, got->src_addrlen, AddrField::num_indices));
   return true;
 }
 
@@ -288,8 +289,8 @@ TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
   std::vector<uint8_t> a(256);
   size_t len = a.size();
   EXPECT_EQ(fi_getname(&sep->fid, a.data(), &len), 0);
-  if (len >= w::k_addr_size) {
-    EXPECT_GE(Field16(a, w::k_addr_offset_num_indices), rx.size()) << "one resource index per receive context";
+  if (layout_of(manifest()).misfit(len).empty()) {
+    EXPECT_GE(layout_of(manifest()).get(a.data(), len, AddrField::num_indices), rx.size()) << "one resource index per receive context";
   }
   for (fid_ep* r : rx)
     if (r) fi_close(&r->fid);

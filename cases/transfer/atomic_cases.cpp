@@ -253,8 +253,9 @@ TEST_P(AtomicWire, AtomicsToAnOptimizedKeyTakeTheHeaderOfAWrite) {
   constexpr uint64_t kOptimized = uint64_t{1} << w::k_mr_key_optimized_bit;
   UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
   const std::vector<uint8_t> name = target.name();
-  ASSERT_GT(name.size(), w::k_addr_offset_caps);
-  UET_NOT_APPLICABLE_IF(!(name[w::k_addr_offset_caps] & (1u << w::k_cap_optimized_header)),
+  const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
+  ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
+  UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)),
                         "the target FEP does not take the optimized header (address capability bit 7)");
   std::vector<Sent> sent;
   ASSERT_NO_FATAL_FAILURE(WriteAndEachAtomic(5, mr, &sent));

@@ -288,23 +288,24 @@ class JobIdRefusal : public Authz {
     ASSERT_NO_FATAL_FAILURE(OpenTargetWithOwnJobId(JobMethod::direct, kJobA, job));
     if (IsSkipped()) return;
     other_ = target.open_another_endpoint(kJobB);
-    ASSERT_GE(other_.size(), w::k_addr_offset_start_index + 2) << target.error();
+    ASSERT_TRUE(layout_of(target_manifest()).get(other_, AddrField::start_index))
+        << "the target's second endpoint's fi_getname: " << target.error()
+        << layout_of(target_manifest()).misfit(other_.size());
     ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   }
-  // The target's first endpoint's address with its 16-bit field at `offset` set to `value`, in the AV.
-  fi_addr_t InsertTargetWith(size_t offset, uint16_t value) {
+  // The target's first endpoint's address with `field` set to `value` (through the target's layout), in the AV.
+  fi_addr_t InsertTargetWith(AddrField field, uint16_t value) {
     std::vector<uint8_t> name = target.name();
-    EXPECT_GE(name.size(), offset + sizeof value);
-    if (name.size() < offset + sizeof value) return FI_ADDR_NOTAVAIL;
-    std::memcpy(name.data() + offset, &value, sizeof value);
+    const bool set = layout_of(target_manifest()).set(name, field, value);
+    EXPECT_TRUE(set) << "the target's fi_getname has no " << addr_field_name(field) << ": "
+                     << layout_of(target_manifest()).misfit(name.size());
+    if (!set) return FI_ADDR_NOTAVAIL;
     const fi_addr_t a = me.insert(name);
     EXPECT_NE(a, FI_ADDR_NOTAVAIL) << "fi_av_insert of the changed address";
     return a;
   }
-  static uint16_t Field16(const std::vector<uint8_t>& name, size_t offset) {
-    uint16_t v = 0;
-    std::memcpy(&v, name.data() + offset, sizeof v);
-    return v;
+  static uint16_t TargetField(const std::vector<uint8_t>& name, AddrField field) {
+    return static_cast<uint16_t>(layout_of(target_manifest()).get(name, field).value_or(0));
   }
   void ExpectRefusedWith(fi_addr_t to, uint64_t rc) {
     rests_on_choice("endpoint-jobid-mismatch");
@@ -347,9 +348,9 @@ TEST_P(JobIdRefusal, PidOutsideTheJobIdIsBadPid) {
   covers({"2.2.4.3-a", "2.2.5.6-a", "2.2.5.6-c"});
   ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobA));
   if (IsSkipped()) return;
-  const uint16_t pid = Field16(target.name(), w::k_addr_offset_pid_on_fep);
+  const uint16_t pid = TargetField(target.name(), AddrField::pid_on_fep);
   const uint16_t another_pid = static_cast<uint16_t>(pid % ((1u << w::k_pid_on_fep_bits) - 1) + 1);
-  ExpectRefusedWith(InsertTargetWith(w::k_addr_offset_pid_on_fep, another_pid), w::ses_return_code::RC_BAD_PID);
+  ExpectRefusedWith(InsertTargetWith(AddrField::pid_on_fep, another_pid), w::ses_return_code::RC_BAD_PID);
 }
 
 TEST_P(JobIdRefusal, ResourceIndexOutsideTheJobIdIsBadIndex) {
@@ -357,11 +358,11 @@ TEST_P(JobIdRefusal, ResourceIndexOutsideTheJobIdIsBadIndex) {
   ASSERT_NO_FATAL_FAILURE(OpenTwoJobIds(kJobA));
   if (IsSkipped()) return;
   // A resource index neither endpoint has (RI 0 is reserved).
-  const uint16_t first = Field16(target.name(), w::k_addr_offset_start_index);
-  const uint16_t second = Field16(other_, w::k_addr_offset_start_index);
+  const uint16_t first = TargetField(target.name(), AddrField::start_index);
+  const uint16_t second = TargetField(other_, AddrField::start_index);
   uint16_t unused = 1;
   while (unused == first || unused == second) ++unused;
-  ExpectRefusedWith(InsertTargetWith(w::k_addr_offset_start_index, unused), w::ses_return_code::RC_BAD_INDEX);
+  ExpectRefusedWith(InsertTargetWith(AddrField::start_index, unused), w::ses_return_code::RC_BAD_INDEX);
 }
 
 UET_INSTANTIATE_TWO_SIDED(JobIdRefusal);
@@ -397,10 +398,9 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
   auto with = env;
   with["UET_PROVIDER_INITIATOR_ID"] = "77";
   ASSERT_TRUE(t.start(spec, with, unset)) << t.error();
-  ASSERT_GE(t.name().size(), w::k_addr_offset_initiator_id + 4);
-  uint32_t initiator = 0;
-  std::memcpy(&initiator, t.name().data() + w::k_addr_offset_initiator_id, sizeof initiator);
-  EXPECT_EQ(initiator, 77u) << "the initiator ID of the address is UET_PROVIDER_INITIATOR_ID";
+  const auto initiator = layout_of(target_manifest()).get(t.name(), AddrField::initiator_id);
+  ASSERT_TRUE(initiator) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(t.name().size());
+  EXPECT_EQ(*initiator, 77u) << "the initiator ID of the address is UET_PROVIDER_INITIATOR_ID";
   expect_clean_end(t.finish(), t.error());
 }
 

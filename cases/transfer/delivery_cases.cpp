@@ -66,12 +66,12 @@ class Delivery : public TwoSided {
     UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr,
                           "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
     const std::vector<uint8_t>& theirs = target.name();
-    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(theirs, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits)},
+    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits)},
                       {w::Field::uet_ses_job_id, kPlacedJob}};
     // The optimized header names the MR, not the endpoint, in ses.resource_index.
     if (next_hdr != w::pds_next_hdr::UET_HDR_REQUEST_SMALL)
       placed.emplace_back(w::Field::uet_ses_resource_index,
-                          address_field(theirs, w::k_addr_offset_start_index, w::k_resource_index_bits));
+                          address_field(target_manifest(), theirs, AddrField::start_index, w::k_resource_index_bits));
     ASSERT_TRUE(matches(*f, placed)) << "the request does not address the target endpoint: " << differences(*f, placed);
     *sent = me.wait(ctx, kArrivalMs);
   }
@@ -82,8 +82,9 @@ class Delivery : public TwoSided {
     UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)),
                           "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
     const std::vector<uint8_t> name = target.name();
-    ASSERT_GT(name.size(), w::k_addr_offset_caps);
-    UET_NOT_APPLICABLE_IF(!(name[w::k_addr_offset_caps] & (1u << w::k_cap_optimized_header)),
+    const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
+    ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
+    UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)),
                           "the target FEP does not take the optimized header (address capability bit 7)");
   }
   // Both sides open for RMA; a one-packet write to an MR of the target (OPTIMIZED key for the optimized

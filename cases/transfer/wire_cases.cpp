@@ -207,13 +207,14 @@ class Wire : public TwoSided {
   FrameCapture cap;
 };
 
-// The fabric address (FA) of a UET address (Table 2-10, layout per choice uet-address-layout): 4 bytes
+// The fabric address (FA) of a side's UET address (Table 2-10, read through that side's layout): 4 bytes
 // for IPv4, 16 for IPv6 (address flag bit 6).
-std::vector<uint8_t> fabric_address(const std::vector<uint8_t>& name, bool* ipv6) {
-  if (name.size() < w::k_addr_offset_fa + 16) return {};
-  *ipv6 = name[w::k_addr_offset_flags] & (1u << w::k_addr_flag_ipv6);
-  const auto* fa = name.data() + w::k_addr_offset_fa;
-  return {fa, fa + (*ipv6 ? 16 : 4)};
+std::vector<uint8_t> fabric_address(const Manifest& side, const std::vector<uint8_t>& name, bool* ipv6) {
+  const auto fa = layout_of(side).fa(name);
+  const auto flags = layout_of(side).get(name, AddrField::flags);
+  if (!fa || !flags) return {};
+  *ipv6 = *flags & (1u << w::k_addr_flag_ipv6);
+  return {fa->begin(), fa->begin() + (*ipv6 ? 16 : 4)};
 }
 
 std::string hex(const std::vector<uint8_t>& b) { return b.empty() ? "(none)" : to_hex(b.data(), b.size()); }
@@ -235,7 +236,7 @@ TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
   ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &ctx, &f));
   if (IsSkipped()) return;
   bool my_v6 = false, their_v6 = false;
-  const std::vector<uint8_t> my_fa = fabric_address(me.name(), &my_v6), their_fa = fabric_address(target.name(), &their_v6);
+  const std::vector<uint8_t> my_fa = fabric_address(manifest(), me.name(), &my_v6), their_fa = fabric_address(target_manifest(), target.name(), &their_v6);
   ASSERT_FALSE(their_fa.empty()) << "the target's address is shorter than a UET address";
   ASSERT_FALSE(my_fa.empty()) << "the initiator's address is shorter than a UET address";
   if (their_v6) {
@@ -274,7 +275,7 @@ TEST_P(Wire, PdsHeaderCarriesThePdcOfItsDeliveryMode) {
   if (IsSkipped()) return;
   UET_OPEN_BOTH(Spec(FI_MSG));
   bool v6 = false;
-  ASSERT_TRUE(cap.start(fabric_address(target.name(), &v6))) << cap.error();
+  ASSERT_TRUE(cap.start(fabric_address(target_manifest(), target.name(), &v6))) << cap.error();
   int c1 = 0, c2 = 0;
   ASSERT_NO_FATAL_FAILURE(Send(64, 1, &c1));
   const auto first = cap.find(Side::initiator, request);
@@ -436,10 +437,10 @@ TEST_P(Wire, RequestsAddressTheTargetEndpoint) {
   ASSERT_NO_FATAL_FAILURE(SendCaptured(spec, 64, &ctx, &f));
   if (IsSkipped()) return;
   const std::vector<uint8_t> theirs = target.name(), mine = me.name();
-  const uint64_t their_pid = address_field(theirs, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits);
-  const uint64_t their_ri = address_field(theirs, w::k_addr_offset_start_index, w::k_resource_index_bits);
-  const uint64_t my_pid = address_field(mine, w::k_addr_offset_pid_on_fep, w::k_pid_on_fep_bits);
-  const uint64_t my_ri = address_field(mine, w::k_addr_offset_start_index, w::k_resource_index_bits);
+  const uint64_t their_pid = address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits);
+  const uint64_t their_ri = address_field(target_manifest(), theirs, AddrField::start_index, w::k_resource_index_bits);
+  const uint64_t my_pid = address_field(manifest(), mine, AddrField::pid_on_fep, w::k_pid_on_fep_bits);
+  const uint64_t my_ri = address_field(manifest(), mine, AddrField::start_index, w::k_resource_index_bits);
   // Where the two addresses agree, the wire cannot tell the target's value from the initiator's own.
   note("addresses", "target PIDonFEP " + std::to_string(their_pid) + " RI " + std::to_string(their_ri) +
                         ", initiator PIDonFEP " + std::to_string(my_pid) + " RI " + std::to_string(my_ri));

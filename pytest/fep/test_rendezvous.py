@@ -22,6 +22,7 @@ import time
 import pytest
 import yaml
 
+from harness import address_layout
 from softuet_helpers import built_probe, decode_strict
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
@@ -82,15 +83,12 @@ def read_lines(proc, until, timeout=60.0):
 
 
 def parse_addr(hex_text):
-    """PIDonFEP, resource index and initiator ID of an address fi_getname gave (choice uet-address-layout)."""
-    b = bytes.fromhex(hex_text)
-
-    def field(name, size):
-        at = CONST[f"addr_offset_{name}"]
-        return int.from_bytes(b[at:at + size], "little")
-
-    return {"pid_on_fep": field("pid_on_fep", 2), "resource_index": field("start_index", 2),
-            "initiator": field("initiator_id", 4)}
+    """PIDonFEP, resource index and initiator ID of an address softuet's fi_getname gave (its manifest's
+    layout, spec/address-layouts.yaml)."""
+    b, layout = bytes.fromhex(hex_text), address_layout.resolve("softuet")
+    return {"pid_on_fep": address_layout.read(layout, b, "pid_on_fep"),
+            "resource_index": address_layout.read(layout, b, "start_index"),
+            "initiator": address_layout.read(layout, b, "initiator_id")}
 
 
 def offsets(sizes):
