@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -78,6 +79,10 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                               << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
     UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider,
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
+    // A pair has a case only where both sides claim what it needs; the side that lacks it is named.
+    const auto& types = theirs.endpoint_types;
+    UET_NOT_APPLICABLE_IF(std::find(types.begin(), types.end(), GetParam().ep_type) == types.end(),
+                          "the target, " << theirs.name << ", claims no " << GetParam().name << " endpoints");
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name
@@ -87,8 +92,17 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
     observing(Side::target, "api: the target's endpoint");
     ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env, target_unset, before_open)) << target.error();
-    dest = me.insert(target.name());
-    ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";
+    const std::vector<uint8_t> their_name = target.name();
+    if (theirs.uet) {
+      ASSERT_EQ(layout_of(theirs).misfit(their_name.size()), "")
+          << "the target's fi_getname does not fit its layout: " << to_hex(their_name.data(), their_name.size());
+    }
+    // Blame follows the call: from here on, what the initiator's own calls return is the initiator's.
+    observing(Side::initiator, "api: the initiator's fi_av_insert of the target's address");
+    dest = me.insert(their_name);
+    ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "the initiator's fi_av_insert refused the target's address "
+                                      << to_hex(their_name.data(), their_name.size());
+    observing(Side::initiator, "api: the initiator's calls");
   }
   void TearDown() override { end_both(me, target); }
   EndpointSpec Spec(uint64_t caps) const {

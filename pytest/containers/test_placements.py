@@ -119,10 +119,12 @@ class TestLostSides:
         lost = [r for r in results if r.verdict == "error"]
         assert lost and all(what in r.reason for r in lost), [(r.case, r.reason) for r in lost]
         assert {r.verdict for r in results} <= {"pass", "not_applicable", "error"}
+        # The case running at the loss, and any the binary ended after it (a teardown that found its target
+        # gone), are the placement's; every later case is counted and says why it did not run; the cell went
+        # on to its next area.
         during = [r for r in lost if "placement lost a side during this case" in r.reason]
-        assert len(during) == 1 and during[0].area == "msg"
-        # every other case is counted, and says why it did not run; the cell went on to its next area
-        assert all("lost a side earlier in this cell" in r.reason for r in lost if r is not during[0])
+        assert 1 <= len(during) <= 2 and {r.area for r in during} == {"msg"}, [(r.case, r.reason) for r in during]
+        assert all("lost a side earlier in this cell" in r.reason for r in lost if r not in during)
         jobs = [r for r in results if r.area == "jobs"]
         assert len(jobs) == len([k for k in namespace_verdicts if k.startswith("jobs/")])
         assert all(r.verdict == "error" for r in jobs)

@@ -127,7 +127,13 @@ class TestRestart:
         """A burst of maps, the entity killed in its middle, restarted: every acknowledged map is there."""
         acknowledged = []
         conn = c.Connection(entity.socket)
-        killer = threading.Timer(random.Random().uniform(0.05, 0.3), entity.kill9)
+        # The kill lands after a number of acknowledged maps, not after a time: a loaded machine acknowledges
+        # fewer maps a second, and the burst must be under way whatever the load. The maps keep coming while
+        # the killer kills.
+        seed = random.SystemRandom().randrange(1 << 32)
+        kill_at = random.Random(seed).randrange(20, 200)
+        reached = threading.Event()
+        killer = threading.Thread(target=lambda: reached.wait(120) and entity.kill9())
         killer.start()
         try:
             for pid in range(1000, 100000):
@@ -135,10 +141,14 @@ class TestRestart:
                                             c.u32("job_id", pid % 0xFFFFFF or 1), seq=pid))
                 assert reply["error"] == 0, reply
                 acknowledged.append(pid)
+                if len(acknowledged) == kill_at:
+                    reached.set()
         except OSError:
             pass  # the connection died with the entity
+        finally:
+            reached.set()
         killer.join()
-        assert len(acknowledged) > 10, f"only {len(acknowledged)} maps acknowledged before the kill"
+        assert len(acknowledged) >= kill_at, f"seed {seed}: the entity died after {len(acknowledged)} maps"
         entity.start()
         listed = {int(line.split()[0]) for line in entity.run_ctl("list", "--service", "burst").stdout.splitlines()}
         missing = [p for p in acknowledged if p not in listed]

@@ -96,14 +96,19 @@ class TestOneVerdictPerCase:
 
     def test_a_binary_whose_every_case_hangs_ends_its_cell_within_the_cell_s_budget(self, run_cell):
         cases = {f"Fake.C{i}": "hang" for i in range(8)}
-        got, _, seconds = run_cell(cases, case_deadline=1.0, cell_deadline=2.5)
+        got, _, seconds = run_cell(cases, case_deadline=2.0, cell_deadline=3.0)
         assert [c for c, _, _ in got] == list(cases)
-        verdicts = collections.Counter(v for _, v, _ in got)
-        assert verdicts["timeout"] == 2 and verdicts["error"] == 6, got
-        budget = "the cell's deadline of 2 s (--cell-deadline) ran out"
-        assert got[2] == ("Fake.C2", "error", f"not run to its end: budget ({budget} during this case)")
-        assert got[3:] == [(c, "error", f"not run: budget ({budget})") for c in list(cases)[3:]]
-        assert seconds < 2.5 + 3
+        # How many cases time out before the budget runs out depends on how fast the machine starts the
+        # binary; what follows does not: one case cut by the budget at most, every later one not run.
+        budget = "the cell's deadline of 3 s (--cell-deadline) ran out"
+        timed_out = [c for c, v, _ in got if v == "timeout"]
+        assert got[0] == ("Fake.C0", "timeout", "no end within the case deadline of 2 s")
+        assert timed_out == list(cases)[:len(timed_out)] and len(timed_out) <= 2
+        rest = got[len(timed_out):]
+        cut = [r for r in rest if r[2].startswith("not run to its end")]
+        assert cut in ([], [rest[0]]) and (not cut or cut[0][1:] == ("error", f"not run to its end: budget ({budget} during this case)"))
+        assert rest[len(cut):] == [(c, "error", f"not run: budget ({budget})") for c, _, _ in rest[len(cut):]]
+        assert len(rest) >= 6 and seconds < 3 + 6  # without the budget: 8 cases of 2 s
 
     def test_the_run_s_deadline_ends_a_cell_before_its_own(self, run_cell):
         cases = {"Fake.A": "hang", "Fake.B": "pass"}
