@@ -23,7 +23,7 @@ RequestFields InitiatorPdc::fields_for(Psn psn, bool retransmit, bool ack_reques
 
 RequestFields InitiatorPdc::send(uint64_t token, TimePoint now, bool ack_request) {
   const Psn psn = next_psn_++;
-  unacked_.emplace(psn, Pending{token, now, now + rto_, 0, ack_request, false});
+  unacked_.emplace(psn, Pending{token, now, now + rto_, rto_, 0, ack_request, false});
   return fields_for(psn, false, ack_request);
 }
 
@@ -63,10 +63,15 @@ std::vector<uint64_t> InitiatorPdc::on_ack(Psn cack_psn, int16_t ack_psn_offset,
 }
 
 ToSend InitiatorPdc::resend(Psn psn, Pending& p, TimePoint now, bool lost) {
-  if (lost) ++p.retransmits;
+  if (lost) {
+    ++p.retransmits;
+    p.rto = std::min(std::max(p.rto * 2, rto_), config_.max_rto);
+  } else {
+    p.rto = std::max(p.rto, rto_);
+  }
   p.resent = true;
   p.last_sent = now;
-  p.deadline = now + rto_;
+  p.deadline = now + p.rto;
   return {fields_for(psn, true, true), p.token};  // a retransmission asks for a prompt ACK
 }
 

@@ -27,10 +27,12 @@ inline bool psn_after(Psn a, Psn b) { return psn_before(b, a); }
 
 // The retransmission timeout is measured per PDC as RFC 6298 does for TCP: smoothed round trip plus four
 // times its variation, from packets sent once (Karn), doubled once per timeout and kept doubled until a new
-// measurement. A fixed timeout resends whole windows whenever a window takes longer to drain than it.
+// measurement; new packets take it. A fixed timeout resends whole windows whenever a window takes longer
+// to drain than it. A packet lost again backs off its own timer too (doubling from the larger of its last
+// and the PDC's), so its retransmissions spread over seconds, however fast the PDC measures.
 struct Config {
   std::chrono::microseconds initial_rto{2000};  // until the first round trip is measured
-  std::chrono::microseconds min_rto{1000};
+  std::chrono::microseconds min_rto{2000};
   std::chrono::microseconds max_rto{200000};
   unsigned max_retransmits = 20;      // then the packet, and its message, fail
   unsigned window = 512;              // packets in flight per PDC
@@ -91,6 +93,7 @@ class InitiatorPdc {
     uint64_t token;
     TimePoint last_sent;
     TimePoint deadline;
+    std::chrono::microseconds rto;  // this packet's timer
     unsigned retransmits;
     bool ack_request;
     bool resent;  // its round trip is ambiguous: an ACK may answer either copy

@@ -275,7 +275,7 @@ TEST(Pds, TheTimeoutIsTheSmoothedRoundTripPlusFourTimesItsVariation) {
     ini.send(i, t0 + microseconds(10 * i));
     ini.on_ack(i, 0, t0 + microseconds(10 * i + 20));
   }
-  EXPECT_EQ(ini.rto(), microseconds(1000)) << "never below the minimum, 1 ms";
+  EXPECT_EQ(ini.rto(), microseconds(2000)) << "never below the minimum, 2 ms";
 }
 
 TEST(Pds, AnAckForAResentPacketIsNotMeasured) {
@@ -302,7 +302,21 @@ TEST(Pds, OneTimeoutBacksOffTheWholePdcOnceAndNewPacketsInheritIt) {
   EXPECT_EQ(ini.rto(), microseconds(8000));
   ini.send(101, t0 + microseconds(6000));
   ini.on_ack(101, 0, t0 + microseconds(6500));
-  EXPECT_EQ(ini.rto(), microseconds(500 + 4 * 250)) << "a measurement ends the back-off";
+  EXPECT_EQ(ini.rto(), microseconds(2000)) << "a measurement ends the back-off (500 + 4 x 250 us, below the 2 ms floor)";
+}
+
+TEST(Pds, APacketLostAgainBacksOffItsOwnTimerWhateverThePdcMeasures) {
+  InitiatorPdc ini(Mode::rud, 100);
+  const TimePoint t0{};
+  ini.send(0, t0);
+  ASSERT_EQ(ini.due(t0 + microseconds(2000)).size(), 1u);  // PSN 100: its timer 4 ms now
+  ini.send(1, t0 + microseconds(2000));
+  // PSN 101 arrived past the gap (cack 99, offset 2): a quick round trip of a packet sent once, PDC timeout 2 ms.
+  ini.on_ack(99, 2, t0 + microseconds(2100));
+  EXPECT_EQ(ini.rto(), microseconds(2000));
+  EXPECT_TRUE(ini.due(t0 + microseconds(5999)).empty()) << "packet 0 keeps its backed-off 4 ms";
+  ASSERT_EQ(ini.due(t0 + microseconds(6000)).size(), 1u);
+  EXPECT_TRUE(ini.due(t0 + microseconds(6000 + 7999)).empty()) << "then 8 ms";
 }
 
 TEST(Pds, RetransmitTimerBacksOff) {
