@@ -119,11 +119,11 @@ class TestLostSides:
         lost = [r for r in results if r.verdict == "error"]
         assert lost and all(what in r.reason for r in lost), [(r.case, r.reason) for r in lost]
         assert {r.verdict for r in results} <= {"pass", "not_applicable", "error"}
-        # The case running at the loss, and any the binary ended after it (a teardown that found its target
-        # gone), are the placement's; every later case is counted and says why it did not run; the cell went
-        # on to its next area.
+        # The case running at the loss, and any the binary ended after it before the harness saw the loss (a
+        # teardown that found its target gone: how many depends on the machine's speed), are the placement's;
+        # every later case is counted and says why it did not run; the cell went on to its next area.
         during = [r for r in lost if "placement lost a side during this case" in r.reason]
-        assert 1 <= len(during) <= 2 and {r.area for r in during} == {"msg"}, [(r.case, r.reason) for r in during]
+        assert during and {r.area for r in during} == {"msg"}, [(r.case, r.reason) for r in during]
         assert all("lost a side earlier in this cell" in r.reason for r in lost if r not in during)
         jobs = [r for r in results if r.area == "jobs"]
         assert len(jobs) == len([k for k in namespace_verdicts if k.startswith("jobs/")])
