@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -156,6 +157,20 @@ void should(bool met, const std::string& what) {
     ::testing::Test::RecordProperty("warning", "SHOULD not met: " + what);
     std::fprintf(stderr, "warning: SHOULD not met: %s\n", what.c_str());
   }
+}
+
+std::optional<uint64_t> provider_size_setting(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 0);
+  if (errno || end == v || *end || n == 0 || n > kMaxSettingBytes) {
+    ADD_FAILURE() << name << "=" << v << " in the manifest's environment is not a size from 1 to " << kMaxSettingBytes
+                  << " bytes: give the provider's real size, or leave it out if the provider has no such feature";
+    return std::nullopt;
+  }
+  return n;
 }
 
 std::string to_hex(const void* data, size_t len) {

@@ -111,6 +111,12 @@ void rests_on_choice(const std::string& choice);
 std::string per_choice(const std::string& choice);
 // A fact the running case computed that the report shows beside its verdict (e.g. the operating profile).
 void note(const std::string& key, const std::string& value);
+// A size the provider's environment gives the cases (UET_PROVIDER_MSG_RENDEZVOUS_SIZE, ...): nullopt when the
+// manifest leaves it out (the provider has no such feature: the case is not applicable); a value that is not
+// a number of bytes up to kMaxSettingBytes (no case sends gigabytes because a setting meant "never") is a
+// failure naming it, and nullopt.
+inline constexpr uint64_t kMaxSettingBytes = uint64_t{64} << 20;
+std::optional<uint64_t> provider_size_setting(const char* name);
 // Lower-case hex of `len` bytes, for messages and evidence.
 std::string to_hex(const void* data, size_t len);
 // The layout of a side's fi_getname (its manifest's address_layout), recorded as what the running case's

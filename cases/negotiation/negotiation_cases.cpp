@@ -53,8 +53,10 @@ class Negotiation : public TwoSided {
                                                                      "the pair has no fi_tagged (2.2.5.4.2-b)");
     const char* var = tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE";
     const char* threshold_text = std::getenv(var);
-    ASSERT_TRUE(threshold_text && *threshold_text) << var << " is unset: the initiator manifest's environment must give it";
-    const size_t size = std::strtoull(threshold_text, nullptr, 0) + 3001;
+    const auto given = provider_size_setting(var);
+    if (HasFailure()) return;
+    if (!threshold_text || !*threshold_text) rests_on_choice("rendezvous-size-default");  // the manifest leaves it out
+    const size_t size = given.value_or(w::k_rendezvous_size_default) + 3001;
     UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA | (tagged ? FI_TAGGED : 0)));
     constexpr uint64_t kTag = 0x9E60;
     std::vector<uint8_t> data(size);
