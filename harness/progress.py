@@ -3,12 +3,33 @@ time so far and an estimate of what is left), failures as they happen; --quiet k
 the summary, --verbose adds a line per case."""
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
 
 from harness.results import FAILING, Result
 from harness.untrusted import printable
+
+
+# A failure of a case's message begins "<file>:<line>: " (cases/common/verdict.cpp joins them in order).
+_FAILURE_START = re.compile(r"^\S+:\d+: ")
+
+
+def first_failure(message: str) -> str:
+    """The first failure of a case's message, as one line: its last line (the case's own words, after
+    googletest's expected/actual lines), and how many failures follow it. The first is shown first: later
+    ones often follow from it ("Actual: it does." says nothing alone)."""
+    failures: list[list[str]] = []
+    for line in message.strip().splitlines():
+        if _FAILURE_START.match(line) or not failures:
+            failures.append([])
+        failures[-1].append(_FAILURE_START.sub("", line, count=1))
+    if not failures:
+        return ""
+    words = [l.strip() for l in failures[0] if l.strip()]
+    more = f" (and {len(failures) - 1} more failure{'s' if len(failures) > 2 else ''})" if len(failures) > 1 else ""
+    return (words[-1] if words else "") + more
 
 
 def _clock(seconds: float) -> str:
@@ -36,8 +57,7 @@ class Progress:
         with self.lock:
             self.totals[r.verdict] = self.totals.get(r.verdict, 0) + 1
         if r.verdict in FAILING:
-            lines = (r.message or "").strip().splitlines()
-            why = r.reason or r.detail or (lines[-1] if lines else "")
+            why = r.reason or r.detail or first_failure(r.message or "")
             blame = f" [{r.blamed_side}]" if r.blamed_side else ""
             self.say(f"    {r.verdict.upper()}{blame}: {r.cell}/{r.area}: {r.case}: {why}"[:300])
         elif self.verbose:
