@@ -41,6 +41,17 @@ inline uint64_t address_field(const Manifest& side, const std::vector<uint8_t>& 
   return layout_of(side).get(name, field).value_or(0) & ((uint64_t{1} << bits) - 1);
 }
 
+// A pair has a case only where both sides claim what it needs; the side that lacks it is named.
+inline bool target_claims_type(fi_ep_type type) {
+  const auto& types = target_manifest().endpoint_types;
+  return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+#define UET_REQUIRE_TARGET_CLAIMS_KIND()                                                      \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::target_claims_type(GetParam().ep_type),                \
+                        "the target, " << ::uet::cases::target_manifest().name << ", claims no " \
+                                       << GetParam().name << " endpoints")
+
 // How long a case waits for a message the target must get (the initiator's completion came first).
 inline constexpr int kArrivalMs = 3000;
 
@@ -79,10 +90,7 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                               << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
     UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider,
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
-    // A pair has a case only where both sides claim what it needs; the side that lacks it is named.
-    const auto& types = theirs.endpoint_types;
-    UET_NOT_APPLICABLE_IF(std::find(types.begin(), types.end(), GetParam().ep_type) == types.end(),
-                          "the target, " << theirs.name << ", claims no " << GetParam().name << " endpoints");
+    UET_REQUIRE_TARGET_CLAIMS_KIND();
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name

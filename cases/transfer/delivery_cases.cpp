@@ -377,8 +377,9 @@ bool OpenPair(const EndpointSpec& spec, Pair* pair, bool optional) {
   theirs.msg_order = 0;
   observing(Side::target, "api: the target's endpoint");
   EXPECT_TRUE(pair->peer.start(theirs)) << pair->peer.error();
+  observing(Side::initiator, "api: the initiator's fi_av_insert of the target's address");  // blame follows the call
   pair->to = pair->ep.insert(pair->peer.name());
-  EXPECT_NE(pair->to, FI_ADDR_NOTAVAIL) << "fi_av_insert of the target's address";
+  EXPECT_NE(pair->to, FI_ADDR_NOTAVAIL) << "the initiator's fi_av_insert refused the target's address";
   return pair->to != FI_ADDR_NOTAVAIL;
 }
 
@@ -389,6 +390,7 @@ class DeliveryOrdering : public Delivery {
   void EachFlagAloneSelectsRod(const std::vector<OrderFlag>& flags, bool write) {
     UET_REQUIRE_UET_PROVIDER();
     UET_NOT_APPLICABLE_IF(!rdm(), "DGRAM endpoints offer no ordering: FI_EP_DGRAM is UUD (2.2.6-a)");
+    UET_REQUIRE_TARGET_CLAIMS_KIND();
     std::string refused, checked;
     for (const OrderFlag& flag : flags) {
       SCOPED_TRACE(flag.name);
@@ -465,6 +467,7 @@ class DeliveryTable : public Delivery {
   void RequireOperatingIn(w::Profile table) {
     UET_REQUIRE_UET_PROVIDER();
     UET_NOT_APPLICABLE_IF(!rdm(), "FI_EP_DGRAM is UUD in every profile (2.2.6-a): the tables choose among the RDM modes");
+    UET_REQUIRE_TARGET_CLAIMS_KIND();
     const uint8_t mine = claimed_caps(manifest()), theirs = claimed_caps(target_manifest());
     const w::Profile operating = w::operating_profile(mine, theirs);
     rests_on_choice("profile-priority");

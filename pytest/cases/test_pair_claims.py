@@ -1,0 +1,31 @@
+"""Issue 26, part 3: a pair has a two-process case only where both sides claim what it needs. A target
+that claims no DGRAM makes the initiator's DGRAM instances not applicable, naming the target, instead of
+failures blamed on it."""
+import os
+import pathlib
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from harness.run_cases import run_manifest  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
+
+
+def test_a_target_without_dgram_makes_the_dgram_cases_not_applicable_naming_it(build_dir, tmp_path):
+    target = tmp_path / "rdm-only.yaml"
+    target.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}\nname: rdm-only\nendpoint_types: [rdm]\n")
+    results = run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "run", target=target,
+                           areas=["msg"], case_filter="Claimed/Msg.*")
+    dgram = [r for r in results if r.case.endswith("/dgram")]
+    rdm = [r for r in results if r.case.endswith("/rdm")]
+    assert dgram and rdm
+    # Some DGRAM cases are not applicable for a reason of their own first; none fails, none is blamed.
+    assert {r.verdict for r in dgram} == {"not_applicable"}, [(r.case, r.verdict, r.message) for r in dgram]
+    assert ("not applicable: the target, rdm-only, claims no dgram endpoints "
+            "(!::uet::cases::target_claims_type(GetParam().ep_type))") in {r.reason for r in dgram}
+    assert {r.verdict for r in rdm} == {"pass"}, [(r.case, r.verdict, r.message) for r in rdm if r.verdict != "pass"]
