@@ -54,7 +54,11 @@ class SlurmCluster:
         # Slurm gives its hooks a bare environment: a wrapper of ours sets what the hook needs.
         wrapper = self.folder / name
         exports = "".join(f"export {k}='{v}'\n" for k, v in self.hook_env.items())
-        wrapper.write_text(f"#!/bin/sh\n{exports}exec {script}\n")
+        # Each hook that has run says so, by node and job (hooks_done): the job-completion record may come
+        # before the last node's epilog has run.
+        done = self.logs / f"{name}-done"
+        wrapper.write_text(f"#!/bin/sh\n{exports}{script}\nrc=$?\n"
+                           f"echo \"$SLURMD_NODENAME $SLURM_JOB_ID\" >> '{done}'\nexit $rc\n")
         wrapper.chmod(0o755)
         return f"{name.capitalize()}={wrapper}\n"
 
@@ -137,9 +141,17 @@ class SlurmCluster:
         return int(r.stdout.strip().split(";")[0])
 
     def ended(self, job: int) -> bool:
-        """The job is in the job-completion record (written after its epilog ran)."""
+        """The job is in the job-completion record, and every node's epilog (where there is one) has run."""
         comp = self.logs / "jobcomp.txt"
-        return comp.exists() and f"JobId={job} " in comp.read_text()
+        if not (comp.exists() and f"JobId={job} " in comp.read_text()):
+            return False
+        return not self.epilog or self.hooks_done("epilog", job) >= len(self.nodes)
+
+    def hooks_done(self, name: str, job: int) -> int:
+        """How many nodes have run hook `name` (prolog, epilog) for `job`."""
+        done = self.logs / f"{name}-done"
+        lines = done.read_text().splitlines() if done.exists() else []
+        return len({line.split()[0] for line in lines if line.split()[1:] == [str(job)]})
 
     def stop(self) -> None:
         self.run("scontrol", "shutdown", timeout=30)
