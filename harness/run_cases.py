@@ -131,6 +131,10 @@ class CellRun:
         """Why the cell may run nothing more, or None while its budget lasts."""
         return self._budget_why if time.monotonic() >= self._budget_at else None
 
+    @property
+    def _not_run_budget(self) -> str:
+        return f"not run: budget ({self._budget_why})"
+
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
         self._start_budget()
@@ -184,8 +188,8 @@ class CellRun:
                 if (why := place.lost()):
                     self._not_run(area, binary, env, lost_earlier(place, why))
                     continue
-                if (spent := self.budget_spent()):
-                    self._not_run(area, binary, env, f"not run: budget ({spent})")
+                if self.budget_spent():
+                    self._not_run(area, binary, env, self._not_run_budget)
                     continue
                 with self._loss(area, place.pair) as loss_env:
                     self._run_binary(area, binary, place, {**env, **loss_env})
@@ -285,7 +289,7 @@ class CellRun:
                                           "stopped; " if channel.overflow else "") + channel.describe_rejections()))
             if channel.running is None:
                 if why == "budget":
-                    self._not_run(area, binary, env, f"not run: budget ({self._budget_why})")
+                    self._not_run(area, binary, env, self._not_run_budget)
                 elif proc.returncode not in (0, 1) and why not in ("stopped", "lost"):
                     # Outside any case (its start-up, its end): relaunching would end the same way, so every case
                     # without a verdict says why it has none.
@@ -312,7 +316,7 @@ class CellRun:
             if why == "lost":
                 self._not_run(area, binary, env, lost_earlier(place, lost or place.lost()))
             if why == "budget":
-                self._not_run(area, binary, env, f"not run: budget ({self._budget_why})")
+                self._not_run(area, binary, env, self._not_run_budget)
             if why in ("stopped", "lost", "budget"):
                 return
 

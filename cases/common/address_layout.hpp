@@ -31,7 +31,6 @@ struct AddressLayout {
   size_t size = 0;          // the fewest bytes an address in this layout has
   std::map<AddrField, Place> fields;
 
-  bool has(AddrField f) const { return fields.count(f) != 0; }
   // An integer field's value, or nullopt when the layout has no such field or the blob is too short for it.
   std::optional<uint64_t> get(const uint8_t* blob, size_t len, AddrField f) const;
   std::optional<uint64_t> get(const std::vector<uint8_t>& blob, AddrField f) const {

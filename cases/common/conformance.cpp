@@ -95,9 +95,7 @@ Manifest load_manifest(const char* variable) {
       if (!version) bad_manifest(p, "checked_spec_version: '" + v + "' is not a spec version of spec/wire.yaml");
       m.checked_spec_version = *version;
     }
-  } catch (const nlohmann::json::exception& e) {
-    bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
-  } catch (const std::invalid_argument& e) {
+  } catch (const std::exception& e) {  // nlohmann's errors, and an address layout's unknown field
     bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
   }
   return m;
@@ -171,6 +169,15 @@ std::optional<uint64_t> provider_size_setting(const char* name) {
     return std::nullopt;
   }
   return n;
+}
+
+uint64_t provider_size_or_default(const char* name, uint64_t fallback, const char* choice) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) {
+    rests_on_choice(choice);
+    return fallback;
+  }
+  return provider_size_setting(name).value_or(0);
 }
 
 std::string to_hex(const void* data, size_t len) {

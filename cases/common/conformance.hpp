@@ -117,6 +117,9 @@ void note(const std::string& key, const std::string& value);
 // failure naming it, and nullopt.
 inline constexpr uint64_t kMaxSettingBytes = uint64_t{64} << 20;
 std::optional<uint64_t> provider_size_setting(const char* name);
+// provider_size_setting, or `fallback` (the spec's default) where the manifest leaves it out, the verdict then
+// resting on `choice`; 0 when the value is out of range (a failure already).
+uint64_t provider_size_or_default(const char* name, uint64_t fallback, const char* choice);
 // Lower-case hex of `len` bytes, for messages and evidence.
 std::string to_hex(const void* data, size_t len);
 // The layout of a side's fi_getname (its manifest's address_layout), recorded as what the running case's

@@ -52,11 +52,8 @@ class Negotiation : public TwoSided {
     if (tagged) UET_NOT_APPLICABLE_IF(!tagged_required(), Pair() << ": a side claims neither AI Full nor HPC, so "
                                                                      "the pair has no fi_tagged (2.2.5.4.2-b)");
     const char* var = tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE";
-    const char* threshold_text = std::getenv(var);
-    const auto given = provider_size_setting(var);
+    const size_t size = provider_size_or_default(var, w::k_rendezvous_size_default, "rendezvous-size-default") + 3001;
     if (HasFailure()) return;
-    if (!threshold_text || !*threshold_text) rests_on_choice("rendezvous-size-default");  // the manifest leaves it out
-    const size_t size = given.value_or(w::k_rendezvous_size_default) + 3001;
     UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA | (tagged ? FI_TAGGED : 0)));
     constexpr uint64_t kTag = 0x9E60;
     std::vector<uint8_t> data(size);

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
-#include <string>
 
 #include "capture.hpp"
 #include "two_sided.hpp"
@@ -20,21 +19,13 @@ namespace {
 
 namespace w = uet::wire;
 
-// A UET_PROVIDER_* value of the provider's configuration; fails the case when the manifest leaves it unset.
-// The provider's size `name` (conformance.hpp's provider_size_setting), or the spec's default where the
-// manifest leaves it out (the verdict then rests on that default's choice); 0 when it is out of range (a
-// failure already).
-void provider_setting(const char* name, uint64_t* out) {
-  const bool eager = std::string(name) == "UET_PROVIDER_MAX_EAGER_SIZE";
-  const auto given = provider_size_setting(name);
-  if (given) {
-    *out = *given;
-  } else if (!std::getenv(name) || !*std::getenv(name)) {
-    rests_on_choice(eager ? "max-eager-size-default" : "rendezvous-size-default");
-    *out = eager ? w::k_max_eager_size_default : w::k_rendezvous_size_default;
-  } else {
-    *out = 0;
-  }
+// The rendezvous threshold and the eager size the provider's environment gives, or the spec's defaults.
+uint64_t rendezvous_size(bool tagged) {
+  return provider_size_or_default(tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE",
+                                  w::k_rendezvous_size_default, "rendezvous-size-default");
+}
+uint64_t max_eager_size() {
+  return provider_size_or_default("UET_PROVIDER_MAX_EAGER_SIZE", w::k_max_eager_size_default, "max-eager-size-default");
 }
 
 bool opcode_in(const WireFrame& f, std::initializer_list<uint64_t> ops) {
@@ -69,9 +60,7 @@ class Rendezvous : public TwoSided {
   void RendezvousSend(bool tagged) {
     UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous,
                           "the pair does not operate in HPC (rendezvous: 2.2.5.4.1.2-b; uet/wire/profiles.hpp)");
-    uint64_t threshold = 0, max_eager = 0;
-    provider_setting(tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &threshold);
-    provider_setting("UET_PROVIDER_MAX_EAGER_SIZE", &max_eager);
+    const uint64_t threshold = rendezvous_size(tagged), max_eager = max_eager_size();
     if (HasFailure()) return;
     UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED | FI_RMA));
     constexpr uint64_t kTag = 0x7E57;
@@ -117,8 +106,7 @@ class Rendezvous : public TwoSided {
                              target_manifest().claims_profile("ai_full"));
     UET_NOT_APPLICABLE_IF(!deferrable, "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
                                        "uet/wire/profiles.hpp)");
-    uint64_t threshold = 0;
-    provider_setting(tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE", &threshold);
+    const uint64_t threshold = rendezvous_size(tagged);
     if (HasFailure()) return;
     UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
     constexpr int kMessages = 3;

@@ -87,14 +87,17 @@ std::vector<ToSend> InitiatorPdc::on_nack(Psn psn, TimePoint now) {
 
 std::vector<ToSend> InitiatorPdc::due(TimePoint now) {
   std::vector<ToSend> out;
-  // One timeout backs the PDC off once, however many packets it finds expired: they were sent together.
-  const bool expired = std::any_of(unacked_.begin(), unacked_.end(), [now](const auto& e) { return e.second.deadline <= now; });
-  if (!expired) return out;
-  rto_ = std::min(rto_ * 2, config_.max_rto);
+  bool backed_off = false;
   for (auto it = unacked_.begin(); it != unacked_.end();) {
     if (it->second.deadline > now) {
       ++it;
       continue;
+    }
+    // One timeout backs the PDC off once, however many packets it finds expired (they were sent together),
+    // before any of them is resent.
+    if (!backed_off) {
+      rto_ = std::min(rto_ * 2, config_.max_rto);
+      backed_off = true;
     }
     if (it->second.retransmits >= config_.max_retransmits) {
       failed_.push_back(it->second.token);
