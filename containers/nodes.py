@@ -288,10 +288,12 @@ class Nodes(Placement):
     # ---- the placement's interface
 
     @property
-    def target_env(self):
-        control = self.netns.a.control_ipv6 if self.netns else self.addresses["a"]
-        return {"UET_CASES_PEER_AGENT": self.peer_agents["b"], "UET_CASES_CONTROL_LISTEN": control,
-                "UET_CASES_PEER_AGENT_SECRET_FILE": str(self.secret.path)}
+    def target_place(self):
+        return {"kind": "agent", "agent": self.peer_agents["b"], "secret_file": str(self.secret.path)}
+
+    @property
+    def control_listen(self):
+        return self.netns.a.control_ipv6 if self.netns else self.addresses["a"]
 
     def start(self, argv, env, output, inputs=None):
         return agent_client.AgentProcess(self.agents["a"], argv, env, secret=self.secret.value, output=output,

@@ -5,10 +5,11 @@
     containers   each side in a podman container of its own, joined by veth (podman.py)
     nodes        each side on a node of a Slurm allocation (nodes.py)
 
-A placement starts the initiator's case binary on side a (``start``), tells the binary how to start its
-target on side b (``target_env``), impairs the test link when an area needs loss (``pair``: impair,
+A placement starts the initiator's case binary on side a (``start``), says where the binary starts its
+target (``target_place``, a cell plan's target.place: harness/cell_plan.py) and on which control-link address
+the initiator waits for it (``control_listen``), impairs the test link when an area needs loss (``pair``: impair,
 clear_impairment, impairment, impair_hook), and says when a side was lost mid-run (``lost``). The case
-binaries are the same in every placement: only the environment they get differs. choice.py opens one by
+binaries are the same in every placement: only their cell plan differs. choice.py opens one by
 name.
 """
 from __future__ import annotations
@@ -91,9 +92,8 @@ class Placement:
     def __exit__(self, *exc):
         return False
 
-    @property
-    def target_env(self) -> dict[str, str]:
-        return {}
+    target_place = {"kind": "beside"}
+    control_listen = None
 
     def start(self, argv: list[str], env: dict[str, str], output: str, inputs: dict[str, str] | None = None):
         """The initiator's binary on side a; `inputs` ({variable: bytes}) reach it as pipes the variables name."""
@@ -123,8 +123,12 @@ class Namespaces(Placement):
         return False
 
     @property
-    def target_env(self):
-        return {"UET_CASES_PEER_NETNS": self.pair.b.netns, "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
+    def target_place(self):
+        return {"kind": "netns", "netns": self.pair.b.netns}
+
+    @property
+    def control_listen(self):
+        return self.pair.a.control_ipv6
 
     def start(self, argv, env, output, inputs=None):
         from .host import tool

@@ -222,10 +222,12 @@ class Containers(Placement):
         return False
 
     @property
-    def target_env(self):
-        return {"UET_CASES_PEER_AGENT": self.pair.agent_over_control_link("b"),
-                "UET_CASES_PEER_AGENT_SECRET_FILE": str(self.pair.secret.path),
-                "UET_CASES_CONTROL_LISTEN": self.pair.a.control_ipv6}
+    def target_place(self):
+        return {"kind": "agent", "agent": self.pair.agent_over_control_link("b"), "secret_file": str(self.pair.secret.path)}
+
+    @property
+    def control_listen(self):
+        return self.pair.a.control_ipv6
 
     def start(self, argv, env, output, inputs=None):
         return agent_client.AgentProcess(self.pair.agent("a"), argv, env, secret=self.pair.secret.value,

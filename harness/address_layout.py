@@ -16,7 +16,9 @@ import yaml
 REPO = pathlib.Path(__file__).resolve().parent.parent
 LAYOUTS_PATH = REPO / "spec" / "address-layouts.yaml"
 ORDERS = ("host", "little", "big")
-WIDTHS = {"fa": (16,)}          # every other field: an integer of 1, 2, 4 or 8 bytes
+# fa: 16 bytes (IPv4 in the first 4 unless the IPv6 flag is set), or 4 for a provider that keeps only an IPv4
+# address (e.g. inside a struct sockaddr_in); every other field: an integer of 1, 2, 4 or 8 bytes.
+WIDTHS = {"fa": (16, 4)}
 INT_WIDTHS = (1, 2, 4, 8)
 MAX_SIZE = 4096                 # an address larger than a page is not an address
 MAX_EXTENDS = 8
@@ -111,12 +113,12 @@ def resolve(declared, where: str = "address_layout") -> dict:
 
 
 def read(layout: dict, blob: bytes, field: str) -> int | bytes | None:
-    """A field of `blob` through a resolved layout: an integer, the 16 bytes of fa, or None when the layout
-    has no such field or the blob is too short for it."""
+    """A field of `blob` through a resolved layout: an integer, the 16 bytes of fa (a 4-byte fa padded with
+    zeros), or None when the layout has no such field or the blob is too short for it."""
     place = layout["fields"].get(field)
     if place is None or place["offset"] + place["width"] > len(blob):
         return None
     raw = blob[place["offset"]:place["offset"] + place["width"]]
     if field == "fa":
-        return bytes(raw)
+        return bytes(raw).ljust(16, b"\0")
     return int.from_bytes(raw, "big" if place["order"] == "big" else "little" if place["order"] == "little" else sys.byteorder)

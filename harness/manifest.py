@@ -9,7 +9,7 @@ other value is replaced. The result is checked against the schema with its requi
 
 Resolving expands the placeholders {build}, {repo}, {port} (this side's UET UDP port) and {spec_version}
 (the version the run checks against) and gives the typed record a side of a pair runs with: the case
-binaries read it as JSON (UET_CASES_MANIFEST), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
+binaries read it as JSON (named by their cell plan: harness/cell_plan.py), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ class Manifest:
             "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
             "port": port, "environment": env("environment"),
             "wire": {"interface": self.data.get("host_interface") or expand(wire["interface"]),
-                     "udp_port": int(expand(wire["udp_port"]))} if wire else None,
+                     "udp_port": udp_port(expand(wire["udp_port"]))} if wire else None,
             "indirect_job_id_environment": env("indirect_job_id_environment"),
             "indirect_job_id": int(str(job), 0) if job is not None else None,
             "fallback_job_id_environment": env("fallback_job_id_environment"),
@@ -156,6 +156,12 @@ class Manifest:
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),
         }
+
+
+def udp_port(value: str) -> int | str:
+    """A side's UET port as the cases read it: a number, or "auto" (the provider binds one of its own choosing,
+    which the capture learns from the traffic)."""
+    return "auto" if str(value) == "auto" else int(value)
 
 
 def schema() -> dict:

@@ -1,5 +1,5 @@
 """The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
-write as each case ends (UET_CASES_RESULTS, one signed JSON line per case: harness/verdict_channel.py), the
+write as each case ends (the cell plan's results file, one signed JSON line per case: harness/verdict_channel.py), the
 crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
 the closing text line.
 """

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from harness import cell_plan
 from harness import manifest as manifest_mod
 from harness import entity as entity_mod
 from harness.entity import EntityError, suite_entity
@@ -158,8 +159,8 @@ class CellRun:
         manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1],
                                     spec_version=self.spec_version, entity_socket=entity_socket)
         env = manifest_mod.environment_over(os.environ, resolved)
-        env.update({"UET_CASES_MANIFEST": str(init_json), "UET_CASES_TARGET_MANIFEST": str(target_json),
-                    "UET_BUILD": str(self.build)})
+        env["UET_BUILD"] = str(self.build)
+        self._manifests = (init_json, target_json)
         # The same volumes for every cell of a run (the run's folder, every cell's entity), so that a placement
         # may keep its sides for the next cell.
         entity_root = entity_mod.entity_root()
@@ -176,7 +177,6 @@ class CellRun:
             return self.results
         try:
             self.placement, self.placement_detail = place.name, place.describe()
-            env.update(place.target_env)
             for area in self.cell.areas:
                 if self.stop.is_set():
                     break
@@ -186,13 +186,13 @@ class CellRun:
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
                 if (why := place.lost()):
-                    self._not_run(area, binary, env, lost_earlier(place, why))
+                    self._not_run(area, binary, self._with_plan(env, area, place), lost_earlier(place, why))
                     continue
                 if self.budget_spent():
-                    self._not_run(area, binary, env, self._not_run_budget)
+                    self._not_run(area, binary, self._with_plan(env, area, place), self._not_run_budget)
                     continue
-                with self._loss(area, place.pair) as loss_env:
-                    self._run_binary(area, binary, place, {**env, **loss_env})
+                with self._loss(area, place.pair) as loss:
+                    self._run_binary(area, binary, place, env, loss)
         finally:
             place.__exit__(None, None, None)
         return self.results
@@ -217,7 +217,7 @@ class CellRun:
         the seed and recorded in self.loss so the report can print it and a rerun drops the same packets."""
         every = LOSSY_AREAS.get(area)
         if not every or pair is None:
-            yield {}
+            yield None
             return
         offset = self.seed % every
         init_port, target_port = self.ports
@@ -225,10 +225,10 @@ class CellRun:
         pair.impair("b", udp_dport=init_port, every=every, offset=offset)
         text = (f"every {every}th UET packet of each direction dropped, counting from 0, those with count mod {every} "
                 f"== {offset} (seed {self.seed}); nftables numgen inc on the {pair.impair_hook} hook")
-        self.loss[area] = {"every": every, "offset": offset, "pattern": text,
+        self.loss[area] = {"every": every, "offset": offset, "seed": self.seed, "pattern": text,
                            "rules": {"initiator": pair.impairment("a"), "target": pair.impairment("b")}}
         try:
-            yield {"UET_CASES_LOSS": text}
+            yield self.loss[area]
         finally:
             pair.clear_impairment("a")
             pair.clear_impairment("b")
@@ -237,7 +237,17 @@ class CellRun:
         self.results.append(result)
         self.on_result(result)
 
-    def _run_binary(self, area: str, binary: pathlib.Path, place, env: dict) -> None:
+    def _with_plan(self, env: dict, area: str, place, loss: dict | None = None) -> dict:
+        """`env` naming the area's cell plan, written (a binary reads its manifests from it, even to list its
+        cases: they are instantiated per claimed endpoint type)."""
+        plan = cell_plan.write(self.out / f"{area}.plan.json", cell_plan.make(
+            cell=self.cell.id, area=area, initiator_manifest=self._manifests[0], target_manifest=self._manifests[1],
+            results=self.out / f"{area}.jsonl", captures=self.out / "captures" / area,
+            target_place=place.target_place, control_listen=place.control_listen,
+            target_log=self.out / f"{area}.target.log", loss=loss))
+        return dict(env, **{cell_plan.PLAN_VARIABLE: str(plan)})
+
+    def _run_binary(self, area: str, binary: pathlib.Path, place, env: dict, loss: dict | None) -> None:
         self._area = area
         lines = self.out / f"{area}.jsonl"
         captures = self.out / "captures" / area
@@ -246,6 +256,7 @@ class CellRun:
         lines.unlink(missing_ok=True)
         log.unlink(missing_ok=True)
         (self.out / f"{area}.target.log").unlink(missing_ok=True)
+        env = self._with_plan(env, area, place, loss)
         while not self.stop.is_set():
             # Every case with a verdict (a crashed or timed-out one included) is not run again.
             done = [r.case for r in self.results if r.area == area]
@@ -259,9 +270,7 @@ class CellRun:
             # A key of this launch's own: lines of an earlier launch, or of anyone else, do not verify.
             channel = VerdictChannel(lines, done=frozenset(done))
             try:
-                proc = place.start(argv, dict(env, UET_CASES_RESULTS=str(lines), UET_CASES_CAPTURE_DIR=str(captures),
-                                              UET_CASES_TARGET_LOG=str(self.out / f"{area}.target.log")), str(log),
-                                   inputs=channel.inputs)
+                proc = place.start(argv, env, str(log), inputs=channel.inputs)
             except Exception as err:  # an agent that refused or is gone: the binary could not start at all
                 self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                   reason=f"could not start {binary.name} in the {place.name} placement: {err}"))

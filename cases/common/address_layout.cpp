@@ -1,5 +1,6 @@
 #include "address_layout.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -56,10 +57,86 @@ bool AddressLayout::set(std::vector<uint8_t>& blob, AddrField f, uint64_t value)
 
 std::optional<std::array<uint8_t, 16>> AddressLayout::fa(const uint8_t* blob, size_t len) const {
   const auto it = fields.find(AddrField::fa);
-  if (it == fields.end() || !blob || it->second.width != 16 || it->second.offset + 16 > len) return std::nullopt;
+  if (it == fields.end() || !blob || (it->second.width != 16 && it->second.width != 4) ||
+      it->second.offset + it->second.width > len)
+    return std::nullopt;
   std::array<uint8_t, 16> out{};
-  std::memcpy(out.data(), blob + it->second.offset, 16);
+  std::memcpy(out.data(), blob + it->second.offset, it->second.width);
   return out;
+}
+
+AddressFields AddressLayout::read(const std::vector<uint8_t>& blob) const {
+  AddressFields out;
+  for (const auto& [f, place] : fields) {
+    if (f == AddrField::fa) {
+      out.fa = fa(blob);
+    } else if (const auto v = get(blob, f)) {
+      out.values[f] = *v;
+    }
+  }
+  return out;
+}
+
+bool AddressLayout::write(std::vector<uint8_t>& blob, const AddressFields& from, std::string* why) const {
+  if (blob.size() < size) blob.resize(size, 0);
+  for (const auto& [f, place] : fields) {
+    if (f == AddrField::fa) {
+      if (!from.fa) return *why = "the address has no fabric address", false;
+      if (place.width == 4 && std::any_of(from.fa->begin() + 4, from.fa->end(), [](uint8_t b) { return b != 0; }))
+        return *why = "an IPv6 fabric address does not fit " + basis() + "'s 4-byte fa", false;
+      std::memcpy(blob.data() + place.offset, from.fa->data(), place.width);
+      continue;
+    }
+    const auto v = from.values.find(f);
+    if (v == from.values.end()) return *why = std::string("the address has no ") + addr_field_name(f) + ", which " + basis() + " needs", false;
+    if (place.width < 8 && v->second >> (8 * place.width))
+      return *why = std::string(addr_field_name(f)) + " " + std::to_string(v->second) + " does not fit " +
+                    std::to_string(place.width) + " bytes of " + basis(),
+             false;
+    set(blob, f, v->second);
+  }
+  return true;
+}
+
+bool AddressLayout::same_as(const AddressLayout& other) const {
+  if (size != other.size || fields.size() != other.fields.size()) return false;
+  for (const auto& [f, p] : fields) {
+    const auto it = other.fields.find(f);
+    if (it == other.fields.end() || it->second.offset != p.offset || it->second.width != p.width ||
+        little_endian(it->second.order) != little_endian(p.order))
+      return false;
+  }
+  return true;
+}
+
+nlohmann::json address_fields_json(const AddressFields& a) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [f, v] : a.values) j[addr_field_name(f)] = v;
+  if (a.fa) {
+    static const char* hex = "0123456789abcdef";
+    std::string text;
+    for (uint8_t b : *a.fa) text += {hex[b >> 4], hex[b & 15]};
+    j["fa"] = text;
+  }
+  return j;
+}
+
+AddressFields address_fields_from_json(const nlohmann::json& j) {
+  AddressFields a;
+  for (const auto& [name, value] : j.items()) {
+    const auto known = field_names().find(name);
+    if (known == field_names().end()) throw std::invalid_argument("address fields: unknown field " + name);
+    if (known->second != AddrField::fa) {
+      a.values[known->second] = value.get<uint64_t>();
+      continue;
+    }
+    const std::string text = value.get<std::string>();
+    if (text.size() != 32) throw std::invalid_argument("address fields: fa is not 16 bytes of hex");
+    std::array<uint8_t, 16> fa{};
+    for (size_t i = 0; i < 16; ++i) fa[i] = static_cast<uint8_t>(std::stoul(text.substr(2 * i, 2), nullptr, 16));
+    a.fa = fa;
+  }
+  return a;
 }
 
 std::string AddressLayout::misfit(size_t len) const {

@@ -1,11 +1,14 @@
 #include "capture.hpp"
 
+#include "cell_plan.hpp"
+
 #include "uet/tss/seal.hpp"
 
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
@@ -23,23 +26,37 @@ std::optional<uint64_t> WireFrame::get(wire::Field f) const {
   return std::nullopt;
 }
 
-// With UET_CASES_CAPTURE_DIR set, every packet this capture sees is also written to a pcap file named
+std::vector<uint8_t> WireFrame::field_bytes(wire::Field f) const {
+  const auto at = get(f);
+  const size_t n = wire::field_info(f).nbytes;
+  if (!at || *at + n > bytes.size()) return {};
+  return {bytes.begin() + static_cast<long>(*at), bytes.begin() + static_cast<long>(*at + n)};
+}
+
+std::optional<uint8_t> WireFrame::first_payload_byte() const {
+  if (!payload_len || payload_offset >= bytes.size()) return std::nullopt;
+  return bytes[payload_offset];
+}
+
+// With a cell plan, every packet this capture sees is also written to a pcap file named
 // after the running case: the run keeps it, decodes it with both decoders and links it from the report.
 void Capture::keep_as_evidence() {
-  const char* dir = std::getenv("UET_CASES_CAPTURE_DIR");
+  const CellPlan* plan = cell_plan_if_named();
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  if (!dir || !*dir || !info) return;
+  if (!plan || plan->captures.empty() || !info) return;
+  const std::string& dir = plan->captures;
   std::string name = std::string(info->test_suite_name()) + "." + info->name();
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
   static int serial = 0;
-  const std::string path = std::string(dir) + "/" + name + "-" + std::to_string(++serial) + ".pcap";
+  const std::string path = dir + "/" + name + "-" + std::to_string(++serial) + ".pcap";
   dumper_ = pcap_dump_open(pcap_, path.c_str());
   if (!dumper_) {
     std::fprintf(stderr, "capture: cannot keep %s: %s\n", path.c_str(), pcap_geterr(pcap_));
     return;
   }
-  evidence_capture(path, udp_port_);
+  evidence_path_ = path;
+  evidence_capture(path, to_target_ ? to_target_ : to_initiator_);
 }
 
 std::string summary(const WireFrame& f) {
@@ -80,14 +97,14 @@ std::string differences(const WireFrame& f, const Partial& want) {
 std::optional<WireFrame> Capture::expect(const Partial& want, const std::function<bool(const WireFrame&)>& of_kind,
                                          std::string* why, int timeout_ms) {
   std::optional<WireFrame> last;
-  auto found = find([&](const WireFrame& f) {
+  auto found = find(default_sender_, [&](const WireFrame& f) {
     if (!of_kind(f)) return false;
     last = f;
     return matches(f, want);
   }, timeout_ms);
   if (!found && why) {
     *why = last ? "the last such frame differs: " + differences(*last, want) : std::string("no such frame at all");
-    if (last) evidence_frame(sender_, summary(*last));
+    if (last) evidence_frame(default_sender_, summary(*last));
   }
   return found;
 }
@@ -99,20 +116,23 @@ Capture::~Capture() {
   if (dumper_) {
     drain();  // what arrived since the last look belongs to the evidence too
     pcap_dump_close(dumper_);
+    if (target_auto_ && to_target_) evidence_capture(evidence_path_, to_target_);
   }
   if (pcap_) pcap_close(pcap_);
 }
 
-bool Capture::start(Toward toward) {
-  // Requests toward the target go to the target manifest's UET port; those the target sends, to this
-  // side's. The capture is on this side (the initiator's) in either case.
-  const Manifest& receiver = toward == Toward::target ? target_manifest() : manifest();
-  if (manifest().wire_interface.empty() || !receiver.wire_udp_port)
-    return error_ = "the manifest names no wire capture (wire: interface, udp_port) for " +
-                    std::string(toward == Toward::target ? "the target (" : "the initiator (") + receiver.path + ")",
+bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
+  // The capture is on this side (the initiator's) in either direction.
+  if (manifest().wire_interface.empty() || (!target_manifest().wire_udp_port && !target_manifest().wire_udp_port_auto))
+    return error_ = "the manifest names no wire capture (wire: interface, udp_port) for the target (" +
+                    target_manifest().path + ")",
            false;
-  udp_port_ = receiver.wire_udp_port;
-  sender_ = toward == Toward::target ? Side::initiator : Side::target;
+  to_target_ = target_manifest().wire_udp_port;
+  target_auto_ = target_manifest().wire_udp_port_auto;
+  to_initiator_ = manifest().wire_udp_port;
+  initiator_auto_ = manifest().wire_udp_port_auto;
+  target_fa_ = target_fa;
+  default_sender_ = toward == Toward::target ? Side::initiator : Side::target;
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
   if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;
@@ -125,15 +145,26 @@ bool Capture::start(Toward toward) {
   pcap_set_buffer_size(pcap_, 64 << 20);
   if (pcap_activate(pcap_) < 0) return error_ = std::string("pcap_activate (needs root): ") + pcap_geterr(pcap_), false;
   bpf_program prog{};
-  const std::string filter = "udp port " + std::to_string(udp_port_) + kIpFragmentsFilter;
-  if (pcap_compile(pcap_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
-    return error_ = "pcap filter '" + filter + "': " + pcap_geterr(pcap_), false;
+  if (pcap_compile(pcap_, &prog, kTestLinkFilter, 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
+    return error_ = std::string("pcap filter '") + kTestLinkFilter + "': " + pcap_geterr(pcap_), false;
   pcap_freecode(&prog);
   if (pcap_setnonblock(pcap_, 1, err) != 0) return error_ = std::string("pcap_setnonblock: ") + err, false;
   linktype_ = pcap_datalink(pcap_);
   keep_as_evidence();
   if (!codec::root_for_linktype(linktype_)) return error_ = "link type " + std::to_string(linktype_) + " is not decoded", false;
   return true;
+}
+
+std::string Capture::other_traffic() const {
+  uint64_t total = 0;
+  std::string ports;
+  for (const auto& [port, n] : other_udp_) {
+    total += n;
+    if (ports.size() < 200) ports += (ports.empty() ? "" : ", ") + std::to_string(port) + " (" + std::to_string(n) + ")";
+  }
+  if (!total) return "no UDP datagram at all";
+  return std::to_string(total) + " UDP datagram" + (total == 1 ? "" : "s") + " to port" +
+         (other_udp_.size() == 1 ? " " : "s ") + ports;
 }
 
 namespace {
@@ -155,78 +186,143 @@ void keep_sealed(const codec::Decoded& d, WireFrame& f) {
 
 }  // namespace
 
+void Capture::report_malformed(const codec::Decoded& decoded, Side from) {
+  // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
+  malformed_reported_ = true;
+  const auto& g = decoded.diags[0];
+  observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
+  ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
+                << wire::header_name(g.header)
+                << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
+                << " at byte " << g.offset << " (value " << g.value << ")";
+  // The layouts the decode of that frame followed where the spec is missing or in conflict.
+  for (size_t i = 0; i < decoded.n_emitted; ++i)
+    if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);
+}
+
+void Capture::keep(codec::Decoded& decoded, Side sender) {
+  if (decoded.n_diags && !malformed_reported_) report_malformed(decoded, sender);
+  WireFrame f;
+  f.malformed = decoded.n_diags != 0;
+  f.sender = sender;
+  f.bytes.assign(decoded.frame, decoded.frame + decoded.caplen);
+  f.payload_offset = decoded.payload_offset;
+  f.payload_len = decoded.payload_len;
+  for (size_t i = 0; i < decoded.n_emitted; ++i) {
+    const wire::Field field = decoded.emitted[i].field;
+    f.fields.emplace_back(field, decoded.values[static_cast<size_t>(field)]);
+  }
+  if (decoded.get(wire::Field::uet_tss_sdi)) keep_sealed(decoded, f);
+  seen_.push_back(std::move(f));
+}
+
 void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
-  const codec::DecodeOptions opts = decode_options(udp_port_);
   auto frame_decode = std::make_unique<codec::Decoded>();
   auto datagram_decode = std::make_unique<codec::Decoded>();
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
+  std::vector<uint8_t> bytes;
   while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
     if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
-    codec::decode(data, hdr->caplen, hdr->len, root, opts, *frame_decode);
-    codec::Decoded* decoded = frame_decode.get();
-    // A fragment is no UET frame on its own (status fragment); the one that completes a datagram
-    // stands for the datagram.
+    // Any port will do for the first look: it finds the UDP header and the IP fragments.
+    codec::decode(data, hdr->caplen, hdr->len, root, decode_options(to_target_), *frame_decode);
+    const codec::Decoded* udp = frame_decode.get();
+    // A fragment is no UET frame on its own; the one that completes a datagram stands for the datagram.
     if (const codec::Reassembled* whole = reassembler_.add(++frames_, *frame_decode)) {
-      const auto size = static_cast<uint32_t>(whole->frame.size());
-      codec::decode(whole->frame.data(), size, size, root, opts, *datagram_decode);
-      decoded = datagram_decode.get();
+      bytes = whole->frame;
+      const auto size = static_cast<uint32_t>(bytes.size());
+      codec::decode(bytes.data(), size, size, root, decode_options(to_target_), *datagram_decode);
+      udp = datagram_decode.get();
+    } else if (frame_decode->fragment) {
+      continue;
+    } else {
+      bytes.assign(data, data + hdr->caplen);
     }
-    if (!decoded->reached_uet) continue;
-    if (decoded->n_diags && !malformed_reported_) {
-      // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
-      malformed_reported_ = true;
-      const auto& g = decoded->diags[0];
-      const bool toward = decoded->values[static_cast<size_t>(wire::Field::udp_dstport)] == udp_port_;
-      const Side from = toward ? sender_ : (sender_ == Side::initiator ? Side::target : Side::initiator);
-      observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
-      ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
-                    << wire::header_name(g.header)
-                    << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
-                    << " at byte " << g.offset << " (value " << g.value << ")";
-      // The layouts the decode of that frame followed where the spec is missing or in conflict.
-      for (size_t i = 0; i < decoded->n_emitted; ++i)
-        if (decoded->emitted[i].uncertain != wire::Choice::none)
-          rests_on_choice(wire::choice_info(decoded->emitted[i].uncertain).id);
+    const auto dport = udp->get(wire::Field::udp_dstport);
+    if (!dport) continue;
+    const auto port = static_cast<uint16_t>(*dport);
+    const auto size = static_cast<uint32_t>(bytes.size());
+    // Its sender, by the port it goes to; with one port on both sides, by the address it goes to.
+    std::optional<Side> sender;
+    if (port && port == to_target_ && port == to_initiator_ && !target_fa_.empty()) {
+      const bool v6 = udp->get(wire::Field::ipv6_dst).has_value();
+      const uint8_t* dst = udp->bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
+      sender = std::equal(target_fa_.begin(), target_fa_.begin() + std::min<size_t>(target_fa_.size(), v6 ? 16 : 4), dst)
+                   ? Side::initiator : Side::target;
+    } else if (port && port == to_target_) {
+      sender = Side::initiator;
+    } else if (port && port == to_initiator_) {
+      sender = Side::target;
     }
-    WireFrame f;
-    f.malformed = decoded->n_diags != 0;
-    for (size_t i = 0; i < decoded->n_emitted; ++i) {
-      const wire::Field field = decoded->emitted[i].field;
-      f.fields.emplace_back(field, decoded->values[static_cast<size_t>(field)]);
+    codec::decode(bytes.data(), size, size, root, decode_options(port), *datagram_decode);
+    if (!sender) {
+      // An `auto` side's port is the first one whose datagram reads as well-formed UET.
+      const bool uet = datagram_decode->reached_uet && !datagram_decode->n_diags;
+      if (uet && target_auto_ && !to_target_ && port != to_initiator_) {
+        to_target_ = port;
+        sender = Side::initiator;
+        note("target UET port", "learned from the wire: " + std::to_string(port) + " (the manifest says auto)");
+      } else if (uet && initiator_auto_ && !to_initiator_ && port != to_target_) {
+        to_initiator_ = port;
+        sender = Side::target;
+        note("initiator UET port", "learned from the wire: " + std::to_string(port) + " (the manifest says auto)");
+      } else {
+        ++other_udp_[port];
+        continue;
+      }
     }
-    if (decoded->get(wire::Field::uet_tss_sdi)) keep_sealed(*decoded, f);
-    seen_.push_back(std::move(f));
+    if (!datagram_decode->reached_uet) {
+      ++other_udp_[port];
+      continue;
+    }
+    keep(*datagram_decode, *sender);
   }
   // A check that misses a frame the kernel dropped would blame the provider: say so where it shows.
   pcap_stat st{};
   if (pcap_stats(pcap_, &st) == 0 && st.ps_drop > dropped_) {
     dropped_ = st.ps_drop;
-    fprintf(stderr, "capture on udp port %u dropped %u frames so far: a missing frame may not be the provider's\n",
-            udp_port_, dropped_);
+    fprintf(stderr, "capture on the test link dropped %u frames so far: a missing frame may not be the provider's\n",
+            dropped_);
   }
 }
 
+void Capture::report_silence() {
+  // Not a silent pass, nor a vague failure: the case waited for UET and the link carried none.
+  silence_reported_ = true;
+  const Manifest& t = target_manifest();
+  observing(Side::initiator, "wire: no UET traffic on the test link");
+  ADD_FAILURE() << "no UET traffic on the test link (" << manifest().wire_interface << "; the target's UET port "
+                << (t.wire_udp_port_auto ? std::string("auto, none learned") : std::to_string(t.wire_udp_port))
+                << "): " << other_traffic();
+}
+
 std::optional<WireFrame> Capture::find(const std::function<bool(const WireFrame&)>& want, int timeout_ms) {
+  return find(default_sender_, want, timeout_ms);
+}
+
+std::optional<WireFrame> Capture::find(Side sender, const std::function<bool(const WireFrame&)>& want, int timeout_ms) {
   if (!pcap_) return std::nullopt;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const char* who = sender == Side::initiator ? "the initiator" : "the target";
   for (;;) {
     drain();
-    for (; searched_ < seen_.size(); ++searched_) {
-      if (want(seen_[searched_])) {
+    for (size_t& i = searched_[sender == Side::initiator ? 0 : 1]; i < seen_.size(); ++i) {
+      if (seen_[i].sender == sender && want(seen_[i])) {
         // What the case asserts next is about this frame, which its sender put on the wire.
-        observing(sender_, std::string("wire: a frame ") + (sender_ == Side::initiator ? "the initiator" : "the target") + " sent");
-        evidence_frame(sender_, summary(seen_[searched_]));
-        return seen_[searched_++];
+        observing(sender, std::string("wire: a frame ") + who + " sent");
+        evidence_frame(sender, summary(seen_[i]));
+        return seen_[i++];
       }
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
+      if (seen_.empty() && timeout_ms > 0 && !silence_reported_) report_silence();
       // No frame of the kind the case wanted: the sender did not send it. The frames it did send are
       // the evidence.
-      observing(sender_, std::string("wire: no matching frame from ") + (sender_ == Side::initiator ? "the initiator" : "the target"));
-      for (size_t i = seen_.size() > 8 ? seen_.size() - 8 : 0; i < seen_.size(); ++i) evidence_frame(sender_, summary(seen_[i]));
+      observing(sender, std::string("wire: no matching frame from ") + who);
+      for (size_t i = seen_.size() > 8 ? seen_.size() - 8 : 0; i < seen_.size(); ++i)
+        if (seen_[i].sender == sender) evidence_frame(sender, summary(seen_[i]));
       return std::nullopt;
     }
     pollfd pfd{pcap_get_selectable_fd(pcap_), POLLIN, 0};

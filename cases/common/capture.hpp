@@ -1,11 +1,16 @@
 // Wire observations for cases whose statement is on the wire (catalogue check: wire/both): a live
-// libpcap capture on the initiator's side (the manifest's `wire:` interface, BPF `udp port <udp_port>`,
-// immediate mode), decoded with the suite's codec. A case starts it before the operation and then asks
-// for the first request frame that satisfies a condition, with a deadline. A malformed UET frame fails
-// the case, blamed on its sender, whatever the case looks for.
+// libpcap capture on the initiator's side of the test link (the manifest's `wire:` interface), of every UDP
+// datagram on it (and the IP fragments of any), in immediate mode. UET is told apart by port: each side's
+// declared UET port (`wire: udp_port`), or, for a side whose manifest says `auto`, the port its traffic is
+// learned on (the first datagram to a port that decodes as UET). Each UET datagram is decoded with the
+// suite's codec and kept with its bytes, its sender and its diagnostics; a case asks for the first frame that
+// satisfies a condition, with a deadline. A malformed UET frame fails the case, blamed on its sender,
+// whatever the case looks for; so does a capture that saw no UET at all when a case waited for a frame
+// (saying what UDP the link did carry).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,14 +25,22 @@ typedef struct pcap_dumper pcap_dumper_t;
 
 namespace uet::cases {
 
-// One decoded UET frame: every field it carries, in wire order, and whether the codec found it malformed.
+// One decoded UET frame: every field it carries, in wire order, its bytes, who sent it and whether the codec
+// found it malformed.
 struct WireFrame {
   std::vector<std::pair<wire::Field, uint64_t>> fields;
   bool malformed = false;
+  Side sender = Side::initiator;
+  std::vector<uint8_t> bytes;                     // the frame (a reassembled datagram when it was fragmented)
+  uint32_t payload_offset = 0, payload_len = 0;  // what follows the UET headers
   // A sealed frame (it has a TSS header): the UDP payload from the TSS header on, and the IP addresses, for
   // a check that opens it with the key the suite gave (uet/tss/seal.hpp).
   std::vector<uint8_t> sealed, src_ip, dst_ip;
   std::optional<uint64_t> get(wire::Field f) const;
+  // A byte-string field's bytes (empty when the frame does not carry it).
+  std::vector<uint8_t> field_bytes(wire::Field f) const;
+  // The first byte after the UET headers, if any.
+  std::optional<uint8_t> first_payload_byte() const;
 };
 
 // A partial frame (gVisor packetimpact's style): only the fields a check cares about, each with the
@@ -43,43 +56,59 @@ class Capture {
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
   ~Capture();
-  // Which side's UDP port the decoded requests go to: the target's (`wire: udp_port`) or, for requests
-  // the target sends, the initiator's (`wire: initiator_udp_port`).
+  // Which side's frames find() looks at by default: those toward the target (the initiator sent them) or,
+  // for requests the target sends, those toward the initiator.
   enum class Toward { target, initiator };
   // False with error() when the manifest has no `wire:` section or the capture cannot open (not root).
-  bool start(Toward toward = Toward::target);
+  // `target_fa`, when given, tells the directions apart when both sides use one UDP port.
+  bool start(Toward toward = Toward::target, const std::vector<uint8_t>& target_fa = {});
   const std::string& error() const { return error_; }
-  // The first UET frame captured so far or within `timeout_ms` for which `want` holds.
+  // The first UET frame of the default direction, captured so far or within `timeout_ms`, for which `want`
+  // holds (from where the last find of that direction stopped); it becomes the evidence of what the case
+  // asserts next.
   std::optional<WireFrame> find(const std::function<bool(const WireFrame&)>& want, int timeout_ms = 3000);
+  // The same for the frames `sender` sent.
+  std::optional<WireFrame> find(Side sender, const std::function<bool(const WireFrame&)>& want, int timeout_ms = 3000);
   // The first frame within `timeout_ms` whose fields are `want`'s among those of `of_kind` (e.g. the
   // requests); when none is, `why` names the kind's last frame and how it differs from `want`.
   std::optional<WireFrame> expect(const Partial& want, const std::function<bool(const WireFrame&)>& of_kind,
                                   std::string* why, int timeout_ms = 3000);
-  // Every UET frame seen so far (including those find() passed over).
+  // Every UET frame seen so far, of both directions (including those find() passed over).
   const std::vector<WireFrame>& seen() const { return seen_; }
+  // The UDP port UET goes to on `side`: declared, learned, or 0 while an `auto` port is not yet seen.
+  uint16_t uet_port(Side side) const { return side == Side::target ? to_target_ : to_initiator_; }
+  // What the link carried besides UET: "N UDP datagrams to ports a (n), b (m)", or "no UDP datagram at all".
+  std::string other_traffic() const;
 
  private:
   void drain();
+  void keep(codec::Decoded& decoded, Side sender);
+  void report_malformed(const codec::Decoded& decoded, Side sender);
+  void report_silence();
   void keep_as_evidence();
   pcap_t* pcap_ = nullptr;
-  pcap_dumper_t* dumper_ = nullptr;  // the case's evidence file (UET_CASES_CAPTURE_DIR)
+  pcap_dumper_t* dumper_ = nullptr;  // the case's evidence file (the cell plan's captures folder)
+  std::string evidence_path_;
   int linktype_ = 0;
-  uint16_t udp_port_ = 0;
-  Side sender_ = Side::initiator;  // who sends the frames decoded here
-  bool malformed_reported_ = false;
+  uint16_t to_target_ = 0, to_initiator_ = 0;  // the UET port of each side (0: auto, not learned yet)
+  bool target_auto_ = false, initiator_auto_ = false;
+  std::vector<uint8_t> target_fa_;
+  Side default_sender_ = Side::initiator;
+  bool malformed_reported_ = false, silence_reported_ = false;
   // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
   // as uet-decode does, it is checked as one frame.
   codec::Reassembler reassembler_;
   uint64_t frames_ = 0;
+  std::map<uint16_t, uint64_t> other_udp_;  // datagrams that are not UET, by destination port
   std::string error_;
   std::vector<WireFrame> seen_;
-  size_t searched_ = 0;
+  size_t searched_[2] = {0, 0};  // per sender
   unsigned dropped_ = 0;  // frames the kernel dropped for want of room (pcap_stats), reported as they grow
 };
 
-// Added to a capture's "udp port N" filter: the IP fragments that filter cannot see (it matches only
-// a datagram's first IPv4 fragment, and no IPv6 fragment), so that datagrams can be reassembled.
-inline constexpr const char* kIpFragmentsFilter = " or (ip[6:2] & 0x1fff != 0) or (ip6 and ip6[6] == 44)";
+// The capture's filter: every UDP datagram and the IP fragments "udp" cannot see (it matches only a
+// datagram's first IPv4 fragment, and no IPv6 fragment), so that datagrams can be reassembled.
+inline constexpr const char* kTestLinkFilter = "udp or (ip[6:2] & 0x1fff != 0) or (ip6 and ip6[6] == 44)";
 
 // One line of a frame's UET fields, values by name (evidence in reports).
 std::string summary(const WireFrame& f);

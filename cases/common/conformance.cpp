@@ -1,5 +1,7 @@
 #include "conformance.hpp"
 
+#include "cell_plan.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -28,15 +30,11 @@ Env env_of(const nlohmann::json& j) {
 
 // The resolved record of harness/manifest.py; YAML is refused here so placeholders and `extends` have
 // one reader (the Python one).
-Manifest load_manifest(const char* variable) {
-  const char* path = std::getenv(variable);
-  if (!path || !*path)
-    bad_manifest("(none)", std::string("set ") + variable +
-                               " to a resolved manifest (python3 -m harness.manifest resolve FILE -o FILE.json)");
-  const std::string p = path;
+Manifest load_manifest(const std::string& p, const char* side) {
+  if (p.empty()) bad_manifest("(none)", std::string("the cell plan names no ") + side + " manifest");
   if (p.size() > 5 && (p.ends_with(".yaml") || p.ends_with(".yml")))
     bad_manifest(p, "is YAML; the cases read the resolved record: python3 -m harness.manifest resolve " + p +
-                        " -o side.json, then " + variable + "=side.json");
+                        " -o side.json, and the cell plan names side.json");
   std::ifstream in(p);
   if (!in) bad_manifest(p, std::string("cannot read: ") + std::strerror(errno));
   Manifest m;
@@ -55,7 +53,9 @@ Manifest load_manifest(const char* variable) {
     m.environment = env_of(doc.value("environment", nlohmann::json::object()));
     if (doc.contains("wire") && doc["wire"].is_object()) {
       m.wire_interface = doc["wire"].at("interface").get<std::string>();
-      m.wire_udp_port = doc["wire"].at("udp_port").get<uint16_t>();
+      const auto& port = doc["wire"].at("udp_port");
+      m.wire_udp_port_auto = port.is_string() && port.get<std::string>() == "auto";
+      if (!m.wire_udp_port_auto) m.wire_udp_port = port.get<uint16_t>();
     }
     m.indirect_job_id_environment = env_of(doc.value("indirect_job_id_environment", nlohmann::json::object()));
     if (doc.contains("indirect_job_id") && !doc["indirect_job_id"].is_null())
@@ -115,15 +115,13 @@ bool Manifest::claims_profile(const std::string& p) const {
 }
 
 const Manifest& manifest() {
-  static const Manifest m = load_manifest("UET_CASES_MANIFEST");
+  static const Manifest m = is_target_process() ? load_manifest(cell_plan().target_manifest, "target")
+                                                 : load_manifest(cell_plan().initiator_manifest, "initiator");
   return m;
 }
 
 const Manifest& target_manifest() {
-  static const Manifest m = [] {
-    const char* t = std::getenv("UET_CASES_TARGET_MANIFEST");
-    return t && *t ? load_manifest("UET_CASES_TARGET_MANIFEST") : manifest();
-  }();
+  static const Manifest m = is_target_process() ? manifest() : load_manifest(cell_plan().target_manifest, "target");
   return m;
 }
 

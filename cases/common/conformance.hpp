@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "address_layout.hpp"
+#include "cell_plan.hpp"
 #include "uet/codec/decoded.hpp"
 
 namespace uet::cases {
@@ -33,7 +34,8 @@ struct Manifest {
   std::vector<fi_ep_type> endpoint_types;
   Env environment;                        // what this side's provider runs with
   std::string wire_interface;             // empty: no wire observations
-  uint16_t wire_udp_port = 0;             // the UDP port this side's FEP receives UET on
+  uint16_t wire_udp_port = 0;             // the UDP port this side's FEP receives UET on (0 with auto)
+  bool wire_udp_port_auto = false;        // the provider binds a port of its own choosing (wire: udp_port: auto)
   Env indirect_job_id_environment;
   std::optional<uint32_t> indirect_job_id;
   Env fallback_job_id_environment;
@@ -65,11 +67,10 @@ struct Manifest {
   bool claims_profile(const std::string& p) const;
 };
 
-// This side's manifest (UET_CASES_MANIFEST). In the initiator: the initiator's; in a target peer: the
-// target's. A missing or malformed manifest ends the run with a message (exit 3).
+// This side's manifest (the cell plan's, cell_plan.hpp). In the initiator: the initiator's; in a target peer:
+// the target's. A missing or malformed manifest ends the run with a message (exit 3).
 const Manifest& manifest();
-// The target side's manifest (UET_CASES_TARGET_MANIFEST; the same as manifest() when unset: a
-// provider against itself).
+// The target side's manifest (the same as manifest() in the target peer).
 const Manifest& target_manifest();
 // An environment overlay as the variables to set and those to unset (null values).
 void split_env(const Env& env, std::map<std::string, std::string>* set, std::vector<std::string>* unset);
@@ -132,7 +133,7 @@ const AddressLayout& layout_of(const Manifest& side);
 void teardown_finding(Side side, const std::string& what);
 // teardown_finding for a target process's wait status (0: it ended cleanly, nothing to say).
 void expect_clean_end(int wait_status, const std::string& error = "");
-// Writes each case's verdict (JUnit property, and UET_CASES_RESULTS lines); the binaries' main calls it.
+// Writes each case's verdict (JUnit property, and the lines of the cell plan's results file); the binaries' main calls it.
 void install_verdict_recorder();
 
 using InfoPtr = std::unique_ptr<fi_info, void (*)(fi_info*)>;

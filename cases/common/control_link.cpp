@@ -42,7 +42,7 @@ int control_accept(int listen_fd, int timeout_ms, std::string* error) {
 
 int control_connect(const std::string& spec, int timeout_ms, std::string* error) {
   if (spec.empty() || spec[0] != '[') {
-    *error = "UET_CASES_CONTROL_CONNECT='" + spec + "' is not [address]:port";
+    *error = "the control address '" + spec + "' is not [address]:port";
     return -1;
   }
   const int fd = agent::connect_to(spec, timeout_ms, error);

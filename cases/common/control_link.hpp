@@ -1,7 +1,7 @@
 // The control channel between a case and its target peer over TCP, for sides that do not share a host
-// or a namespace: the initiator listens on its control address (UET_CASES_CONTROL_LISTEN, an address of
+// or a namespace: the initiator listens on its control address (the cell plan's control_listen, an address of
 // the pair's control link, apart from the captured test link) and the target connects to what it is
-// given (UET_CASES_CONTROL_CONNECT, "[address]:port"). Without them the two talk over an inherited
+// given (its --uet-cases-connect flag, "[address]:port"). Without them the two talk over an inherited
 // socketpair (peer.cpp). Every wait is bounded.
 #pragma once
 

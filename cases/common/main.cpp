@@ -21,10 +21,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "uet cases peer: no role '%s'\n", role.c_str());
       return 2;
     }
+    act_as_target();
     int fd = kPeerChannelFd;
-    if (const char* spec = std::getenv("UET_CASES_CONTROL_CONNECT"); spec && *spec) {
+    for (int j = 1; j < argc; ++j) {
+      if (std::strncmp(argv[j], kPeerConnectFlag, sizeof kPeerConnectFlag - 1) != 0) continue;
       std::string error;
-      fd = control_connect(spec, 10000, &error);
+      fd = control_connect(argv[j] + sizeof kPeerConnectFlag - 1, 10000, &error);
       if (fd < 0) {
         std::fprintf(stderr, "uet cases peer: %s\n", error.c_str());
         return 2;

@@ -1,5 +1,6 @@
 #include "peer.hpp"
 
+#include "cell_plan.hpp"
 #include "conformance.hpp"
 #include "control_link.hpp"
 #include "uet/agent/auth.hpp"
@@ -39,11 +40,6 @@ int ms_left(Clock::time_point deadline) {
 std::map<std::string, PeerRole>& roles() {
   static std::map<std::string, PeerRole> r;
   return r;
-}
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
 }
 
 }  // namespace
@@ -102,10 +98,7 @@ std::map<std::string, std::string> target_environment(const std::map<std::string
     else env.erase(k);
   }
   env["FI_PROVIDER"] = target_manifest().provider;
-  env["UET_CASES_MANIFEST"] = target_manifest().path;
-  env.erase("UET_CASES_TARGET_MANIFEST");
-  env.erase("UET_CASES_RESULTS");  // the initiator's file: the target writes no verdicts
-  return env;
+  return env;  // UET_CASES_PLAN stays: the target reads the same plan, as the target (its role flag)
 }
 
 PeerRole find_peer_role(const std::string& name) {
@@ -118,7 +111,7 @@ bool register_peer_role(const std::string& name, PeerRole role) {
   return true;
 }
 
-bool Peer::start(const std::string& role, const std::map<std::string, std::string>& extra_env,
+bool Peer::start(const std::string& role, const TargetPlace& where, const std::map<std::string, std::string>& extra_env,
                  const std::vector<std::string>& unset_env) {
   // Everything the child needs is prepared here: between fork and exec only async-signal-safe calls.
   std::map<std::string, std::string> inherited;
@@ -127,14 +120,6 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
     if (eq) inherited[std::string(*e, static_cast<size_t>(eq - *e))] = eq + 1;
   }
   std::map<std::string, std::string> env = target_environment(inherited);
-  // Over TCP on the pair's control link when one is given, else over an inherited socketpair.
-  int listen_fd = -1;
-  if (const std::string address = env_or("UET_CASES_CONTROL_LISTEN", ""); !address.empty()) {
-    std::string connect_to;
-    listen_fd = control_listen(address, &connect_to, &error_);
-    if (listen_fd < 0) return false;
-    env["UET_CASES_CONTROL_CONNECT"] = connect_to;
-  }
   for (const auto& [k, v] : extra_env) env[k] = v;
   for (const auto& k : unset_env) env.erase(k);
   std::vector<std::string> env_strings;
@@ -146,24 +131,40 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
   const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
   if (n <= 0) return error_ = "cannot find this binary (/proc/self/exe)", false;
   exe.resize(static_cast<size_t>(n));
+  const CellPlan& plan = cell_plan();
+  // Over TCP on the pair's control link when the target runs elsewhere and the plan gives one, else over an
+  // inherited socketpair (a target beside this process needs nothing else).
+  int listen_fd = -1;
+  std::string connect_arg;
+  if (where.kind != TargetPlace::Kind::beside && !plan.control_listen.empty()) {
+    std::string connect_to;
+    listen_fd = control_listen(plan.control_listen, &connect_to, &error_);
+    if (listen_fd < 0) return false;
+    connect_arg = kPeerConnectFlag + connect_to;
+  }
   std::string role_arg = kPeerRoleFlag + role;
-  char* argv[] = {exe.data(), role_arg.data(), nullptr};
+  std::vector<char*> argv = {exe.data(), role_arg.data()};
+  if (!connect_arg.empty()) argv.push_back(connect_arg.data());
+  argv.push_back(nullptr);
 
   // On another container or node: its agent starts the target, which connects back over TCP.
-  if (const std::string agent = env_or("UET_CASES_PEER_AGENT", ""); !agent.empty()) {
-    if (listen_fd < 0) return error_ = "UET_CASES_PEER_AGENT needs UET_CASES_CONTROL_LISTEN (the channel to a peer elsewhere is TCP)", false;
+  if (where.kind == TargetPlace::Kind::agent) {
+    if (listen_fd < 0)
+      return error_ = "the cell plan puts the target behind an agent but gives no control_listen (the channel to a "
+                      "peer elsewhere is TCP)",
+             false;
     agent::Spawn spawn;
-    spawn.argv = {exe, role_arg};
+    spawn.argv = {exe, role_arg, connect_arg};
     spawn.env = env;
-    spawn.output = env_or("UET_CASES_TARGET_LOG", "");
+    spawn.output = plan.target_log;
     // The agent answers only its run: the run's secret is in a 0600 file the placement names.
-    const auto secret = agent::read_secret_file(env_or("UET_CASES_PEER_AGENT_SECRET_FILE", ""), &error_);
+    const auto secret = agent::read_secret_file(where.secret_file, &error_);
     if (!secret) {
       ::close(listen_fd);
-      return error_ = "UET_CASES_PEER_AGENT_SECRET_FILE: " + error_, false;
+      return error_ = "the cell plan's agent secret_file: " + error_, false;
     }
     remote_ = std::make_unique<agent::RemoteProcess>();
-    if (!remote_->start(agent, *secret, spawn, 10000, &error_)) {
+    if (!remote_->start(where.agent, *secret, spawn, 10000, &error_)) {
       ::close(listen_fd);
       remote_.reset();
       return false;
@@ -177,28 +178,29 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
   }
 
   int netns_fd = -1;
-  const std::string netns = env_or("UET_CASES_PEER_NETNS", "");
-  if (!netns.empty()) {
-    netns_fd = ::open(("/run/netns/" + netns).c_str(), O_RDONLY | O_CLOEXEC);
+  if (where.kind == TargetPlace::Kind::netns) {
+    netns_fd = ::open(("/run/netns/" + where.netns).c_str(), O_RDONLY | O_CLOEXEC);
     if (netns_fd < 0) {
       if (listen_fd >= 0) ::close(listen_fd);
-      return error_ = "UET_CASES_PEER_NETNS: cannot open /run/netns/" + netns + ": " + std::strerror(errno), false;
+      return error_ = "the cell plan's target netns: cannot open /run/netns/" + where.netns + ": " + std::strerror(errno),
+             false;
     }
   }
-  // The target's own output goes to a file of its own when the harness names one (UET_CASES_TARGET_LOG),
-  // so each side's log stays apart; opened here, before fork.
+  // The target's own output goes to a file of its own when the plan names one, so each side's log stays
+  // apart; opened here, before fork.
   int log_fd = -1;
-  if (const std::string log = env_or("UET_CASES_TARGET_LOG", ""); !log.empty()) {
-    log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!plan.target_log.empty()) {
+    log_fd = ::open(plan.target_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (log_fd < 0) {
       if (netns_fd >= 0) ::close(netns_fd);
       if (listen_fd >= 0) ::close(listen_fd);
-      return error_ = "UET_CASES_TARGET_LOG: cannot open " + log + ": " + std::strerror(errno), false;
+      return error_ = "the cell plan's target_log: cannot open " + plan.target_log + ": " + std::strerror(errno), false;
     }
   }
   int sv[2] = {-1, -1};
   if (listen_fd < 0 && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
     if (netns_fd >= 0) ::close(netns_fd);
+    if (log_fd >= 0) ::close(log_fd);
     return error_ = std::string("socketpair: ") + std::strerror(errno), false;
   }
   const pid_t pid = ::fork();
@@ -206,7 +208,7 @@ bool Peer::start(const std::string& role, const std::map<std::string, std::strin
     if (netns_fd >= 0 && ::setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
     if (sv[1] >= 0 && ::dup2(sv[1], kPeerChannelFd) < 0) _exit(126);  // dup2 clears close-on-exec
     if (log_fd >= 0 && (::dup2(log_fd, STDOUT_FILENO) < 0 || ::dup2(log_fd, STDERR_FILENO) < 0)) _exit(126);
-    ::execve(exe.c_str(), argv, envp.data());
+    ::execve(exe.c_str(), argv.data(), envp.data());
     _exit(127);
   }
   if (netns_fd >= 0) ::close(netns_fd);

@@ -3,11 +3,11 @@
 // messages (addresses, MR keys, "ready", observations). Every read has a timeout; a peer that died or
 // closed the channel is an error, never a hang.
 //
-// The peer runs with the target side's own manifest (UET_CASES_TARGET_MANIFEST: provider, environment,
+// The peer runs with the target side's own manifest (the cell plan's target: provider, environment,
 // claims): a pair of different providers, or of one provider configured two ways, is a pair like any
-// other. Where it runs is configuration: by default the same host and namespace; when
-// UET_CASES_PEER_NETNS names a network namespace (/run/netns/NAME), the peer joins it (needs root); when
-// UET_CASES_PEER_AGENT names the agent of another container or node (containers/agent), that agent starts it.
+// other. Where it runs is the plan's (TargetPlace): beside this process, in a network namespace (needs
+// root), or started by the agent of another container or node (containers/agent); a case may put it beside
+// the initiator whatever the plan says (one node).
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "cell_plan.hpp"
 #include "uet/agent/remote_process.hpp"
 
 namespace uet::cases {
@@ -58,8 +59,8 @@ class Peer {
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
   ~Peer();
-  // Starts this binary in `role` with `extra_env` over the peer environment; false with error().
-  bool start(const std::string& role, const std::map<std::string, std::string>& extra_env = {},
+  // Starts this binary in `role` at `where` with `extra_env` over the peer environment; false with error().
+  bool start(const std::string& role, const TargetPlace& where, const std::map<std::string, std::string>& extra_env = {},
              const std::vector<std::string>& unset_env = {});
   // Closes the channel and waits for the peer to exit; its wait status, or -1 when it had to be killed.
   int finish(int timeout_ms = 10000);
@@ -82,8 +83,10 @@ bool register_peer_role(const std::string& name, PeerRole role);
 // The role registered under `name`, or nullptr.
 PeerRole find_peer_role(const std::string& name);
 
-// How a peer process is started: this flag names its role, and it finds its end of the channel here.
+// How a peer process is started: this flag names its role, and it finds its end of the channel here, or
+// connects to the initiator's control-link address the second flag gives ("[address]:port").
 inline constexpr char kPeerRoleFlag[] = "--uet-cases-peer=";
+inline constexpr char kPeerConnectFlag[] = "--uet-cases-connect=";
 inline constexpr int kPeerChannelFd = 100;
 
 }  // namespace uet::cases

@@ -1,31 +1,46 @@
 #include "target.hpp"
 
+#include "address_translation.hpp"
+
+#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <rdma/fi_tagged.h>
 
 #include <cstdio>
 #include <map>
-#include <sstream>
 
 #include "uet/wire/wire_gen.hpp"
 
+// The target protocol: one JSON object per channel message each way. A request names its operation ("op")
+// and its arguments by name; a reply is {"ok": true, ...results} or {"ok": false, "rc": <negative fi_*
+// errno>, "call": <the call that refused, or what was wrong with the request>}: the initiator reads the
+// errno as a number, never out of a sentence.
 namespace uet::cases {
 
 namespace {
+
+using Json = nlohmann::json;
 
 constexpr int kIdleLimitMs = 120000;  // a target nobody talks to for this long gives up
 // How often an idle target drives its provider: a provider that progresses only when called (softuet
 // without its FEP thread) answers no sooner, and its peer retransmits meanwhile.
 constexpr int kProgressEveryMs = 1;
 
-std::vector<std::string> split(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string t; in >> t;) out.push_back(t);
-  return out;
+Json refused(long rc, const std::string& call) { return {{"ok", false}, {"rc", rc}, {"call", call}}; }
+Json done(Json results = Json::object()) {
+  results["ok"] = true;
+  return results;
 }
 
-uint64_t num(const std::string& s) { return std::stoull(s, nullptr, 0); }
+// A completion as the protocol carries it: {"state": "none"|"failed"|"done", ...}.
+Json outcome_json(const Outcome& o, const uint8_t* buf, size_t buf_len) {
+  if (o.state == Outcome::timed_out) return {{"state", "none"}};
+  if (o.state == Outcome::failed) return {{"state", "failed"}, {"err", o.error.err}, {"prov_errno", o.error.prov_errno}};
+  const auto& e = o.entry;
+  Json j = {{"state", "done"}, {"len", e.len}, {"flags", e.flags}, {"data", e.data}, {"tag", e.tag}};
+  if (buf) j["bytes"] = to_hex(buf, std::min<size_t>(e.len, buf_len));
+  return j;
+}
 
 // The target role: one endpoint, commands in, observations out.
 class TargetServer {
@@ -46,7 +61,7 @@ class TargetServer {
       }
       idle_ms = 0;
       if (!ch_.recv(&msg, 1000)) return 0;  // the case closed the channel: done
-      if (!ch_.send(handle(split(msg)))) return 1;
+      if (!ch_.send(handle(Json::parse(msg, nullptr, false)).dump())) return 1;
     }
     std::fprintf(stderr, "uet cases target: no request for %d ms, giving up\n", kIdleLimitMs);
     return 1;
@@ -57,67 +72,78 @@ class TargetServer {
     std::vector<uint8_t> buf;
   };
 
-  static std::string refused(long rc, const std::string& what) { return "err " + std::to_string(rc) + " " + what; }
-
-  std::string handle(const std::vector<std::string>& t) {
-    if (t.empty()) return refused(-FI_EINVAL, "empty request");
+  Json handle(const Json& req) {
+    if (!req.is_object() || !req.contains("op")) return refused(-FI_EINVAL, "a request that is not {\"op\": ...}");
     try {
-      const std::string& op = t[0];
-      if (op == "open") return open(t);
+      const std::string op = req.at("op").get<std::string>();
+      if (op == "open") return open(req);
       if (op == "insert") {
-        const fi_addr_t a = ep_.insert(from_hex(t[1]), t.size() > 2 ? num(t[2]) : FI_ADDR_NOTAVAIL);
-        return a == FI_ADDR_NOTAVAIL ? refused(-FI_EINVAL, "fi_av_insert") : "ok " + std::to_string(a);
+        std::vector<uint8_t> name;
+        if (req.contains("fields")) {
+          // An address of a provider that lays out fi_getname otherwise: encoded here, in this provider's layout.
+          std::string why;
+          const auto mine = encode_address(address_fields_from_json(req["fields"]), manifest(), ep_.name(), &why);
+          if (!mine) return refused(-FI_EINVAL, "encoding the initiator's address in the target's layout: " + why);
+          name = *mine;
+        } else {
+          name = from_hex(req.at("name").get<std::string>());
+        }
+        const fi_addr_t a = ep_.insert(name, req.value("auth_key", FI_ADDR_NOTAVAIL));
+        return a == FI_ADDR_NOTAVAIL ? refused(-FI_EINVAL, "fi_av_insert") : done({{"fi_addr", a}});
       }
       if (op == "authkey") {
-        const fi_addr_t h = ep_.insert_auth_key(static_cast<uint32_t>(num(t[1])));
-        return h == FI_ADDR_NOTAVAIL ? refused(-FI_EINVAL, "fi_av_insert_auth_key") : "ok " + std::to_string(h);
+        const fi_addr_t h = ep_.insert_auth_key(req.at("job").get<uint32_t>());
+        return h == FI_ADDR_NOTAVAIL ? refused(-FI_EINVAL, "fi_av_insert_auth_key") : done({{"handle", h}});
       }
       if (op == "endpoint") {
         fid_ep* another = nullptr;
-        if (int rc = ep_.open_another(static_cast<uint32_t>(num(t[1])), &another)) return refused(rc, ep_.failed);
+        if (int rc = ep_.open_another(req.at("job").get<uint32_t>(), &another)) return refused(rc, ep_.failed);
         const auto n = Endpoint::name_of(another);
-        return "ok " + to_hex(n.data(), n.size());
+        return done({{"name", to_hex(n.data(), n.size())}});
       }
-      if (op == "mr") return mr(t);
+      if (op == "mr") return mr(req);
       if (op == "mrread") {
-        const auto& b = mr_bufs_.at(static_cast<int>(num(t[1])));
-        const size_t off = num(t[2]), len = num(t[3]);
-        if (off + len > b.size()) return refused(-FI_EINVAL, "beyond the MR");
-        return "ok " + to_hex(b.data() + off, len);
+        const auto& b = mr_bufs_.at(req.at("id").get<int>());
+        const size_t off = req.at("offset").get<size_t>(), len = req.at("len").get<size_t>();
+        if (off > b.size() || len > b.size() - off) return refused(-FI_EINVAL, "a read beyond the MR");
+        return done({{"bytes", to_hex(b.data() + off, len)}});
       }
       if (op == "mrwrite") {
-        auto& b = mr_bufs_.at(static_cast<int>(num(t[1])));
-        const auto bytes = from_hex(t[3]);
-        const size_t off = num(t[2]);
-        if (off + bytes.size() > b.size()) return refused(-FI_EINVAL, "beyond the MR");
+        auto& b = mr_bufs_.at(req.at("id").get<int>());
+        const auto bytes = from_hex(req.at("bytes").get<std::string>());
+        const size_t off = req.at("offset").get<size_t>();
+        if (off > b.size() || bytes.size() > b.size() - off) return refused(-FI_EINVAL, "a write beyond the MR");
         std::copy(bytes.begin(), bytes.end(), b.begin() + static_cast<long>(off));
-        return "ok";
+        return done();
       }
-      if (op == "recv") return recv(t);
-      if (op == "completion") return completion(t);
-      if (op == "send") return send(t);
-    } catch (const std::exception& e) {
-      return refused(-FI_EINVAL, std::string("bad request: ") + e.what());
+      if (op == "recv") return recv(req);
+      if (op == "completion") return completion(req);
+      if (op == "send") return send(req);
+      return refused(-FI_ENOSYS, "an unknown request '" + op + "'");
+    } catch (const std::exception& e) {  // a missing or mistyped argument, an unknown id
+      return refused(-FI_EINVAL, std::string("a bad request: ") + e.what());
     }
-    return refused(-FI_ENOSYS, "unknown request " + t[0]);
   }
 
-  std::string open(const std::vector<std::string>& t) {
+  Json open(const Json& req) {
     EndpointSpec spec;
-    spec.type = t[1] == "dgram" ? FI_EP_DGRAM : FI_EP_RDM;
-    spec.caps = num(t[2]);
-    spec.method = t[3] == "direct" ? JobMethod::direct : t[3] == "av" ? JobMethod::av : JobMethod::indirect;
-    spec.job = static_cast<uint32_t>(num(t[4]));
+    spec.type = req.at("ep_type").get<std::string>() == "dgram" ? FI_EP_DGRAM : FI_EP_RDM;
+    spec.caps = req.at("caps").get<uint64_t>();
+    const std::string method = req.at("job_method").get<std::string>();
+    spec.method = method == "direct" ? JobMethod::direct : method == "av" ? JobMethod::av : JobMethod::indirect;
+    spec.job = req.at("job").get<uint32_t>();
     if (int rc = ep_.open(spec)) return refused(rc, ep_.failed);
     const auto n = ep_.name();
-    return "ok " + to_hex(n.data(), n.size());
+    return done({{"name", to_hex(n.data(), n.size())}});
   }
 
-  std::string mr(const std::vector<std::string>& t) {
-    const int id = static_cast<int>(num(t[1]));
+  Json mr(const Json& req) {
+    const int id = req.at("id").get<int>();
+    const size_t len = req.at("len").get<size_t>();
+    if (len > kMaxSettingBytes) return refused(-FI_EINVAL, "an MR of " + std::to_string(len) + " bytes");
     auto& buf = mr_bufs_[id];
-    buf.assign(num(t[2]), static_cast<uint8_t>(num(t[3])));
-    std::string auth = t[4];
+    buf.assign(len, req.at("fill").get<uint8_t>());
+    std::string auth = req.at("auth").get<std::string>();
     uint64_t requested = ep_.mr_prov_key() ? 0 : 0x100 + static_cast<uint64_t>(id);
     // "optimized+<auth>": the caller asks for an OPTIMIZED key (Table 2-13), its RKEY the MR id;
     // "idempotent+<auth>": for an IDEMPOTENT_SAFE key.
@@ -140,28 +166,30 @@ class TargetServer {
     if (auth == "any") {
       rc = ep_.register_mr(buf.data(), buf.size(), requested, &mr);
     } else if (auth.rfind("direct:", 0) == 0) {
-      const uint32_t job = static_cast<uint32_t>(num(auth.substr(7)));
+      const uint32_t job = static_cast<uint32_t>(std::stoul(auth.substr(7), nullptr, 0));
       const uint8_t key[3] = {static_cast<uint8_t>(job), static_cast<uint8_t>(job >> 8), static_cast<uint8_t>(job >> 16)};
       rc = ep_.register_mr(buf.data(), buf.size(), requested, &mr, key, sizeof key);
     } else if (auth.rfind("av:", 0) == 0) {
       fi_mr_auth_key k{};
       k.av = ep_.av;
-      k.src_addr = num(auth.substr(3));
+      k.src_addr = std::stoull(auth.substr(3), nullptr, 0);
       rc = ep_.register_mr(buf.data(), buf.size(), requested, &mr, &k, FI_AV_AUTH_KEY);
     } else {
       return refused(-FI_EINVAL, "mr auth " + auth);
     }
     if (rc) return refused(rc, "MR registration");
-    return "ok " + std::to_string(fi_mr_key(mr)) + " " + std::to_string(ep_.remote_addr(buf.data(), 0));
+    return done({{"key", fi_mr_key(mr)}, {"base", ep_.remote_addr(buf.data(), 0)}});
   }
 
-  std::string recv(const std::vector<std::string>& t) {
-    const int id = static_cast<int>(num(t[1]));
+  Json recv(const Json& req) {
+    const int id = req.at("id").get<int>();
+    const size_t len = req.at("len").get<size_t>();
+    if (len > kMaxSettingBytes) return refused(-FI_EINVAL, "a receive of " + std::to_string(len) + " bytes");
     Recv& r = recvs_[id];
-    r.buf.assign(num(t[2]), 0);
-    const bool tagged = num(t[3]);
-    const uint64_t tag = num(t[4]), ignore = num(t[5]);
-    const fi_addr_t src = num(t[6]), auth_key = num(t[7]);
+    r.buf.assign(len, 0);
+    const bool tagged = req.at("tagged").get<bool>();
+    const uint64_t tag = req.at("tag").get<uint64_t>(), ignore = req.at("ignore").get<uint64_t>();
+    const fi_addr_t src = req.at("src").get<uint64_t>(), auth_key = req.at("auth_key").get<uint64_t>();
     iovec iov{r.buf.data(), r.buf.size()};
     ssize_t rc;
     if (auth_key != FI_ADDR_NOTAVAIL) {
@@ -188,40 +216,34 @@ class TargetServer {
     } else {
       rc = fi_recv(ep_.ep, r.buf.data(), r.buf.size(), nullptr, src, &r);
     }
-    return rc ? refused(rc, "posting the receive") : "ok";
+    return rc ? refused(rc, tagged ? "fi_trecv" : "fi_recv") : done();
   }
 
-  std::string completion(const std::vector<std::string>& t) {
+  Json completion(const Json& req) {
     // Id -1: a completion without a posted buffer (remote CQ data of an RMA write: context NULL).
-    const int id = static_cast<int>(std::stol(t[1]));
+    const int id = req.at("id").get<int>();
     Recv& r = id == -1 ? no_buffer_ : recvs_.at(id);
-    const Outcome o = ep_.wait(id == -1 ? nullptr : &r, static_cast<int>(num(t[2])));
-    if (o.state == Outcome::timed_out) return "ok none";
-    if (o.state == Outcome::failed)
-      return "ok failed " + std::to_string(o.error.err) + " " + std::to_string(o.error.prov_errno);
-    const auto& e = o.entry;
-    return "ok done " + std::to_string(e.len) + " " + std::to_string(e.flags) + " " + std::to_string(e.data) + " " +
-           std::to_string(e.tag) + " " + to_hex(r.buf.data(), std::min<size_t>(e.len, r.buf.size())) + "-";
+    const Outcome o = ep_.wait(id == -1 ? nullptr : &r, req.at("timeout_ms").get<int>());
+    return done({{"outcome", outcome_json(o, r.buf.data(), r.buf.size())}});
   }
 
-  // send <dest> <len> <fill> <tagged> <tag> <timeout_ms>: the target as an initiator (e.g. so that the
-  // case sees the JobID the target's configuration gives it on the wire).
-  std::string send(const std::vector<std::string>& t) {
-    const fi_addr_t dest = num(t[1]);
-    const std::vector<uint8_t> data(num(t[2]), static_cast<uint8_t>(num(t[3])));
-    const bool tagged = num(t[4]);
-    const uint64_t tag = num(t[5]);
+  // The target as an initiator (e.g. so that the case sees the JobID the target's configuration gives it on
+  // the wire): sends and waits for its completion.
+  Json send(const Json& req) {
+    const fi_addr_t dest = req.at("dest").get<uint64_t>();
+    const size_t len = req.at("len").get<size_t>();
+    if (len > kMaxSettingBytes) return refused(-FI_EINVAL, "a send of " + std::to_string(len) + " bytes");
+    const std::vector<uint8_t> data(len, req.at("fill").get<uint8_t>());
+    const bool tagged = req.at("tagged").get<bool>();
+    const uint64_t tag = req.at("tag").get<uint64_t>();
     int ctx = 0;
     const ssize_t rc = ep_.post([&] {
       return tagged ? fi_tsend(ep_.ep, data.data(), data.size(), nullptr, dest, tag, &ctx)
                     : fi_send(ep_.ep, data.data(), data.size(), nullptr, dest, &ctx);
     });
     if (rc) return refused(rc, tagged ? "fi_tsend" : "fi_send");
-    const Outcome o = ep_.wait(&ctx, static_cast<int>(num(t[6])));
-    if (o.state == Outcome::timed_out) return "ok none";
-    if (o.state == Outcome::failed)
-      return "ok failed " + std::to_string(o.error.err) + " " + std::to_string(o.error.prov_errno);
-    return "ok done " + std::to_string(data.size());
+    const Outcome o = ep_.wait(&ctx, req.at("timeout_ms").get<int>());
+    return done({{"outcome", outcome_json(o, nullptr, 0)}});
   }
 
   Channel& ch_;
@@ -237,110 +259,118 @@ const bool registered = register_peer_role("target", target_role);
 
 }  // namespace
 
-bool Target::call(const std::string& request, std::vector<std::string>* reply, int timeout_ms) {
+bool Target::call(const Json& request, Json* reply, int timeout_ms) {
   observing(Side::target, "api: what the target observed or did");
+  const std::string op = request.value("op", "?");
   std::string answer;
-  if (!peer_.channel().send(request) || !peer_.channel().recv(&answer, timeout_ms)) {
-    error_ = "target: " + request.substr(0, request.find(' ')) + ": " + peer_.channel().error();
+  if (!peer_.channel().send(request.dump()) || !peer_.channel().recv(&answer, timeout_ms)) {
+    error_ = "target: " + op + ": " + peer_.channel().error();
+    last_rc_ = -FI_EOTHER;
     return false;
   }
-  *reply = split(answer);
-  if (reply->empty() || (*reply)[0] != "ok") {
-    error_ = "target refused '" + request.substr(0, 60) + "': " + answer;
+  *reply = Json::parse(answer, nullptr, false);
+  if (!reply->is_object() || !reply->contains("ok")) {
+    error_ = "target: " + op + ": a reply that is not the protocol's: " + answer.substr(0, 200);
+    last_rc_ = -FI_EOTHER;
     return false;
   }
-  reply->erase(reply->begin());
+  if (!(*reply)["ok"].get<bool>()) {
+    last_rc_ = reply->value("rc", -FI_EOTHER);
+    error_ = "target refused " + op + ": " + reply->value("call", std::string("?")) + " returned " +
+             std::to_string(last_rc_) + " (" + fi_strerror(static_cast<int>(-last_rc_)) + ")";
+    return false;
+  }
+  last_rc_ = 0;
   return true;
 }
 
 bool Target::start(const EndpointSpec& spec, const std::map<std::string, std::string>& env,
                    const std::vector<std::string>& unset_env, const std::function<bool(pid_t, std::string*)>& before_open) {
   (void)registered;
-  if (!peer_.start("target", env, unset_env)) return error_ = "starting the target: " + peer_.error(), false;
+  const TargetPlace where = place_ ? *place_ : cell_plan().target_place;
+  if (!peer_.start("target", where, env, unset_env)) return error_ = "starting the target: " + peer_.error(), false;
   if (before_open) {
     std::string why;
     if (!before_open(peer_.pid(), &why)) return error_ = "before the target opened its endpoint: " + why, false;
   }
   const char* method = spec.method == JobMethod::direct ? "direct" : spec.method == JobMethod::av ? "av" : "indirect";
-  std::vector<std::string> r;
-  if (!call(std::string("open ") + (spec.type == FI_EP_DGRAM ? "dgram" : "rdm") + " " + std::to_string(spec.caps) +
-                " " + method + " " + std::to_string(spec.job),
+  Json r;
+  if (!call({{"op", "open"}, {"ep_type", spec.type == FI_EP_DGRAM ? "dgram" : "rdm"}, {"caps", spec.caps},
+             {"job_method", method}, {"job", spec.job}},
             &r, 30000))
     return false;
-  name_ = from_hex(r.at(0));
+  name_ = from_hex(r.at("name").get<std::string>());
   return true;
 }
 
 fi_addr_t Target::insert(const std::vector<uint8_t>& name, fi_addr_t auth_key) {
-  std::vector<std::string> r;
-  std::string req = "insert " + to_hex(name.data(), name.size());
-  if (auth_key != FI_ADDR_NOTAVAIL) req += " " + std::to_string(auth_key);
-  return call(req, &r) ? num(r.at(0)) : FI_ADDR_NOTAVAIL;
+  Json req = {{"op", "insert"}};
+  if (same_address_layout(manifest(), target_manifest())) {
+    req["name"] = to_hex(name.data(), name.size());
+  } else {
+    req["fields"] = address_fields_json(address_fields(name, manifest()));
+    note("address translated", "the two providers lay out fi_getname differently: the suite carried the "
+                               "initiator's address to the target as fields, encoded there in its layout");
+  }
+  if (auth_key != FI_ADDR_NOTAVAIL) req["auth_key"] = auth_key;
+  Json r;
+  return call(req, &r) ? r.at("fi_addr").get<uint64_t>() : FI_ADDR_NOTAVAIL;
 }
 
 std::vector<uint8_t> Target::open_another_endpoint(uint32_t job) {
-  std::vector<std::string> r;
-  return call("endpoint " + std::to_string(job), &r) ? from_hex(r.at(0)) : std::vector<uint8_t>{};
+  Json r;
+  return call({{"op", "endpoint"}, {"job", job}}, &r) ? from_hex(r.at("name").get<std::string>()) : std::vector<uint8_t>{};
 }
 
 fi_addr_t Target::insert_auth_key(uint32_t job) {
-  std::vector<std::string> r;
-  return call("authkey " + std::to_string(job), &r) ? num(r.at(0)) : FI_ADDR_NOTAVAIL;
+  Json r;
+  return call({{"op", "authkey"}, {"job", job}}, &r) ? r.at("handle").get<uint64_t>() : FI_ADDR_NOTAVAIL;
 }
 
 bool Target::register_mr(int id, size_t len, uint8_t fill, const std::string& auth, RemoteMr* out) {
-  std::vector<std::string> r;
-  if (!call("mr " + std::to_string(id) + " " + std::to_string(len) + " " + std::to_string(fill) + " " + auth, &r))
-    return false;
-  out->key = num(r.at(0));
-  out->base = num(r.at(1));
+  Json r;
+  if (!call({{"op", "mr"}, {"id", id}, {"len", len}, {"fill", fill}, {"auth", auth}}, &r)) return false;
+  out->key = r.at("key").get<uint64_t>();
+  out->base = r.at("base").get<uint64_t>();
   return true;
 }
 
 std::vector<uint8_t> Target::read_mr(int id, size_t off, size_t len) {
-  std::vector<std::string> r;
-  if (!call("mrread " + std::to_string(id) + " " + std::to_string(off) + " " + std::to_string(len), &r)) return {};
-  return from_hex(r.empty() ? "" : r[0]);
+  Json r;
+  if (!call({{"op", "mrread"}, {"id", id}, {"offset", off}, {"len", len}}, &r)) return {};
+  return from_hex(r.at("bytes").get<std::string>());
 }
 
 bool Target::write_mr(int id, size_t off, const std::vector<uint8_t>& bytes) {
-  std::vector<std::string> r;
-  return call("mrwrite " + std::to_string(id) + " " + std::to_string(off) + " " + to_hex(bytes.data(), bytes.size()), &r);
+  Json r;
+  return call({{"op", "mrwrite"}, {"id", id}, {"offset", off}, {"bytes", to_hex(bytes.data(), bytes.size())}}, &r);
 }
 
 int Target::post_recv(int id, size_t len, bool tagged, uint64_t tag, uint64_t ignore, fi_addr_t src, fi_addr_t auth_key) {
-  std::vector<std::string> r;
-  std::string answer;
-  const std::string req = "recv " + std::to_string(id) + " " + std::to_string(len) + " " + (tagged ? "1" : "0") + " " +
-                          std::to_string(tag) + " " + std::to_string(ignore) + " " + std::to_string(src) + " " +
-                          std::to_string(auth_key);
-  if (call(req, &r)) return 0;
-  // "err <rc> ...": the provider refused the post; anything else is a broken target.
-  const auto at = error_.find(": err ");
-  return at == std::string::npos ? -FI_EOTHER : static_cast<int>(std::stol(error_.substr(at + 6)));
+  Json r;
+  return call({{"op", "recv"}, {"id", id}, {"len", len}, {"tagged", tagged}, {"tag", tag}, {"ignore", ignore},
+               {"src", src}, {"auth_key", auth_key}},
+              &r)
+             ? 0
+             : static_cast<int>(last_rc_);
 }
 
 namespace {
 
-// "done <len> [<flags> <data> <tag> <hex>-]" or "failed <err> <prov_errno>" or "none".
-RecvResult result_of(const std::vector<std::string>& r) {
+RecvResult result_of(const Json& o) {
   RecvResult out;
-  if (r.empty()) return out;
-  if (r[0] == "failed") {
+  const std::string state = o.value("state", "none");
+  if (state == "failed") {
     out.state = RecvResult::failed;
-    out.err = static_cast<int>(num(r.at(1)));
-    out.prov_errno = static_cast<int>(std::stol(r.at(2)));
-  } else if (r[0] == "done") {
+    out.err = o.at("err").get<int>();
+    out.prov_errno = o.at("prov_errno").get<int>();
+  } else if (state == "done") {
     out.state = RecvResult::completed;
-    out.len = num(r.at(1));
-    if (r.size() > 2) {
-      out.flags = num(r.at(2));
-      out.data = num(r.at(3));
-      out.tag = num(r.at(4));
-      std::string hex = r.at(5);
-      hex.pop_back();  // the "-" that keeps an empty payload a token
-      out.bytes = from_hex(hex);
-    }
+    out.len = o.at("len").get<uint64_t>();
+    out.flags = o.value("flags", uint64_t{0});
+    out.data = o.value("data", uint64_t{0});
+    out.tag = o.value("tag", uint64_t{0});
+    if (o.contains("bytes")) out.bytes = from_hex(o["bytes"].get<std::string>());
   }
   return out;
 }
@@ -348,17 +378,25 @@ RecvResult result_of(const std::vector<std::string>& r) {
 }  // namespace
 
 RecvResult Target::completion(int id, int timeout_ms) {
-  std::vector<std::string> r;
-  if (!call("completion " + std::to_string(id) + " " + std::to_string(timeout_ms), &r, timeout_ms + 15000)) return {};
-  return result_of(r);
+  Json r;
+  if (!call({{"op", "completion"}, {"id", id}, {"timeout_ms", timeout_ms}}, &r, timeout_ms + 15000)) return {};
+  return result_of(r.at("outcome"));
 }
 
 RecvResult Target::send(fi_addr_t dest, size_t len, uint8_t fill, bool tagged, uint64_t tag, int timeout_ms) {
-  std::vector<std::string> r;
-  const std::string req = "send " + std::to_string(dest) + " " + std::to_string(len) + " " + std::to_string(fill) +
-                          " " + (tagged ? "1" : "0") + " " + std::to_string(tag) + " " + std::to_string(timeout_ms);
-  if (!call(req, &r, timeout_ms + 15000)) return {};
-  return result_of(r);
+  Json r;
+  if (!call({{"op", "send"}, {"dest", dest}, {"len", len}, {"fill", fill}, {"tagged", tagged}, {"tag", tag},
+             {"timeout_ms", timeout_ms}},
+            &r, timeout_ms + 15000))
+    return {};
+  return result_of(r.at("outcome"));
+}
+
+std::vector<uint8_t> Target::name_for_initiator(const std::vector<uint8_t>& initiator_name) {
+  std::string why;
+  auto mine = address_for(name_, target_manifest(), manifest(), initiator_name, &why);
+  if (!mine) error_ = "the target's address cannot be encoded in the initiator's layout: " + why;
+  return mine ? *mine : std::vector<uint8_t>{};
 }
 
 int Target::finish() { return peer_.finish(); }

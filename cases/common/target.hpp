@@ -1,12 +1,15 @@
 // The target side of a two-process case: a peer process that opens one endpoint (and, when asked, others
 // of its domain) and does what the case (the initiator) asks over the channel — insert addresses and auth
-// keys, register MRs, post receives — and reports what it observed (completions, buffer contents). The
+// keys, register MRs, post receives — and reports what it observed (completions, buffer contents), in typed
+// JSON requests and replies (target.cpp). The
 // case asserts; the target only acts and observes, so one target serves every case.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,14 +40,25 @@ class Target {
              const std::vector<std::string>& unset_env = {},
              const std::function<bool(pid_t, std::string*)>& before_open = {});
   const std::string& error() const { return error_; }
+  // The negative fi_* errno of the last request the target refused (-FI_EOTHER: it is gone or broke the
+  // protocol); 0 after one it did.
+  long last_rc() const { return last_rc_; }
   pid_t pid() const { return peer_.pid(); }
+  // Runs the target at `where` instead of where the cell plan puts it (a case about two endpoints of one
+  // node starts its target beside this process); before start().
+  void place_at(const TargetPlace& where) { place_ = where; }
   // The target endpoint's fi_getname.
   const std::vector<uint8_t>& name() const { return name_; }
+  // That address as the initiator's provider takes it: the same bytes when both providers lay out fi_getname
+  // alike, else encoded in the initiator's layout over `initiator_name` (its own fi_getname); empty with
+  // error() when a field cannot be carried over.
+  std::vector<uint8_t> name_for_initiator(const std::vector<uint8_t>& initiator_name);
 
   // Opens another RDM endpoint of the target's domain with JobID `job` (direct method); its fi_getname, or
   // empty with error().
   std::vector<uint8_t> open_another_endpoint(uint32_t job);
   // Each records the failure (error()) and returns a failure value when the target refuses or is gone.
+  // insert: an address of the initiator's provider, carried as fields when the target's lays them out otherwise.
   fi_addr_t insert(const std::vector<uint8_t>& name, fi_addr_t auth_key = FI_ADDR_NOTAVAIL);
   fi_addr_t insert_auth_key(uint32_t job);
   // auth: "any" (fi_mr_reg), "direct:<JobID>" (fi_mr_regattr, auth_key_size 3) or "av:<auth key handle>"
@@ -70,11 +84,14 @@ class Target {
   int finish();
 
  private:
-  // One request and its reply tokens after "ok"; empty with error_ set when refused or lost.
-  bool call(const std::string& request, std::vector<std::string>* reply, int timeout_ms = 15000);
+  // One request of the target protocol (target.cpp) and its reply; false with error_ and last_rc_ set when
+  // refused or lost.
+  bool call(const nlohmann::json& request, nlohmann::json* reply, int timeout_ms = 15000);
   Peer peer_;
+  std::optional<TargetPlace> place_;
   std::vector<uint8_t> name_;
   std::string error_;
+  long last_rc_ = 0;
 };
 
 }  // namespace uet::cases

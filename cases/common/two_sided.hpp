@@ -105,11 +105,15 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
       ASSERT_EQ(layout_of(theirs).misfit(their_name.size()), "")
           << "the target's fi_getname does not fit its layout: " << to_hex(their_name.data(), their_name.size());
     }
+    const std::vector<uint8_t> to_insert = target.name_for_initiator(me.name());
+    ASSERT_FALSE(to_insert.empty()) << target.error();
     // Blame follows the call: from here on, what the initiator's own calls return is the initiator's.
     observing(Side::initiator, "api: the initiator's fi_av_insert of the target's address");
-    dest = me.insert(their_name);
+    dest = me.insert(to_insert);
     ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "the initiator's fi_av_insert refused the target's address "
-                                      << to_hex(their_name.data(), their_name.size());
+                                      << to_hex(to_insert.data(), to_insert.size())
+                                      << (to_insert == their_name ? "" : " (translated from its own "
+                                          + to_hex(their_name.data(), their_name.size()) + ")");
     observing(Side::initiator, "api: the initiator's calls");
   }
   void TearDown() override { end_both(me, target); }

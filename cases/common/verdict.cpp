@@ -1,6 +1,6 @@
 // The verdict of every case, written by the case binaries themselves: the `verdict` JUnit property
 // (pass, fail, not_applicable, warning) with its reason, the side a failure is blamed on and the
-// evidence it rests on; and, when UET_CASES_RESULTS names a file, one JSON line per case as it ends
+// evidence it rests on; and, into the cell plan's results file, one JSON line per case as it ends
 // (and one as it starts), each written by one write(2) at once: a binary that crashes or hangs still
 // leaves the verdicts of the cases before, and the harness knows which case was running.
 //
@@ -10,6 +10,8 @@
 // loads providers at the first fi_getinfo, inside a case). The harness drops every line it cannot verify
 // (harness/verdict_channel.py). A provider that reads this process's memory could still find the key:
 // the signature keeps out forgeries and stray writes, not code that attacks the suite's own process.
+#include "cell_plan.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -203,6 +205,8 @@ std::string per_choice(const std::string& choice) {
 }
 
 void evidence_capture(const std::string& path, uint16_t udp_port) {
+  for (auto& c : state().captures)
+    if (c["file"] == path) return void(c["port"] = udp_port);  // a port learned since the capture began
   state().captures.push_back({{"file", path}, {"port", udp_port}});
 }
 
@@ -211,9 +215,11 @@ void note(const std::string& key, const std::string& value) { state().notes[key]
 void install_verdict_recorder() {
   std::string key = take_verdict_key();
   int out = -1;
-  if (const char* path = std::getenv("UET_CASES_RESULTS"); path && *path) {
-    out = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (out < 0) std::fprintf(stderr, "uet cases: cannot append to UET_CASES_RESULTS=%s: %s\n", path, std::strerror(errno));
+  if (const CellPlan* plan = cell_plan_if_named(); plan && !plan->results.empty()) {
+    out = ::open(plan->results.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (out < 0)
+      std::fprintf(stderr, "uet cases: cannot append to the plan's results file %s: %s\n", plan->results.c_str(),
+                   std::strerror(errno));
   }
   ::testing::UnitTest::GetInstance()->listeners().Append(new VerdictRecorder(out, std::move(key)));
 }

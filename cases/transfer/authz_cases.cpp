@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "address_translation.hpp"
 #include "capture.hpp"
 #include "job_id_on_wire.hpp"
 #include "two_sided.hpp"
@@ -259,7 +260,7 @@ TEST_P(Authz, AvAuthKeyJobIdIsOnTheWire) {
   ASSERT_NE(target.insert_auth_key(kJobA), FI_ADDR_NOTAVAIL) << target.error();
   const fi_addr_t my_key = me.insert_auth_key(kJobA);
   ASSERT_NE(my_key, FI_ADDR_NOTAVAIL);
-  const fi_addr_t dest_a = me.insert(target.name(), my_key);
+  const fi_addr_t dest_a = me.insert(target.name_for_initiator(me.name()), my_key);
   ASSERT_NE(dest_a, FI_ADDR_NOTAVAIL) << "fi_av_insert(FI_AUTH_KEY)";
   Capture cap;
   ASSERT_TRUE(cap.start()) << cap.error();
@@ -300,7 +301,11 @@ class JobIdRefusal : public Authz {
     EXPECT_TRUE(set) << "the target's fi_getname has no " << addr_field_name(field) << ": "
                      << layout_of(target_manifest()).misfit(name.size());
     if (!set) return FI_ADDR_NOTAVAIL;
-    const fi_addr_t a = me.insert(name);
+    std::string why;
+    const auto mine = address_for(name, target_manifest(), manifest(), me.name(), &why);
+    EXPECT_TRUE(mine) << why;
+    if (!mine) return FI_ADDR_NOTAVAIL;
+    const fi_addr_t a = me.insert(*mine);
     EXPECT_NE(a, FI_ADDR_NOTAVAIL) << "fi_av_insert of the changed address";
     return a;
   }

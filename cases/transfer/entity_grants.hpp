@@ -75,18 +75,14 @@ class EntityGrants : public TwoSided {
     std::map<std::string, std::string> set;
     std::vector<std::string> unset;
     split_env(target_manifest().privileged_entity.environment, &set, &unset);
-    // One node: the target starts in this side's namespace (and so at this side's address).
-    std::optional<std::string> netns;
-    if (where == Placement::one_node) {
-      if (const char* ns = std::getenv("UET_CASES_PEER_NETNS")) netns = ns;
-      unsetenv("UET_CASES_PEER_NETNS");
-    }
+    // One node: the target starts beside this process (in its namespace, container or node, at its address),
+    // wherever the plan puts targets.
+    if (where == Placement::one_node) target.place_at(TargetPlace{});
     OpenBoth(mine, &theirs, set, unset, [&](pid_t pid, std::string* err) {
       for (uint32_t job : target_jobs)
         if (!Grant(target_manifest(), pid, job, err, target_how)) return false;
       return true;
     });
-    if (netns) setenv("UET_CASES_PEER_NETNS", netns->c_str(), 1);
   }
   Outcome Send(const char* text) {
     int ctx = 0;

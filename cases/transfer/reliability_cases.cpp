@@ -1,6 +1,6 @@
 // Reliable delivery under loss (UEC 1.0 §2.2.6): the harness drops a counted pattern of UET packets in
 // both directions of the pair (harness/run_cases.py LOSSY_AREAS: nftables `numgen inc`, its offset from
-// the run's seed, described in UET_CASES_LOSS and the report), so the same packets drop on every run. An
+// the run's seed, described in the cell plan and the report), so the same packets drop on every run. An
 // RDM endpoint (RUD) delivers every message exactly once whatever was lost; one asked for send ordering
 // (ROD) delivers them in the order they were sent. The capture shows the retransmissions that made up
 // for the loss. Without loss applied (no namespace pair) the checks prove nothing: not applicable.
@@ -32,10 +32,9 @@ class Reliability : public TwoSided {
     UET_REQUIRE_UET_PROVIDER();
     UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "DGRAM is unreliable delivery (UUD, 2.2.6-a): nothing to "
                                                            "make up for");
-    const char* loss = std::getenv("UET_CASES_LOSS");
-    UET_NOT_APPLICABLE_IF(!loss || !*loss, "no loss was applied to the pair (the harness applies a counted drop "
-                                           "pattern in namespace pairs only)");
-    note("loss", loss);
+    UET_NOT_APPLICABLE_IF(!cell_plan().loss, "no loss was applied to the pair (the harness applies a counted drop "
+                                             "pattern where the placement can impair the test link)");
+    note("loss", cell_plan().loss->pattern);
   }
 
   // Sends every message (the receives are posted first) and gives, per receive, the sequence number it
@@ -87,7 +86,7 @@ class Reliability : public TwoSided {
   // The capture shows the loss was made up for: at least one request went again (flags.retx).
   void ExpectRetransmissions() {
     const auto retx = cap.find([](const WireFrame& f) { return is_request(f) && f.get(w::Field::uet_pds_flags_retx) == 1u; }, 0);
-    EXPECT_TRUE(retx) << "no retransmitted request on the wire although every " << std::getenv("UET_CASES_LOSS")
+    EXPECT_TRUE(retx) << "no retransmitted request on the wire although " << cell_plan().loss->pattern
                       << ": the loss did not reach the provider, or it recovered without resending";
   }
 

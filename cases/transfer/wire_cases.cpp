@@ -8,7 +8,6 @@
 // These checks compare byte strings (IP addresses, 16-byte CAS operands), which the suite's Capture
 // decodes as offsets into a frame it does not keep; FrameCapture below keeps each frame's bytes. It also
 // decodes both directions (requests to the target's UET port, ACKs to the initiator's), in arrival order.
-#include <pcap/pcap.h>
 #include <poll.h>
 #include <rdma/fi_atomic.h>
 
@@ -25,8 +24,6 @@
 
 #include "capture.hpp"
 #include "two_sided.hpp"
-#include "uet/codec/decoded.hpp"
-#include "uet/codec/reassembly.hpp"
 #include "uet/wire/wire_gen.hpp"
 
 namespace uet::cases {
@@ -37,144 +34,9 @@ namespace w = uet::wire;
 // Any DSCP other than the default data class (choice default-data-tc) tells the two apart.
 constexpr uint32_t kDscp = 46;
 
-// One captured UET frame: its decoded fields (byte strings as offsets, as the codec gives them), its
-// bytes, and which side sent it (by the UDP port it went to).
-struct Frame {
-  WireFrame wire;
-  std::vector<uint8_t> bytes;
-  Side sender = Side::initiator;
-  uint32_t payload_offset = 0, payload_len = 0;  // what follows the UET headers
-  std::optional<uint64_t> get(w::Field f) const { return wire.get(f); }
-  // The first byte after the UET headers, if any.
-  std::optional<uint8_t> first_payload_byte() const {
-    if (!payload_len || payload_offset >= bytes.size()) return std::nullopt;
-    return bytes[payload_offset];
-  }
-  // A byte-string field's bytes (empty when the frame does not carry it).
-  std::vector<uint8_t> field_bytes(w::Field f) const {
-    const auto at = wire.get(f);
-    const size_t n = w::field_info(f).nbytes;
-    if (!at || *at + n > bytes.size()) return {};
-    return {bytes.begin() + static_cast<long>(*at), bytes.begin() + static_cast<long>(*at + n)};
-  }
-};
+using Frame = WireFrame;
 
-class FrameCapture {
- public:
-  FrameCapture() = default;
-  FrameCapture(const FrameCapture&) = delete;
-  FrameCapture& operator=(const FrameCapture&) = delete;
-  ~FrameCapture() {
-    if (pcap_) pcap_close(pcap_);
-  }
-  // As Capture::start, on the manifest's `wire:` interface, for UDP to either side's UET port. When both
-  // sides use one port, `target_fa` (the target's fabric address) tells the directions apart.
-  bool start(const std::vector<uint8_t>& target_fa = {}) {
-    target_fa_ = target_fa;
-    to_target_ = static_cast<uint16_t>(target_manifest().wire_udp_port);
-    to_initiator_ = static_cast<uint16_t>(manifest().wire_udp_port);
-    if (manifest().wire_interface.empty() || !to_target_)
-      return error_ = "the manifest names no wire capture (wire: interface, udp_port) for the target (" +
-                      target_manifest().path + ")",
-             false;
-    char err[PCAP_ERRBUF_SIZE] = {};
-    pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
-    if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;
-    pcap_set_snaplen(pcap_, 65535);
-    pcap_set_immediate_mode(pcap_, 1);
-    pcap_set_buffer_size(pcap_, 64 << 20);  // as Capture: immediate mode takes a snap length per frame
-    if (pcap_activate(pcap_) < 0) return error_ = std::string("pcap_activate (needs root): ") + pcap_geterr(pcap_), false;
-    std::string filter = "udp port " + std::to_string(to_target_);
-    if (to_initiator_ && to_initiator_ != to_target_) filter += " or udp port " + std::to_string(to_initiator_);
-    filter += kIpFragmentsFilter;
-    bpf_program prog{};
-    if (pcap_compile(pcap_, &prog, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0 || pcap_setfilter(pcap_, &prog) != 0)
-      return error_ = "pcap filter '" + filter + "': " + pcap_geterr(pcap_), false;
-    pcap_freecode(&prog);
-    if (pcap_setnonblock(pcap_, 1, err) != 0) return error_ = std::string("pcap_setnonblock: ") + err, false;
-    linktype_ = pcap_datalink(pcap_);
-    if (!codec::root_for_linktype(linktype_)) return error_ = "link type " + std::to_string(linktype_) + " is not decoded", false;
-    return true;
-  }
-  const std::string& error() const { return error_; }
-
-  // The first frame (from where the last find stopped) sent by `sender` for which `want` holds, captured
-  // so far or within `timeout_ms`; it becomes the evidence of what the case asserts next.
-  std::optional<Frame> find(Side sender, const std::function<bool(const Frame&)>& want, int timeout_ms = 3000) {
-    if (!pcap_) return std::nullopt;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    const char* who = sender == Side::initiator ? "the initiator" : "the target";
-    for (;;) {
-      drain();
-      for (size_t& i = searched_[sender == Side::initiator ? 0 : 1]; i < seen_.size(); ++i) {
-        if (seen_[i].sender == sender && want(seen_[i])) {
-          observing(sender, std::string("wire: a frame ") + who + " sent");
-          evidence_frame(sender, summary(seen_[i].wire));
-          return seen_[i++];
-        }
-      }
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) {
-        observing(sender, std::string("wire: no matching frame from ") + who);
-        for (size_t i = seen_.size() > 8 ? seen_.size() - 8 : 0; i < seen_.size(); ++i)
-          if (seen_[i].sender == sender) evidence_frame(sender, summary(seen_[i].wire));
-        return std::nullopt;
-      }
-      pollfd pfd{pcap_get_selectable_fd(pcap_), POLLIN, 0};
-      ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 50)));
-    }
-  }
-
- private:
-  // Decodes every frame pcap holds: as a request to the target's port, else as one to the initiator's.
-  void drain() {
-    const auto root = *codec::root_for_linktype(linktype_);
-    auto decoded = std::make_unique<codec::Decoded>();
-    pcap_pkthdr* hdr = nullptr;
-    const u_char* data = nullptr;
-    while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
-      Frame f;
-      f.bytes.assign(data, data + hdr->caplen);
-      uint32_t caplen = hdr->caplen, len = hdr->len;
-      codec::DecodeOptions opts = decode_options(to_target_);
-      codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
-      // A datagram the kernel fragmented: the frame completing it stands for the whole datagram.
-      if (const codec::Reassembled* whole = reassembler_.add(++frames_, *decoded)) {
-        f.bytes = whole->frame;
-        caplen = len = static_cast<uint32_t>(f.bytes.size());
-        codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
-      }
-      if (!decoded->reached_uet && to_initiator_ && to_initiator_ != to_target_) {
-        opts.udp_port = to_initiator_;
-        codec::decode(f.bytes.data(), caplen, len, root, opts, *decoded);
-        f.sender = Side::target;
-      }
-      if (!decoded->reached_uet) continue;
-      f.payload_offset = decoded->payload_offset;
-      f.payload_len = decoded->payload_len;
-      for (size_t i = 0; i < decoded->n_emitted; ++i) {
-        const w::Field field = decoded->emitted[i].field;
-        f.wire.fields.emplace_back(field, decoded->values[static_cast<size_t>(field)]);
-      }
-      if (to_initiator_ == to_target_ && !target_fa_.empty()) {
-        const auto dst = f.field_bytes(f.get(w::Field::ip_dst) ? w::Field::ip_dst : w::Field::ipv6_dst);
-        f.sender = dst == target_fa_ ? Side::initiator : Side::target;
-      }
-      seen_.push_back(std::move(f));
-    }
-  }
-  pcap_t* pcap_ = nullptr;
-  int linktype_ = 0;
-  uint16_t to_target_ = 0, to_initiator_ = 0;
-  codec::Reassembler reassembler_;
-  uint64_t frames_ = 0;
-  std::vector<uint8_t> target_fa_;
-  std::string error_;
-  std::vector<Frame> seen_;
-  size_t searched_[2] = {0, 0};  // per sender
-};
-
-bool request(const Frame& f) { return is_request(f.wire); }
+bool request(const Frame& f) { return is_request(f); }
 
 class Wire : public TwoSided {
  protected:
@@ -204,7 +66,7 @@ class Wire : public TwoSided {
     EXPECT_EQ(r.bytes, data_[id]) << "the message the target received";
   }
   std::map<int, std::vector<uint8_t>> data_;
-  FrameCapture cap;
+  Capture cap;
 };
 
 // The fabric address (FA) of a side's UET address (Table 2-10, read through that side's layout): 4 bytes
@@ -259,7 +121,13 @@ TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
     EXPECT_NE(f->get(w::Field::ip_dsfield_ecn), 3u) << "the sender marked its own packet CE";
   }
   EXPECT_EQ(my_v6, their_v6) << "the two FEPs' addresses are of different IP versions";
-  EXPECT_EQ(f->get(w::Field::udp_dstport), target_manifest().wire_udp_port) << "UDP destination: the target's UET port";
+  // The target's UET port: what its address says where its layout has a port, else its manifest's (an `auto`
+  // port with neither is the one the capture learned, and says nothing more).
+  const auto in_address = layout_of(target_manifest()).get(target.name(), AddrField::udp_port);
+  const uint64_t port = in_address ? *in_address : target_manifest().wire_udp_port_auto ? cap.uet_port(Side::target)
+                                                                                            : target_manifest().wire_udp_port;
+  EXPECT_EQ(f->get(w::Field::udp_dstport), port) << "UDP destination: the target's UET port ("
+                                                 << (in_address ? "its address" : "its manifest") << ")";
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
 }
 
@@ -275,7 +143,7 @@ TEST_P(Wire, PdsHeaderCarriesThePdcOfItsDeliveryMode) {
   if (IsSkipped()) return;
   UET_OPEN_BOTH(Spec(FI_MSG));
   bool v6 = false;
-  ASSERT_TRUE(cap.start(fabric_address(target_manifest(), target.name(), &v6))) << cap.error();
+  ASSERT_TRUE(cap.start(Capture::Toward::target, fabric_address(target_manifest(), target.name(), &v6))) << cap.error();
   int c1 = 0, c2 = 0;
   ASSERT_NO_FATAL_FAILURE(Send(64, 1, &c1));
   const auto first = cap.find(Side::initiator, request);
@@ -446,7 +314,7 @@ TEST_P(Wire, RequestsAddressTheTargetEndpoint) {
                         ", initiator PIDonFEP " + std::to_string(my_pid) + " RI " + std::to_string(my_ri));
   const Partial want = {{w::Field::uet_ses_pid_on_fep, their_pid}, {w::Field::uet_ses_resource_index, their_ri},
                         {w::Field::uet_ses_job_id, kJob}};
-  EXPECT_TRUE(matches(f->wire, want)) << "the request does not address the target endpoint: " << differences(f->wire, want);
+  EXPECT_TRUE(matches(*f, want)) << "the request does not address the target endpoint: " << differences(*f, want);
   EXPECT_NE(f->get(w::Field::uet_ses_resource_index), 0u) << "resource index 0 is reserved for provider-to-provider control";
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
 }

@@ -53,7 +53,7 @@ class TestLayoutData:
         ({"extends": "softuet", "fields": {"colour": {"offset": 36, "width": 2}}}, "unknown field 'colour'"),
         ({"extends": "softuet", "fields": {"version": {"offset": 0, "width": 3}}},
          "field version: width 3 is not one of 1, 2, 4, 8"),
-        ({"extends": "softuet", "fields": {"fa": {"offset": 4, "width": 4}}}, "field fa: width 4 is not one of 16"),
+        ({"extends": "softuet", "fields": {"fa": {"offset": 4, "width": 8}}}, "field fa: width 8 is not one of 16, 4"),
         ({"extends": "softuet", "fields": {"udp_port": {"offset": 39, "width": 2}}},
          "field udp_port (bytes 39..40) ends past the address's 40 bytes"),
         ({"extends": "softuet", "fields": {"udp_port": {"offset": 34, "width": 2, "order": "middle"}}},

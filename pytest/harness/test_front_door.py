@@ -15,6 +15,8 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 BROKEN = MANIFESTS / "examples" / "softuet-wrong-job-id.yaml"
+sys.path.insert(0, str(REPO))
+from harness import cell_plan  # noqa: E402
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
 
 
@@ -93,8 +95,11 @@ class TestManifestCheck:
         run = cmd_manifest("check", loop)
         assert run.returncode == 1 and "extends: a cycle" in run.stderr
 
-    def test_the_case_binaries_refuse_yaml(self, build_dir):
-        env = dict(os.environ, UET_CASES_MANIFEST=str(MANIFESTS / "softuet.yaml"))
+    def test_the_case_binaries_refuse_yaml(self, build_dir, tmp_path):
+        plan = cell_plan.write(tmp_path / "plan.json", cell_plan.make(
+            cell="c", area="discovery", initiator_manifest=MANIFESTS / "softuet.yaml",
+            target_manifest=MANIFESTS / "softuet.yaml", results=tmp_path / "r.jsonl", captures=tmp_path))
+        env = dict(os.environ, UET_CASES_PLAN=str(plan))
         run = subprocess.run([str(build_dir / "cases" / "uet-cases-discovery")], env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 3
@@ -285,7 +290,7 @@ import hashlib, hmac, json, os, signal, sys, time
 cases = ["Fake.Passes", "Fake.Crashes", "Fake.Hangs", "Fake.RunsAfter"]
 flt = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
 excluded = set(flt.split("-", 1)[1].split(":")) if "-" in flt else set()
-out = open(os.environ["UET_CASES_RESULTS"], "a")
+out = open(json.load(open(os.environ["UET_CASES_PLAN"]))["results"], "a")
 key = os.read(int(os.environ["UET_CASES_VERDICT_KEY_FD"]), 256).strip()  # signed as verdict.cpp signs
 seq = iter(range(1000))
 def line(**kw):

@@ -38,7 +38,7 @@ if STARTUP == "hang":
     time.sleep(600)
 flt = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter="))
 excluded = set(flt.split("-", 1)[1].split(":")) if "-" in flt else set()
-out = open(os.environ["UET_CASES_RESULTS"], "a")
+out = open(json.load(open(os.environ["UET_CASES_PLAN"]))["results"], "a")
 key = os.read(int(os.environ["UET_CASES_VERDICT_KEY_FD"]), 256).strip()
 seq = iter(range(100000))
 def line(**kw):

@@ -1,0 +1,90 @@
+#include "cell_plan.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace uet::cases {
+
+namespace {
+
+constexpr int kPlanVersion = 1;
+bool g_target_process = false;
+
+[[noreturn]] void bad_plan(const std::string& path, const std::string& why) {
+  std::fprintf(stderr, "uet cases: cell plan %s: %s\n", path.c_str(), why.c_str());
+  std::exit(3);
+}
+
+TargetPlace place_of(const nlohmann::json& j) {
+  TargetPlace p;
+  const std::string kind = j.at("kind").get<std::string>();
+  if (kind == "beside") return p;
+  if (kind == "netns") {
+    p.kind = TargetPlace::Kind::netns;
+    p.netns = j.at("netns").get<std::string>();
+    return p;
+  }
+  if (kind == "agent") {
+    p.kind = TargetPlace::Kind::agent;
+    p.agent = j.at("agent").get<std::string>();
+    p.secret_file = j.at("secret_file").get<std::string>();
+    return p;
+  }
+  throw std::invalid_argument("target.place.kind '" + kind + "' is not beside, netns or agent");
+}
+
+CellPlan load_plan() {
+  const char* named = std::getenv("UET_CASES_PLAN");
+  if (!named || !*named)
+    bad_plan("(none)", "set UET_CASES_PLAN to a cell plan (harness/cell_plan.py writes one; its schema is "
+                       "cases/plan/cell-plan.schema.yaml)");
+  CellPlan plan;
+  plan.path = named;
+  std::ifstream in(plan.path);
+  if (!in) bad_plan(plan.path, std::string("cannot read: ") + std::strerror(errno));
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    if (doc.at("plan_version").get<int>() != kPlanVersion)
+      bad_plan(plan.path, "plan_version " + doc["plan_version"].dump() + ", this binary reads " +
+                              std::to_string(kPlanVersion) + " (rebuild the cases or the harness)");
+    plan.cell = doc.at("cell").get<std::string>();
+    plan.area = doc.at("area").get<std::string>();
+    plan.initiator_manifest = doc.at("initiator").at("manifest").get<std::string>();
+    plan.target_manifest = doc.at("target").at("manifest").get<std::string>();
+    plan.target_place = place_of(doc.at("target").at("place"));
+    plan.results = doc.at("results").get<std::string>();
+    plan.captures = doc.at("captures").get<std::string>();
+    plan.target_log = doc.value("target_log", "");
+    plan.control_listen = doc.value("control_listen", "");
+    if (doc.contains("loss")) {
+      const auto& l = doc["loss"];
+      plan.loss = LossPlan{l.at("every").get<uint32_t>(), l.at("offset").get<uint32_t>(), l.at("seed").get<uint64_t>(),
+                           l.at("pattern").get<std::string>()};
+    }
+  } catch (const std::exception& e) {  // nlohmann's parse and type errors, an unknown place
+    bad_plan(plan.path, std::string("not a cell plan: ") + e.what());
+  }
+  return plan;
+}
+
+}  // namespace
+
+const CellPlan& cell_plan() {
+  static const CellPlan plan = load_plan();
+  return plan;
+}
+
+const CellPlan* cell_plan_if_named() {
+  const char* named = std::getenv("UET_CASES_PLAN");
+  return named && *named ? &cell_plan() : nullptr;
+}
+
+void act_as_target() { g_target_process = true; }
+bool is_target_process() { return g_target_process; }
+
+}  // namespace uet::cases
