@@ -2,6 +2,8 @@
 
     /usr/bin/python3 -m harness.manifest check FILE[#VARIANT] ...    every problem, with its file and key
     /usr/bin/python3 -m harness.manifest resolve FILE[#VARIANT] [--port N] [-o OUT.json]
+    /usr/bin/python3 -m harness.manifest init --provider NAME [--libfabric PREFIX] [-o FILE] [--force]
+                                                 a starter manifest from fi_info (harness/manifest_init.py)
 
 A reference is a path, optionally `#variant` (a key of the file's `variants:`). `extends: OTHER.yaml`
 takes another manifest's keys and overrides them. Maps (environment, wire, ...) merge key by key; every
@@ -9,7 +11,8 @@ other value is replaced. The result is checked against the schema with its requi
 
 Resolving expands the placeholders {build}, {repo}, {port} (this side's UET UDP port) and {spec_version}
 (the version the run checks against) and gives the typed record a side of a pair runs with: the case
-binaries read it as JSON (named by their cell plan: harness/cell_plan.py), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage.
+binaries read it as JSON (named by their cell plan: harness/cell_plan.py), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage
+(init's own: harness/manifest_init.py).
 """
 from __future__ import annotations
 
@@ -386,7 +389,13 @@ def main(argv: list[str]) -> int:
     resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
     resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     resolve.add_argument("-o", "--output", type=pathlib.Path)
+    from harness import manifest_init  # here: it loads this module to check what it writes
+    init = sub.add_parser("init", help="write a starter manifest from what fi_info says about a provider",
+                          description=manifest_init.__doc__.split("\n\n")[0])
+    manifest_init.add_arguments(init)
     args = parser.parse_args(argv)
+    if args.command == "init":
+        return manifest_init.run(args)
     if args.command == "check":
         bad = 0
         for ref in args.refs:

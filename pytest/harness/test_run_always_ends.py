@@ -165,22 +165,6 @@ class TestRunBudget:
         assert f"{option} {float(value)} is not a deadline: give seconds, more than 0 and at most 86400" in run.stderr
 
 
-HOSTILE_SOURCE = pathlib.Path(__file__).with_name("hostile_provider.c")
-
-
-@pytest.fixture(scope="module")
-def hostile_provider(tmp_path_factory):
-    """libhostile-fi.so, built with the libfabric headers the suite builds against."""
-    include = REPO / "deps" / "libfabric" / "include"
-    if not (include / "rdma" / "fabric.h").exists():
-        pytest.skip(f"no libfabric headers at {include} (./uet setup builds them)")
-    lib = tmp_path_factory.mktemp("hostile") / "lib"
-    lib.mkdir()
-    subprocess.run(["cc", "-shared", "-fPIC", "-Wall", "-Werror", "-I", str(include), "-o", str(lib / "libhostile-fi.so"),
-                    str(HOSTILE_SOURCE)], check=True, timeout=120)
-    return lib
-
-
 def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str) -> pathlib.Path:
     path = folder / f"hostile-{mode}.yaml"
     path.write_text(f"provider: hostile\nuet: false\nprofiles: []\nendpoint_types: [rdm]\nfeatures: {{}}\n"
@@ -188,23 +172,12 @@ def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str) -> path
     return path
 
 
-def processes_mapping(path: pathlib.Path) -> list[str]:
-    found = []
-    for maps in pathlib.Path("/proc").glob("[0-9]*/maps"):
-        try:
-            if str(path) in maps.read_text():
-                found.append(maps.parent.name)
-        except OSError:
-            continue
-    return found
-
-
 class TestHostileProvider:
     @pytest.mark.parametrize("mode, reason", [
         ("getinfo-segv", "the case binary died of signal SIGSEGV"),
         ("domain-hang", "no end within the case deadline of 2 s")])
     def test_a_run_against_a_provider_that_crashes_or_hangs_ends_within_its_budget(
-            self, hostile_provider, build_dir, tmp_path, mode, reason):
+            self, hostile_provider, processes_mapping, build_dir, tmp_path, mode, reason):
         manifest = hostile_manifest(tmp_path, hostile_provider, mode)
         t0 = time.monotonic()
         run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--same-host",
@@ -220,7 +193,8 @@ class TestHostileProvider:
         assert processes_mapping(hostile_provider / "libhostile-fi.so") == [], "a process of the run is left behind"
 
     def test_a_provider_that_hangs_in_fi_getinfo_is_a_finding_not_a_usage_error(self, hostile_provider, tmp_path,
-                                                                               monkeypatch, build_dir):
+                                                                               monkeypatch, build_dir,
+                                                                               processes_mapping):
         from harness import run_info
         monkeypatch.setattr(run_info, "PROBE_TIMEOUT_S", 2.0)
         for mode, said in (("getinfo-hang", ("broken", "fi_getinfo did not answer within 2 s")),
