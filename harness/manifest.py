@@ -34,6 +34,7 @@ from harness import address_layout, spec_versions
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
 MANIFESTS = REPO / "cases" / "manifests"
+JOB_ID_METHODS = ("indirect", "direct", "av")   # what a manifest claims when it says nothing (job_id_methods)
 MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
 # A manifest is input from whoever hands it over, read by a harness running as root: each limit turns what
 # would be a traceback or the machine's memory into a named problem (exit 2 in a run).
@@ -156,6 +157,7 @@ class Manifest:
                 } if entity.get("impostor") else None,
             } if entity else None,
             "address_layout": address_layout.resolve(self.data.get("address_layout")),
+            "job_id_methods": list(self.data.get("job_id_methods") or JOB_ID_METHODS),
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),
         }

@@ -11,6 +11,7 @@ import json
 import pathlib
 import xml.etree.ElementTree as ET
 
+from harness.diagnostic_statements import add_broken_statements
 from harness.untrusted import printable, printable_tree
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
@@ -72,12 +73,14 @@ def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
 
 def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
     expected, seen = expected_and_seen(event.get("message"))
-    return Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
+    result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
                   statements=[s for s in (event.get("requirements") or "").split(",") if s],
                   reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
-                  evidence={k: event[k] for k in ("frames", "captures") if event.get(k)})
+                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics") if event.get(k)})
+    add_broken_statements(result)
+    return result
 
 
 def counts(results) -> dict[str, int]:

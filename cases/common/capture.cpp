@@ -195,6 +195,11 @@ void Capture::report_malformed(const codec::Decoded& decoded, Side from) {
                 << wire::header_name(g.header)
                 << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
                 << " at byte " << g.offset << " (value " << g.value << ")";
+  WireFrame f;
+  for (size_t i = 0; i < decoded.n_emitted; ++i)
+    f.fields.emplace_back(decoded.emitted[i].field, decoded.values[static_cast<size_t>(decoded.emitted[i].field)]);
+  evidence_diagnostic(from, codec::diag_kind_name(g.kind), wire::header_name(g.header),
+                      g.field != codec::kNoField ? wire::field_name(g.field) : "", g.offset, g.value, summary(f));
   // The layouts the decode of that frame followed where the spec is missing or in conflict.
   for (size_t i = 0; i < decoded.n_emitted; ++i)
     if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);

@@ -63,6 +63,7 @@ Manifest load_manifest(const std::string& p, const char* side) {
     m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
     m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
     m.address_layout = address_layout_from_json(doc.at("address_layout"));
+    m.job_id_methods = doc.value("job_id_methods", std::vector<std::string>{"indirect", "direct", "av"});
     if (doc.contains("privileged_entity") && doc["privileged_entity"].is_object()) {
       const auto& pe = doc["privileged_entity"];
       m.privileged_entity.declared = true;
@@ -112,6 +113,10 @@ codec::DecodeOptions decode_options(uint16_t udp_port) {
 
 bool Manifest::claims_profile(const std::string& p) const {
   return std::find(profiles.begin(), profiles.end(), p) != profiles.end();
+}
+
+bool Manifest::claims_job_method(const std::string& method) const {
+  return std::find(job_id_methods.begin(), job_id_methods.end(), method) != job_id_methods.end();
 }
 
 const Manifest& manifest() {

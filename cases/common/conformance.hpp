@@ -41,6 +41,7 @@ struct Manifest {
   Env fallback_job_id_environment;
   std::vector<std::string> predefined_service_names;
   AddressLayout address_layout;           // where its fi_getname keeps the Table 2-10 fields
+  std::vector<std::string> job_id_methods;  // indirect, direct, av: how it takes an endpoint's JobID
   // How the suite talks to the provider's privileged entity (spec 2.2.4.1): declared or not, what the
   // provider needs to find it, and the grant and revoke commands ({pid}, {job} still to fill in).
   struct PrivilegedEntity {
@@ -65,6 +66,7 @@ struct Manifest {
   // The spec version the run checks against (./uet run --spec-version): the cases decode frames by it.
   wire::SpecVersion checked_spec_version = wire::kSpecVersionDefault;
   bool claims_profile(const std::string& p) const;
+  bool claims_job_method(const std::string& method) const;
 };
 
 // This side's manifest (the cell plan's, cell_plan.hpp). In the initiator: the initiator's; in a target peer:
@@ -103,6 +105,10 @@ void observing(Side side, const std::string& basis);
 void claimed_but_unsupported(const std::string& what);
 // A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
 void evidence_frame(Side sender, const std::string& summary);
+// A malformed frame the running case's capture held: the decoder's diagnostic (kind, header, field: the
+// decoders' names) and the frame. The harness fails the statements it breaks (spec/diagnostic-statements.yaml).
+void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
+                         uint32_t offset, uint64_t value, const std::string& summary);
 // A capture file the running case made (its UET port), kept with the case's result.
 void evidence_capture(const std::string& path, uint16_t udp_port);
 // A spec choice (spec/wire.yaml choices) the running case's verdict rests on.

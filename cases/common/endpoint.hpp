@@ -22,6 +22,10 @@ namespace uet::cases {
 // How the endpoint gets its JobID (spec 2.2.4.1): indirect (auth_key_size 0, the provider's), direct
 // (auth_key_size 3, `job`), or the AV method (auth_key_size FI_AV_AUTH_KEY, keys inserted later).
 enum class JobMethod { indirect, direct, av };
+// As manifests name it (job_id_methods).
+inline const char* job_method_name(JobMethod m) {
+  return m == JobMethod::direct ? "direct" : m == JobMethod::av ? "av" : "indirect";
+}
 
 struct EndpointSpec {
   fi_ep_type type = FI_EP_RDM;

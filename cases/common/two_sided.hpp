@@ -91,6 +91,13 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider,
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
     UET_REQUIRE_TARGET_CLAIMS_KIND();
+    const JobMethod their_method = (target_spec ? *target_spec : spec).method;
+    UET_NOT_APPLICABLE_IF(!mine.claims_job_method(job_method_name(spec.method)),
+                          "the initiator " << mine.name << " does not claim the " << job_method_name(spec.method)
+                                           << " JobID method (job_id_methods), which this case needs");
+    UET_NOT_APPLICABLE_IF(!theirs.claims_job_method(job_method_name(their_method)),
+                          "the target " << theirs.name << " does not claim the " << job_method_name(their_method)
+                                        << " JobID method (job_id_methods), which this case needs");
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name
@@ -121,6 +128,22 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     EndpointSpec s;
     s.type = GetParam().ep_type;
     s.caps = caps;
+    return s;
+  }
+  // Spec(caps) with JobID `job` given by the direct method when both sides claim it, so that a wire check
+  // knows the JobID a request must carry; else the indirect method and nullopt in *known (the check looks at
+  // what it can without it, and says so): a check is not gated by a capability it does not test.
+  EndpointSpec SpecWithKnownJob(uint64_t caps, uint32_t job, std::optional<uint32_t>* known) const {
+    EndpointSpec s = Spec(caps);
+    if (manifest().claims_job_method("direct") && target_manifest().claims_job_method("direct")) {
+      s.method = JobMethod::direct;
+      s.job = job;
+      *known = job;
+    } else {
+      *known = std::nullopt;
+      note("JobID", "not checked: a side claims no direct JobID method (job_id_methods), so the case cannot "
+                    "give both endpoints a JobID it knows");
+    }
     return s;
   }
 

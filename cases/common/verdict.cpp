@@ -44,6 +44,7 @@ struct CaseState {
   std::vector<std::string> choices;
   nlohmann::json notes = nlohmann::json::object();
   nlohmann::json captures = nlohmann::json::array();
+  nlohmann::json diagnostics = nlohmann::json::array();
   std::chrono::steady_clock::time_point started;
 };
 
@@ -152,6 +153,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     if (!s.choices.empty()) line["choices"] = s.choices;
     if (!s.notes.empty()) line["notes"] = s.notes;
     if (!s.captures.empty()) line["captures"] = s.captures;
+    if (!s.diagnostics.empty()) line["diagnostics"] = s.diagnostics;
     write(line);
   }
 
@@ -187,6 +189,15 @@ void claimed_but_unsupported(const std::string& what) { state().detail = "claime
 
 void evidence_frame(Side sender, const std::string& summary) {
   if (state().frames.size() < 16) state().frames.push_back({{"sender", side_name(sender)}, {"summary", summary}});
+}
+
+void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
+                         uint32_t offset, uint64_t value, const std::string& summary) {
+  if (state().diagnostics.size() >= 16) return;
+  nlohmann::json d = {{"sender", side_name(sender)}, {"kind", kind}, {"header", header}, {"offset", offset},
+                      {"value", value}, {"frame", summary}};
+  if (!field.empty()) d["field"] = field;
+  state().diagnostics.push_back(std::move(d));
 }
 
 void rests_on_choice(const std::string& choice) {

@@ -15,6 +15,8 @@ namespace {
 
 namespace w = uet::wire;
 
+constexpr int kWaitMs = 3000;  // a completion on one host comes in milliseconds; this bounds a lost one
+
 class Av : public ::testing::TestWithParam<Kind> {
  protected:
   // Opens the two endpoints of the kind under test; a non-UET provider without the capabilities is
@@ -37,6 +39,28 @@ TEST_P(Av, LookupReturnsTheInsertedAddress) {
     ASSERT_EQ(len, want.size()) << "the address length fi_av_lookup reports";
     got.resize(len);
     EXPECT_EQ(to_hex(got.data(), got.size()), to_hex(want.data(), want.size())) << "entry " << lb.addr[i];
+  }
+}
+
+// Two endpoints of one FEP (one domain: the same fabric address and port, another PIDonFEP or resource index)
+// are two destinations: the AV gives them distinct fi_addr values (FI_AV_TABLE indices in insertion order)
+// and what is sent to each reaches that one. An AV that keys its entries by the FEP alone breaks both.
+TEST_P(Av, EndpointsOfOneFepAreDistinctDestinations) {
+  covers({"2.2.5.3.8-d", "2.2.5.1-d"});
+  UET_LOOPBACK(Open());
+  ASSERT_NE(lb.addr[0], lb.addr[1]) << "both endpoints' addresses were given fi_addr " << lb.addr[0] << ": "
+                                    << to_hex(lb.name(0).data(), lb.name(0).size()) << " and "
+                                    << to_hex(lb.name(1).data(), lb.name(1).size());
+  char got[2][16] = {};
+  const char sent[2][16] = {"to endpoint 0", "to endpoint 1"};
+  int rctx[2], sctx[2];
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(fi_recv(lb.ep[i], got[i], sizeof got[i], nullptr, FI_ADDR_UNSPEC, &rctx[i]), 0);
+  for (int i = 0; i < 2; ++i)  // endpoint 1 - i sends to endpoint i
+    ASSERT_EQ(lb.post([&] { return fi_send(lb.ep[1 - i], sent[i], sizeof sent[i], nullptr, lb.addr[i], &sctx[i]); }), 0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(lb.wait(&sctx[i], kWaitMs).state, Outcome::completed) << "the send to endpoint " << i;
+    EXPECT_EQ(lb.wait(&rctx[i], kWaitMs).state, Outcome::completed) << "endpoint " << i << "'s receive";
+    EXPECT_STREQ(got[i], sent[i]) << "endpoint " << i << " (fi_addr " << lb.addr[i] << ") received another's message";
   }
 }
 

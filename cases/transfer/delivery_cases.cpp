@@ -48,13 +48,10 @@ class Delivery : public TwoSided {
     UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
     ASSERT_NO_FATAL_FAILURE(OpenBoth(placed ? PlacedSpec(FI_MSG | FI_RMA) : Spec(FI_MSG | FI_RMA)));
   }
-  // Both sides with the direct JobID kPlacedJob, so that a case knows the JobID a request must carry.
-  EndpointSpec PlacedSpec(uint64_t caps) const {
-    EndpointSpec s = Spec(caps);
-    s.method = JobMethod::direct;
-    s.job = kPlacedJob;
-    return s;
-  }
+  // Both sides with the direct JobID kPlacedJob where both claim it, so that a case knows the JobID a request
+  // must carry (placed_job_; else it checks the request's address without it).
+  EndpointSpec PlacedSpec(uint64_t caps) { return SpecWithKnownJob(caps, kPlacedJob, &placed_job_); }
+  std::optional<uint32_t> placed_job_;
   // The one-packet operation with context `ctx` just posted (both sides opened with PlacedSpec), if the
   // initiator sent it in SES header `next_hdr` (else the case does not apply: nothing shows how the target
   // reads that header) to the target endpoint (else the initiator is at fault: Wire.RequestsAddressTheTarget-
@@ -66,8 +63,8 @@ class Delivery : public TwoSided {
     UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr,
                           "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
     const std::vector<uint8_t>& theirs = target.name();
-    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits)},
-                      {w::Field::uet_ses_job_id, kPlacedJob}};
+    Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits)}};
+    if (placed_job_) placed.emplace_back(w::Field::uet_ses_job_id, *placed_job_);
     // The optimized header names the MR, not the endpoint, in ses.resource_index.
     if (next_hdr != w::pds_next_hdr::UET_HDR_REQUEST_SMALL)
       placed.emplace_back(w::Field::uet_ses_resource_index,

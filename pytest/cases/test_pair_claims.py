@@ -29,3 +29,22 @@ def test_a_target_without_dgram_makes_the_dgram_cases_not_applicable_naming_it(b
     assert ("not applicable: the target, rdm-only, claims no dgram endpoints "
             "(!::uet::cases::target_claims_type(GetParam().ep_type))") in {r.reason for r in dgram}
     assert {r.verdict for r in rdm} == {"pass"}, [(r.case, r.verdict, r.message) for r in rdm if r.verdict != "pass"]
+
+
+def test_a_target_without_the_direct_job_id_method_still_has_its_requests_checked(build_dir, tmp_path):
+    """A wire check that needs to know a request's JobID is not gated by the direct method: it checks the rest
+    of the request and says it did not check the JobID; a case that needs the method is not applicable."""
+    target = tmp_path / "indirect-only.yaml"
+    target.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}\nname: indirect-only\n"
+                      "job_id_methods: [indirect]\n")
+    results = run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "run", target=target,
+                           areas=["wire", "authz"], case_filter="Claimed/Wire.RequestsAddressTheTargetEndpoint/rdm:"
+                                                               "Claimed/Authz.AvAuthKeyJobIdIsOnTheWire/rdm")
+    got = {r.case: r for r in results}
+    wire = got["Claimed/Wire.RequestsAddressTheTargetEndpoint/rdm"]
+    assert wire.verdict == "pass", (wire.reason, wire.message)
+    assert wire.notes["JobID"].startswith("not checked: a side claims no direct JobID method")
+    authz = got["Claimed/Authz.AvAuthKeyJobIdIsOnTheWire/rdm"]
+    assert authz.verdict == "not_applicable"
+    assert authz.reason.startswith("not applicable: the target indirect-only does not claim the av JobID method "
+                                   "(job_id_methods), which this case needs")
