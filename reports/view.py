@@ -339,6 +339,11 @@ def failure(result, run_dir, statement_text, choice_label=str):
     frames = [{"index": _value(f, "index"), "sender": _value(f, "sender"), "summary": _value(f, "summary"),
                "fields": [(k, _format_field(v)) for k, v in (f.get("fields") or {}).items()]}
               for f in evidence.get("frames") or []]
+    malformed = [{"sender": _value(d, "sender"), "offset": _value(d, "offset"), "value": _value(d, "value"),
+                  "diagnostic": "%s in %s" % (_value(d, "kind"), d.get("field") or _value(d, "header")),
+                  "statements": ", ".join(d.get("statements") or []) or "no statement of §2.2",
+                  "frame": _value(d, "frame")}
+                 for d in evidence.get("diagnostics") or []]
     verdict = result.get("verdict")
     return {"id": result.get("id", MISSING), "anchor": result_anchor(result.get("id", "")),
             "verdict": verdict, "label": VERDICT_LABELS.get(verdict, verdict),
@@ -350,7 +355,7 @@ def failure(result, run_dir, statement_text, choice_label=str):
             + (f": {result['blame_basis']}" if result.get("blame_basis") else ""),
             "choices": ", ".join(choice_label(c) for c in result.get("choices") or []) or MISSING,
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
-            "frames": frames, "capture": _link(run_dir, evidence.get("capture")),
+            "frames": frames, "malformed": malformed, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
             "repro": result.get("repro") or MISSING}
 

@@ -205,6 +205,16 @@ void Capture::report_malformed(const codec::Decoded& decoded, Side from) {
     if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);
 }
 
+namespace {
+
+// What the report says of a port learned from the wire; the spec's port is UDP 4793 (digest I.1).
+std::string learned_port(uint16_t port) {
+  return "learned from the wire: " + std::to_string(port) + " (the manifest says auto)" +
+         (port == wire::kUdpPort ? "" : "; not UET's UDP port " + std::to_string(wire::kUdpPort));
+}
+
+}  // namespace
+
 void Capture::keep(codec::Decoded& decoded, Side sender) {
   if (decoded.n_diags && !malformed_reported_) report_malformed(decoded, sender);
   WireFrame f;
@@ -267,11 +277,11 @@ void Capture::drain() {
       if (uet && target_auto_ && !to_target_ && port != to_initiator_) {
         to_target_ = port;
         sender = Side::initiator;
-        note("target UET port", "learned from the wire: " + std::to_string(port) + " (the manifest says auto)");
+        note("target UET port", learned_port(port));
       } else if (uet && initiator_auto_ && !to_initiator_ && port != to_target_) {
         to_initiator_ = port;
         sender = Side::target;
-        note("initiator UET port", "learned from the wire: " + std::to_string(port) + " (the manifest says auto)");
+        note("initiator UET port", learned_port(port));
       } else {
         ++other_udp_[port];
         continue;

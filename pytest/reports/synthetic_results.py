@@ -161,7 +161,12 @@ def _result(initiator, target, area, case, verdict):
             "frames": [{"index": 3, "sender": "initiator", "summary": "RUD_REQ psn=7 ses.std UET_SEND job_id=5921281",
                         "fields": {"uet.pds.psn": 7, "uet.ses.opcode": 5, "uet.ses.job_id": 0x5A5A01}},
                        {"index": 4, "sender": "target", "summary": "ACK psn=7",
-                        "fields": {"uet.pds.type": 6, "uet.pds.ack_psn": 7}}]}
+                        "fields": {"uet.pds.type": 6, "uet.pds.ack_psn": 7}}],
+            "diagnostics": [{"sender": "initiator", "kind": "invalid_value", "header": "uet.ses.std",
+                             "field": "uet.ses.message_id", "offset": 60, "value": 0, "frame": "uet.ses.message_id=0x0",
+                             "statements": ["2.2.10.4-a"]},
+                            {"sender": "target", "kind": "inconsistent_length", "header": "udp", "field": "udp.length",
+                             "offset": 38, "value": 9, "frame": "uet.pds.type=0x6", "statements": []}]}
     return result
 
 

@@ -285,6 +285,13 @@ class TestFailures:
              "uet.pds.psn = 7 uet.ses.opcode = 5 uet.ses.job_id = 5921281 (0x5a5a01)"],
             ["4", "target", "ACK psn=7", "uet.pds.type = 6 uet.pds.ack_psn = 7"]]
 
+    def test_malformed_frames_with_the_statements_they_break(self, run):
+        _, _, root = run
+        table = by_class(self.blocks(root)[syn.FAIL_ID], "malformed")[0]
+        assert rows(table) == [
+            ["initiator", "invalid_value in uet.ses.message_id", "60", "0", "2.2.10.4-a", "uet.ses.message_id=0x0"],
+            ["target", "inconsistent_length in udp.length", "38", "9", "no statement of §2.2", "uet.pds.type=0x6"]]
+
     def test_capture_link_and_missing_log_not_linked(self, run):
         _, _, root = run
         blocks = self.blocks(root)
