@@ -200,7 +200,7 @@ void ScriptedPeer::set_pds_fields(codec::FieldValues& v, uint32_t psn, bool retr
   v.set(Field::uet_pds_spdcid, kScriptPdcId);
   if (syn) {
     v.set(Field::uet_pds_use_rsv_pdc, 0);
-    v.set(Field::uet_pds_psn_offset, (psn - kStartPsn) & 0xFFF);
+    v.set(Field::uet_pds_psn_offset, psn - kStartPsn);  // SYN lasts a script's first requests: a small offset
   } else {
     v.set(Field::uet_pds_dpdcid, target_pdc_);
   }
@@ -223,7 +223,7 @@ std::optional<SentRequest> ScriptedPeer::send(SesHeader header, uint64_t opcode,
   if (header != SesHeader::optimized) v.set(Field::uet_ses_initiator, kScriptInitiator);
   if (header == SesHeader::standard) {
     v.set(Field::uet_ses_message_id, next_message_id_);
-    next_message_id_ = static_cast<uint16_t>(next_message_id_ + 1) ? static_cast<uint16_t>(next_message_id_ + 1) : 1;
+    if (++next_message_id_ == 0) next_message_id_ = 1;  // 0 is no numbered request's message_id
   }
   for (const auto& [field, value] : fields) v.set(field, value);
   if (delivery_ == ScriptedDelivery::rud) r.psn = next_psn_++;

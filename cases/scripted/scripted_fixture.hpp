@@ -67,12 +67,9 @@ class Scripted : public ::testing::TestWithParam<Kind> {
   // "RC_BAD_PID (0x1a)": a return code by its spec/wire.yaml name.
   static std::string RcName(uint64_t rc) {
     const char* name = wire::enum_name(wire::Enum::ses_return_code, rc);
-    return std::string(name ? name : "an unknown return code") + " (" + to_hex_number(rc) + ")";
-  }
-  static std::string to_hex_number(uint64_t v) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-    return text;
+    char code[24];
+    std::snprintf(code, sizeof code, "0x%llx", static_cast<unsigned long long>(rc));
+    return std::string(name ? name : "an unknown return code") + " (" + code + ")";
   }
   // The SES response to `request` with return code `rc` (RUD only), else a failure naming what came back.
   void ExpectReturnCode(const SentRequest& request, uint64_t rc) {
