@@ -186,20 +186,17 @@ void keep_sealed(const codec::Decoded& d, WireFrame& f) {
 
 }  // namespace
 
-void Capture::report_malformed(const codec::Decoded& decoded, Side from) {
+void report_malformed(const codec::Decoded& decoded, Side from) {
   // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
-  malformed_reported_ = true;
   const auto& g = decoded.diags[0];
   observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
   ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
                 << wire::header_name(g.header)
                 << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
                 << " at byte " << g.offset << " (value " << g.value << ")";
-  WireFrame f;
-  for (size_t i = 0; i < decoded.n_emitted; ++i)
-    f.fields.emplace_back(decoded.emitted[i].field, decoded.values[static_cast<size_t>(decoded.emitted[i].field)]);
   evidence_diagnostic(from, codec::diag_kind_name(g.kind), wire::header_name(g.header),
-                      g.field != codec::kNoField ? wire::field_name(g.field) : "", g.offset, g.value, summary(f));
+                      g.field != codec::kNoField ? wire::field_name(g.field) : "", g.offset, g.value,
+                      summary(frame_of(decoded, from)));
   // The layouts the decode of that frame followed where the spec is missing or in conflict.
   for (size_t i = 0; i < decoded.n_emitted; ++i)
     if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);
@@ -215,8 +212,7 @@ std::string learned_port(uint16_t port) {
 
 }  // namespace
 
-void Capture::keep(codec::Decoded& decoded, Side sender) {
-  if (decoded.n_diags && !malformed_reported_) report_malformed(decoded, sender);
+WireFrame frame_of(const codec::Decoded& decoded, Side sender) {
   WireFrame f;
   f.malformed = decoded.n_diags != 0;
   f.sender = sender;
@@ -228,7 +224,15 @@ void Capture::keep(codec::Decoded& decoded, Side sender) {
     f.fields.emplace_back(field, decoded.values[static_cast<size_t>(field)]);
   }
   if (decoded.get(wire::Field::uet_tss_sdi)) keep_sealed(decoded, f);
-  seen_.push_back(std::move(f));
+  return f;
+}
+
+void Capture::keep(codec::Decoded& decoded, Side sender) {
+  if (decoded.n_diags && !malformed_reported_) {
+    malformed_reported_ = true;
+    report_malformed(decoded, sender);
+  }
+  seen_.push_back(frame_of(decoded, sender));
 }
 
 void Capture::drain() {

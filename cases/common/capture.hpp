@@ -43,6 +43,13 @@ struct WireFrame {
   std::optional<uint8_t> first_payload_byte() const;
 };
 
+// A decoded UET frame as a WireFrame (its fields in wire order, bytes, payload place, sealed part), sent by `sender`.
+WireFrame frame_of(const codec::Decoded& decoded, Side sender);
+
+// Fails the running case for a frame the codec found malformed, blamed on its sender (once per frame source:
+// the caller keeps track).
+void report_malformed(const codec::Decoded& decoded, Side sender);
+
 // A partial frame (gVisor packetimpact's style): only the fields a check cares about, each with the
 // value it wants; the frame's other fields may be anything.
 using Partial = std::vector<std::pair<wire::Field, uint64_t>>;
@@ -83,7 +90,6 @@ class Capture {
  private:
   void drain();
   void keep(codec::Decoded& decoded, Side sender);
-  void report_malformed(const codec::Decoded& decoded, Side sender);
   void report_silence();
   void keep_as_evidence();
   pcap_t* pcap_ = nullptr;

@@ -35,7 +35,12 @@ Json done(Json results = Json::object()) {
 // A completion as the protocol carries it: {"state": "none"|"failed"|"done", ...}.
 Json outcome_json(const Outcome& o, const uint8_t* buf, size_t buf_len) {
   if (o.state == Outcome::timed_out) return {{"state", "none"}};
-  if (o.state == Outcome::failed) return {{"state", "failed"}, {"err", o.error.err}, {"prov_errno", o.error.prov_errno}};
+  if (o.state == Outcome::failed) {
+    // A truncated receive (FI_ETRUNC) still placed error.len bytes: a case checks they are the message's.
+    Json j = {{"state", "failed"}, {"err", o.error.err}, {"prov_errno", o.error.prov_errno}, {"len", o.error.len}};
+    if (buf) j["bytes"] = to_hex(buf, std::min<size_t>(o.error.len, buf_len));
+    return j;
+  }
   const auto& e = o.entry;
   Json j = {{"state", "done"}, {"len", e.len}, {"flags", e.flags}, {"data", e.data}, {"tag", e.tag}};
   if (buf) j["bytes"] = to_hex(buf, std::min<size_t>(e.len, buf_len));
@@ -364,6 +369,8 @@ RecvResult result_of(const Json& o) {
     out.state = RecvResult::failed;
     out.err = o.at("err").get<int>();
     out.prov_errno = o.at("prov_errno").get<int>();
+    out.len = o.value("len", uint64_t{0});
+    if (o.contains("bytes")) out.bytes = from_hex(o["bytes"].get<std::string>());
   } else if (state == "done") {
     out.state = RecvResult::completed;
     out.len = o.at("len").get<uint64_t>();

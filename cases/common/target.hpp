@@ -23,7 +23,7 @@ struct RecvResult {
   enum { completed, failed, none } state = none;
   uint64_t len = 0, flags = 0, data = 0, tag = 0;
   int err = 0, prov_errno = 0;
-  std::vector<uint8_t> bytes;  // the received bytes (completed)
+  std::vector<uint8_t> bytes;  // the received bytes (completed; failed: what a truncated receive placed)
 };
 
 struct RemoteMr {
