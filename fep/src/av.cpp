@@ -20,6 +20,7 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
   // FI_AUTH_KEY: fi_addr[i] holds, on input, the auth key handle the address is associated with.
   if (flags & ~uint64_t{FI_AUTH_KEY}) return -FI_EBADFLAGS;
   const bool with_key = flags & FI_AUTH_KEY;
+  if (with_key && !(av->domain->cfg.job_id_methods & kJobIdAv)) return -FI_EOPNOTSUPP;
   if (with_key && !fi_addr) return -FI_EINVAL;
   std::lock_guard lock(av->domain->mu);
   if (with_key) {
@@ -27,18 +28,20 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
       if (!av_auth_key_job(av, fi_addr[i])) return -FI_EINVAL;
   }
   const auto* p = static_cast<const uint8_t*>(addr);
+  const AddrLayout layout = av->domain->cfg.addr_layout;
+  const size_t stride = addr_blob_size(layout);
   int inserted = 0;
   for (size_t i = 0; i < count; ++i) {
-    softuet_addr a;
-    std::memcpy(&a, p + i * sizeof(softuet_addr), sizeof a);
+    const std::optional<softuet_addr> parsed = addr_from_blob(layout, p + i * stride, stride);
     // Only version-0 UET addresses with a valid FA of this FEP's family can be reached: one FEP has one IP
     // address and one socket of its family.
-    const bool ok = a.uet.version == uet::wire::k_addr_version && (a.uet.flags & kAddrFlagFaValid) &&
-                    addr_ip(a).v6 == av->domain->ip.ip.v6;
+    const bool ok = parsed && parsed->uet.version == uet::wire::k_addr_version && (parsed->uet.flags & kAddrFlagFaValid) &&
+                    addr_ip(*parsed).v6 == av->domain->ip.ip.v6;
     if (!ok) {
       if (fi_addr) fi_addr[i] = FI_ADDR_NOTAVAIL;
       continue;
     }
+    const softuet_addr& a = *parsed;
     av->entry_jobs.push_back(with_key ? av_auth_key_job(av, fi_addr[i]) : std::nullopt);
     if (fi_addr) fi_addr[i] = av->entries.size();
     av->by_initiator.emplace(a.uet.initiator_id, av->entries.size());
@@ -80,17 +83,23 @@ int av_lookup_op(fid_av* f, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
     std::lock_guard lock(av->domain->mu);
     if (!av_lookup(av, fi_addr, &a)) return -FI_EINVAL;
   }
+  const AddrLayout layout = av->domain->cfg.addr_layout;
+  const size_t size = addr_blob_size(layout);
   const size_t given = *addrlen;
-  *addrlen = sizeof a;
-  if (addr) std::memcpy(addr, &a, std::min(given, sizeof a));
-  return given < sizeof a ? -FI_ETOOSMALL : 0;
+  *addrlen = size;
+  if (addr) {
+    uint8_t blob[kMaxAddrBlob];
+    addr_to_blob(layout, a, blob);
+    std::memcpy(addr, blob, std::min(given, size));
+  }
+  return given < size ? -FI_ETOOSMALL : 0;
 }
 
-const char* av_straddr(fid_av*, const void* addr, char* buf, size_t* len) {
-  if (!addr || !buf || !len) return nullptr;
-  softuet_addr a;
-  std::memcpy(&a, addr, sizeof a);
-  const std::string s = addr_to_string(a);
+const char* av_straddr(fid_av* f, const void* addr, char* buf, size_t* len) {
+  if (!f || !addr || !buf || !len) return nullptr;
+  const AddrLayout layout = obj<Av>(f)->domain->cfg.addr_layout;
+  const std::optional<softuet_addr> a = addr_from_blob(layout, addr, addr_blob_size(layout));
+  const std::string s = a ? addr_to_string(*a) : std::string("fi_addr_uet://(not an address in layout ") + addr_layout_name(layout) + ")";
   if (*len) snprintf(buf, *len, "%s", s.c_str());
   *len = s.size() + 1;
   return buf;
@@ -100,6 +109,7 @@ const char* av_straddr(fid_av*, const void* addr, char* buf, size_t* len) {
 // fi_av_insert(FI_AUTH_KEY), fi_recvmsg(FI_AUTH_KEY) and fi_mr_regattr. Only in an FI_AV_AUTH_KEY domain.
 int av_insert_auth_key(fid_av* f, const void* auth_key, size_t auth_key_size, fi_addr_t* fi_addr, uint64_t flags) {
   Av* av = obj<Av>(f);
+  if (!(av->domain->cfg.job_id_methods & kJobIdAv)) return -FI_EOPNOTSUPP;  // SOFTUET_JOB_ID_METHODS
   if (flags) return -FI_EBADFLAGS;
   if (!auth_key || !fi_addr || auth_key_size != uet::wire::k_direct_auth_key_size) return -FI_EINVAL;
   {

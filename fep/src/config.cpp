@@ -53,10 +53,10 @@ std::optional<Config> load_config(std::string* error) {
   cfg.fep_caps |= kCapOptimizedHeader;
 
   cfg.udp_port = static_cast<uint16_t>(uet::wire::k_udp_port);
-  if (const char* port = std::getenv("SOFTUET_UDP_PORT")) {
-    auto v = parse_uint(port, 65535);
-    if (!v || *v == 0) {
-      *error = std::string("SOFTUET_UDP_PORT='") + port + "': not a UDP port (1..65535)";
+  if (const char* port = std::getenv("SOFTUET_UDP_PORT"); port && std::string(port) != "auto") {
+    auto v = parse_uint(port, 65535);  // 0 and auto: the kernel picks (personality.cpp)
+    if (!v || (*v == 0 && std::string(port) != "0")) {
+      *error = std::string("SOFTUET_UDP_PORT='") + port + "': not a UDP port (1..65535, or auto: the kernel picks one)";
       return std::nullopt;
     }
     cfg.udp_port = static_cast<uint16_t>(*v);
@@ -187,6 +187,7 @@ std::optional<Config> load_config(std::string* error) {
   }
 
   if (const char* addr = std::getenv("SOFTUET_ADDR")) cfg.addr = addr;
+  if (!load_personality(cfg, error)) return std::nullopt;
   return cfg;
 }
 

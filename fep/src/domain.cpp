@@ -54,6 +54,12 @@ int domain_open(fid_fabric* fabric, fi_info* info, fid_domain** out, void* conte
     return -FI_EINVAL;
   }
   if (info->domain_attr->name && ip->text != info->domain_attr->name) return -FI_ENODATA;
+  // A JobID method left out (SOFTUET_JOB_ID_METHODS): no domain of it, as fi_getinfo offers none.
+  const size_t key_size = info->domain_attr->auth_key_size;
+  if (key_size && !(cfg->job_id_methods & (key_size == FI_AV_AUTH_KEY ? kJobIdAv : kJobIdDirect))) {
+    FI_WARN(&g_prov, FI_LOG_DOMAIN, "auth_key_size %zu: that JobID method is not offered (SOFTUET_JOB_ID_METHODS)\n", key_size);
+    return -FI_EOPNOTSUPP;
+  }
   const PathMtu mtu = fep_path_mtu(cfg->mtu, ip->ip);
   if (!mtu.payload) {
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "the MTU of %s (%u) leaves no room for a UET packet's payload\n", ip->text.c_str(),

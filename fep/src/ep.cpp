@@ -156,10 +156,10 @@ int ep_getname(fid* f, void* addr, size_t* addrlen) {
   const Domain* d = ep->domain;
   softuet_addr a = make_addr(d->cfg, d->ip, d->pid_on_fep, ep->resource_index, d->initiator);
   if (fault(d, Fault::getname_no_caps)) a.uet.flags &= ~kAddrFlagCapsValid;
-  const size_t given = *addrlen;
-  *addrlen = sizeof a;
-  if (given < sizeof a || !addr) return -FI_ETOOSMALL;
-  std::memcpy(addr, &a, sizeof a);
+  const size_t given = *addrlen, size = addr_blob_size(d->cfg.addr_layout);
+  *addrlen = size;
+  if (given < size || !addr) return -FI_ETOOSMALL;
+  addr_to_blob(d->cfg.addr_layout, a, addr);
   return 0;
 }
 
@@ -268,8 +268,7 @@ bool ri_taken(const Domain* d, uint32_t ri) {
 // reserved (digest C.2). Called with d->mu held.
 int take_resource_index(Domain* d, const fi_info* info) {
   const uint32_t limit = 1u << uet::wire::k_resource_index_bits;
-  const auto* src = info->src_addr && info->src_addrlen >= sizeof(softuet_addr)
-                        ? static_cast<const softuet_addr*>(info->src_addr) : nullptr;
+  const std::optional<softuet_addr> src = addr_from_blob(d->cfg.addr_layout, info->src_addr, info->src_addrlen);
   if (src && src->uet.num_indices && (src->uet.flags & kAddrFlagIndexValid)) {
     const uint32_t start = src->uet.start_index, end = start + src->uet.num_indices;
     if (start == 0 || end > limit) return -FI_EINVAL;
@@ -291,6 +290,11 @@ int ep_open(fid_domain* domain, fi_info* info, fid_ep** out, void* context) {
   if (!domain || !info || !out || !info->ep_attr) return -FI_EINVAL;
   Domain* d = obj<Domain>(domain);
   if (info->ep_attr->type != FI_EP_RDM && info->ep_attr->type != FI_EP_DGRAM) return -FI_EINVAL;
+  if (!(info->ep_attr->type == FI_EP_RDM ? d->cfg.offers_rdm : d->cfg.offers_dgram)) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "%s endpoints are not offered (SOFTUET_EP_TYPES)\n",
+            fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+    return -FI_EINVAL;
+  }
   auto* ep = new (std::nothrow) Ep;
   if (!ep) return -FI_ENOMEM;
   ep->domain = d;

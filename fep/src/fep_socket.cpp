@@ -58,7 +58,9 @@ void transport_receive(Domain* d, const uint8_t* buf, size_t len, const UdpPeer&
 int transport_open(Domain* d) {
   d->rx.reset(new RecvBatch);
   outbox_open(d);
-  d->sock = socket(d->ip.ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  // SOFTUET_UDP_PORT=auto: the socket fi_getinfo bound, whose port its src_addr named (local_port.cpp).
+  const int reserved = d->cfg.udp_port_auto ? take_reserved_socket(d->ip.ip) : -1;
+  d->sock = reserved >= 0 ? reserved : socket(d->ip.ip.v6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (d->sock < 0) return -FI_ENOMEM;
   // Bursts of RDM segments arrive faster than manual progress drains them; a larger buffer keeps the
   // kernel from dropping them (each drop costs a retransmission).
@@ -70,14 +72,18 @@ int transport_open(Domain* d) {
   // Packets are sized to the path (payload_mtu.cpp); one that is not must fail to send, not leave in fragments.
   if (forbid_fragments(d->sock, d->ip.ip.v6) != 0)
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot forbid IP fragmentation: %s\n", strerror(errno));
-  const SockAddr a = sockaddr_of(UdpPeer{d->ip.ip, d->cfg.udp_port});
-  if (bind(d->sock, &a.u.sa, a.len) != 0) {
+  SockAddr a = sockaddr_of(UdpPeer{d->ip.ip, d->cfg.udp_port});
+  if (reserved < 0 && bind(d->sock, &a.u.sa, a.len) != 0) {
     const int err = errno;
     FI_WARN(&g_prov, FI_LOG_DOMAIN, "cannot bind the FEP socket to %s:%u: %s (set SOFTUET_UDP_PORT?)\n",
             d->ip.text.c_str(), d->cfg.udp_port, strerror(err));
     close(d->sock);
     d->sock = -1;
     return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EINVAL;
+  }
+  // The port the kernel gave (auto) is the one every address of the domain names from here on.
+  if (d->cfg.udp_port_auto && getsockname(d->sock, &a.u.sa, &a.len) == 0) {
+    if (const std::optional<UdpPeer> bound = peer_of(a)) d->cfg.udp_port = bound->port;
   }
   return 0;
 }

@@ -36,6 +36,20 @@ constexpr uint64_t kUtilityProviderQuery = 1ULL << 59;
 
 char* dup(const std::string& s) { return strdup(s.c_str()); }
 
+// auth_key_size 0 is the indirect method, always there; 3 the direct one, FI_AV_AUTH_KEY the AV method.
+bool job_id_method_offered(const Config& cfg, size_t auth_key_size) {
+  if (!auth_key_size) return true;
+  return cfg.job_id_methods & (auth_key_size == FI_AV_AUTH_KEY ? kJobIdAv : kJobIdDirect);
+}
+
+// An address as fi_getinfo hands it out: in the configured layout, malloc'd (fi_freeinfo frees it).
+void* blob_of(const Config& cfg, const softuet_addr& a, size_t* len) {
+  *len = addr_blob_size(cfg.addr_layout);
+  void* blob = calloc(1, *len);
+  if (blob) addr_to_blob(cfg.addr_layout, a, blob);
+  return blob;
+}
+
 bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const LocalIp& ip, size_t payload_mtu,
              std::string* why) {
   if (!hints) return true;
@@ -106,15 +120,24 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const Loc
       *why = "an auth_key with FI_AV_AUTH_KEY (libfabric wants it NULL)";
       return false;
     }
+    if (!job_id_method_offered(cfg, d->auth_key_size)) {
+      *why = "a JobID method SOFTUET_JOB_ID_METHODS leaves out (auth_key_size)";
+      return false;
+    }
   }
-  if (hints->dest_addr && (hints->dest_addrlen < sizeof(uet_addr))) {
-    *why = "dest_addr shorter than a UET address";
+  if (hints->ep_attr && !job_id_method_offered(cfg, hints->ep_attr->auth_key_size)) {
+    *why = "a JobID method SOFTUET_JOB_ID_METHODS leaves out (ep_attr auth_key_size)";
+    return false;
+  }
+  if (hints->dest_addr && !addr_from_blob(cfg.addr_layout, hints->dest_addr, hints->dest_addrlen)) {
+    *why = std::string("dest_addr is not an address in layout ") + addr_layout_name(cfg.addr_layout);
     return false;
   }
   return true;
 }
 
-fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip, size_t payload_mtu) {
+fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, const LocalIp& ip, size_t payload_mtu,
+                   const softuet_addr& src) {
   fi_info* info = fi_allocinfo();
   if (!info) return nullptr;
   const uint64_t offered = caps_for(type, cfg);
@@ -131,15 +154,10 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->mode = 0;
   info->addr_format = FI_ADDR_UET;
 
-  softuet_addr src = make_addr(cfg, ip, process_pid_on_fep(), 0, cfg.initiator_id.value_or(default_initiator(ip)));
-  info->src_addr = malloc(sizeof src);
-  std::memcpy(info->src_addr, &src, sizeof src);
-  info->src_addrlen = sizeof src;
-  if (hints && hints->dest_addr) {
-    info->dest_addr = calloc(1, sizeof(softuet_addr));
-    std::memcpy(info->dest_addr, hints->dest_addr, std::min(hints->dest_addrlen, sizeof(softuet_addr)));
-    info->dest_addrlen = sizeof(softuet_addr);
-  }
+  info->src_addr = blob_of(cfg, src, &info->src_addrlen);
+  // hint_ok read it: it is an address of the layout.
+  if (hints && hints->dest_addr)
+    info->dest_addr = blob_of(cfg, *addr_from_blob(cfg.addr_layout, hints->dest_addr, hints->dest_addrlen), &info->dest_addrlen);
 
   info->tx_attr->caps = caps & ~FI_RECV;
   info->tx_attr->mode = 0;
@@ -216,10 +234,12 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   return info;
 }
 
-// node is a UET address (digest C.6): keep the info only if the fields its valid flags name match ours.
-bool node_matches(const char* node, const softuet_addr& ours) {
-  uet_addr want;
-  std::memcpy(&want, node, sizeof want);
+// node is a UET address (digest C.6) in the configured layout, of that layout's size (fi_getinfo gives no
+// length): keep the info only if the fields its valid flags name match ours.
+bool node_matches(const Config& cfg, const char* node, const softuet_addr& ours) {
+  const std::optional<softuet_addr> parsed = addr_from_blob(cfg.addr_layout, node, addr_blob_size(cfg.addr_layout));
+  if (!parsed) return false;
+  const uet_addr& want = parsed->uet;
   if ((want.flags & kAddrFlagFaValid) && std::memcmp(want.fa, ours.uet.fa, 4) != 0) return false;
   if ((want.flags & kAddrFlagCapsValid) && (want.fep_caps & ~ours.uet.fep_caps)) return false;
   if ((want.flags & kAddrFlagPidValid) && want.pid_on_fep != ours.uet.pid_on_fep) return false;
@@ -258,6 +278,12 @@ int getinfo(uint32_t version, const char* node, const char* service, uint64_t fl
             mtu.link_mtu);
     return -FI_ENODATA;
   }
+  // The port src_addr names is the one the domain will have (SOFTUET_UDP_PORT=auto reserves it now).
+  cfg->udp_port = fep_port(*cfg, *ip, &error);
+  if (!cfg->udp_port) {
+    FI_WARN(&g_prov, FI_LOG_CORE, "%s\n", error.c_str());
+    return -FI_ENODATA;
+  }
   // node names a UET address; without FI_SOURCE the provider should not answer at all (digest C.6).
   if (node && !(flags & FI_SOURCE)) {
     FI_INFO(&g_prov, FI_LOG_CORE, "node given without FI_SOURCE: no info (spec 2.2.5.2.2)\n");
@@ -278,25 +304,23 @@ int getinfo(uint32_t version, const char* node, const char* service, uint64_t fl
   fi_info* head = nullptr;
   fi_info** tail = &head;
   for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+    if (!(type == FI_EP_RDM ? cfg->offers_rdm : cfg->offers_dgram)) continue;  // SOFTUET_EP_TYPES
     std::string why;
     if (!hint_ok(hints, type, *cfg, *ip, mtu.payload, &why)) {
       FI_INFO(&g_prov, FI_LOG_CORE, "%s: hints not supported (%s)\n", fi_tostr(&type, FI_TYPE_EP_TYPE),
               why.c_str());
       continue;
     }
-    fi_info* i = make_info(type, hints, *cfg, *ip, mtu.payload);
+    softuet_addr src = make_addr(*cfg, *ip, process_pid_on_fep(), 0, cfg->initiator_id.value_or(default_initiator(*ip)));
+    if (range) {
+      src.uet.start_index = range->start;
+      src.uet.num_indices = range->count;
+    }
+    if (node && !node_matches(*cfg, node, src)) continue;
+    fi_info* i = make_info(type, hints, *cfg, *ip, mtu.payload, src);
     if (!i) {
       fi_freeinfo(head);
       return -FI_ENOMEM;
-    }
-    if (range) {
-      auto* src = static_cast<softuet_addr*>(i->src_addr);
-      src->uet.start_index = range->start;
-      src->uet.num_indices = range->count;
-    }
-    if (node && !node_matches(node, *static_cast<softuet_addr*>(i->src_addr))) {
-      fi_freeinfo(i);
-      continue;
     }
     *tail = i;
     tail = &i->next;

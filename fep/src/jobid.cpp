@@ -229,6 +229,10 @@ int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   if (ea && ea->auth_key_size == wire::k_direct_auth_key_size && ea->auth_key) asked = job_of_auth_key(ea->auth_key);
   else if (da && da->auth_key_size == wire::k_direct_auth_key_size && da->auth_key) asked = job_of_auth_key(da->auth_key);
   const bool entity = !d->cfg.entity_socket.empty() && !fault(d, Fault::entity_not_asked);
+  if (asked && !(d->cfg.job_id_methods & kJobIdDirect)) {
+    FI_WARN(&g_prov, FI_LOG_EP_CTRL, "an auth_key (direct JobID method) is not taken: SOFTUET_JOB_ID_METHODS\n");
+    return -FI_EOPNOTSUPP;
+  }
   if (asked) {
     *job_id = *asked;
     if (!entity) return 0;
@@ -257,11 +261,14 @@ int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   return 0;
 }
 
-int mr_job_id(Domain*, const fi_mr_attr* attr, std::optional<uint32_t>* job_id) {
+int mr_job_id(Domain* d, const fi_mr_attr* attr, std::optional<uint32_t>* job_id) {
   if (attr->auth_key_size == 0) {
     *job_id = std::nullopt;  // any JobID (spec 2.2.4.3.3-b)
     return 0;
   }
+  // Without the direct and AV methods an MR has no JobID of its own to be given (SOFTUET_JOB_ID_METHODS).
+  const uint8_t method = attr->auth_key_size == wire::k_direct_auth_key_size ? kJobIdDirect : kJobIdAv;
+  if (!(d->cfg.job_id_methods & method)) return -FI_EOPNOTSUPP;
   if (attr->auth_key_size == wire::k_direct_auth_key_size) {
     if (!attr->auth_key) return -FI_EINVAL;
     *job_id = job_of_auth_key(attr->auth_key);

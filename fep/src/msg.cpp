@@ -74,6 +74,7 @@ ssize_t recv_any(fid_ep* f, const iovec* iov, size_t count, fi_addr_t src, void*
   r.src = src;
   r.flags = flags;
   if (flags & FI_AUTH_KEY) {
+    if (!(d->cfg.job_id_methods & kJobIdAv)) return -FI_EOPNOTSUPP;  // SOFTUET_JOB_ID_METHODS
     // AV method (spec 2.2.4.3.1-c): src_addr is an auth key handle and only its JobID may use the buffer.
     const std::optional<uint32_t> job = av_auth_key_job(ep->av, src);
     if (!job) return -FI_EINVAL;

@@ -140,6 +140,8 @@ std::optional<Deferral> large_send(Ep* ep, const Dest& dest, const iovec* iov, s
   Domain* d = ep->domain;
   const bool tagged = r.opcode == op::UET_TAGGED_SEND;
   if (ep->type != FI_EP_RDM || (!tagged && r.opcode != op::UET_SEND)) return std::nullopt;
+  // SOFTUET_LARGE_SENDS=eager: every message goes whole, as the send it is.
+  if (!d->cfg.large_send_protocols) return std::nullopt;
   if (r.request_length < (tagged ? d->cfg.tag_rendezvous_size : d->cfg.msg_rendezvous_size)) return std::nullopt;
   // The operations stay within the profile the two FEPs operate in (2.2.2.1-a/b; uet/wire/profiles.hpp,
   // choices profile-priority and no-common-profile).

@@ -117,6 +117,14 @@ inline pds::Mode rdm_mode(uint64_t msg_order) {
 inline constexpr uint32_t kDefaultJobId = 1;
 
 // ---- config.cpp ----
+// How the address blobs softuet hands out and takes are laid out (SOFTUET_ADDR_LAYOUT; address_layout.cpp).
+enum class AddrLayout : uint8_t {
+  softuet,  // struct softuet_addr: the 32 bytes of choice uet-address-layout and the 8-byte port trailer
+  wide52,   // 52 bytes: the Table 2-10 fields in other widths and order, then the raw sockaddr (address_layout.cpp)
+};
+// The JobID methods an endpoint may use (SOFTUET_JOB_ID_METHODS; spec 2.2.4.1).
+inline constexpr uint8_t kJobIdIndirect = 1, kJobIdDirect = 2, kJobIdAv = 4;
+
 struct Config {
   uint8_t fep_caps = 0;                  // from SOFTUET_PROFILES
   std::string profiles;                  // as given (for logs)
@@ -142,9 +150,22 @@ struct Config {
   // SOFTUET_SPEC_VERSION: the UEC spec version softuet follows where versions differ (spec/wire.yaml
   // spec_versions), e.g. the message_id of a UET_DATAGRAM_SEND.
   uet::wire::SpecVersion spec_version = uet::wire::kSpecVersionDefault;
+  // Personalities (personality.cpp): how softuet looks, not which rule it breaks.
+  bool udp_port_auto = false;            // SOFTUET_UDP_PORT=auto (or 0): the kernel picks (local_port.cpp)
+  AddrLayout addr_layout = AddrLayout::softuet;  // SOFTUET_ADDR_LAYOUT
+  bool offers_rdm = true, offers_dgram = true;   // SOFTUET_EP_TYPES
+  bool large_send_protocols = true;      // SOFTUET_LARGE_SENDS=eager: no rendezvous, no deferrable send
+  uint8_t job_id_methods = kJobIdIndirect | kJobIdDirect | kJobIdAv;  // SOFTUET_JOB_ID_METHODS
+  bool close_waits_for_peers = false;    // SOFTUET_CLOSE=wait_for_peers (close_wait.cpp)
+  uint32_t close_wait_ms = 5000;         // SOFTUET_CLOSE_WAIT_MS: how long such a close waits at most
 };
 // Reads the environment. On a bad value returns nullopt and sets *error to a sentence naming it.
 std::optional<Config> load_config(std::string* error);
+
+// ---- personality.cpp ----
+// The personality settings of the environment into `cfg` (fep/README.md "Personalities"); false with
+// *error naming the variable and what it takes.
+bool load_personality(Config& cfg, std::string* error);
 
 // ---- tclass.cpp ----
 // The DSCP of data packets for a domain opened with this fi_domain_attr.tclass.
@@ -169,6 +190,25 @@ uint16_t addr_port(const softuet_addr& a);
 FepIp addr_ip(const softuet_addr& a);
 UdpPeer addr_peer(const softuet_addr& a);
 std::string addr_to_string(const softuet_addr& a);
+
+// ---- address_layout.cpp ----
+// The one place where an address crosses the API (fi_getname, fi_getinfo's src_addr/dest_addr/node,
+// fi_av_insert/lookup/straddr, fi_endpoint's src_addr): the blob of `layout` for an address, and back.
+// Inside, every address is a softuet_addr.
+size_t addr_blob_size(AddrLayout layout);
+inline constexpr size_t kMaxAddrBlob = 64;  // no layout is larger
+void addr_to_blob(AddrLayout layout, const softuet_addr& a, void* blob);  // writes addr_blob_size bytes
+// nullopt when `len` bytes cannot hold an address of the layout, or they contradict themselves.
+std::optional<softuet_addr> addr_from_blob(AddrLayout layout, const void* blob, size_t len);
+const char* addr_layout_name(AddrLayout layout);
+std::optional<AddrLayout> addr_layout_by_name(const std::string& name);
+
+// ---- local_port.cpp ----
+// The UDP port of a FEP on `ip` as fi_getinfo names it: the configured one, or with SOFTUET_UDP_PORT=auto
+// the port the kernel gave a socket reserved for the process's next domain on that IP. 0 with *error.
+uint16_t fep_port(const Config& cfg, const LocalIp& ip, std::string* error);
+// With SOFTUET_UDP_PORT=auto: the socket fep_port reserved for `ip` (the domain takes it), or -1.
+int take_reserved_socket(const FepIp& ip);
 
 // ---- objects ----
 struct Fabric;

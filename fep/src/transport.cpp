@@ -579,6 +579,7 @@ void transport_close_ep(Ep* ep) {
     }
     poll(&pfd, 1, wait_ms);
   }
+  wait_for_initiators_to_close(ep, start + std::chrono::milliseconds(d->cfg.close_wait_ms));
   std::lock_guard lock(d->mu);
   ep->enabled = false;  // from here no frame reaches it (find_ep), so no PDC for it is created again
   for (auto it = d->pdcs.begin(); it != d->pdcs.end();) {

@@ -46,6 +46,11 @@ void resend(Domain* d, PeerPdc& p, const std::vector<pds::ToSend>& list);
 // Retransmissions and response waits that are due, on every PDC.
 void run_timers(Domain* d, pds::Clock::time_point now);
 
+// ---- close_wait.cpp ----
+// SOFTUET_CLOSE=wait_for_peers: closing RDM endpoint `ep` waits until the FEPs that sent it requests are
+// closed, or until `deadline`, answering them meanwhile (nothing without the setting). Takes d->mu itself.
+void wait_for_initiators_to_close(Ep* ep, pds::Clock::time_point deadline);
+
 // ---- receive.cpp ----
 // An ACK on `p`, with the SES response `rsp` when there is one.
 void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t message_id, uint32_t job_id,

@@ -181,6 +181,16 @@ void SoftuetApi::WaitCompletions(const std::vector<void*>& want, std::map<void*,
   }
 }
 
+void SoftuetApi::SendAToB(const std::string& text) {
+  std::vector<char> got(text.size() + 1, 0);
+  int send_ctx = 0, recv_ctx = 0;
+  ASSERT_EQ(fi_recv(ep_[kB], got.data(), got.size(), nullptr, FI_ADDR_UNSPEC, &recv_ctx), 0);
+  ASSERT_EQ(fi_send(ep_[kA], text.c_str(), text.size() + 1, nullptr, addr_[kB], &send_ctx), 0);
+  std::map<void*, fi_cq_data_entry> done;
+  ASSERT_NO_FATAL_FAILURE(WaitCompletions({&send_ctx, &recv_ctx}, &done));
+  EXPECT_EQ(std::string(got.data()), text);
+}
+
 fi_cq_err_entry SoftuetApi::Outcome(void* ctx) {
   fi_cq_err_entry e{};
   for (int i = 0; i < 1000; ++i) {

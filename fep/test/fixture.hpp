@@ -11,7 +11,9 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,28 @@ namespace softuet_test {
 
 inline constexpr int kA = 0;
 inline constexpr int kB = 1;
+
+// A variable of the environment set (or unset, for nullptr) for the life of the object, then restored.
+// softuet reads its configuration at every fi_getinfo and fi_domain; as a fixture's member it is in place
+// before SetUp opens the domain.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_.c_str(), old_->c_str(), 1);
+    else unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 // "-11 (Resource temporarily unavailable)": what a failed fi_* call returned, for assertion messages.
 std::string fi_err(long ret);
@@ -44,6 +68,8 @@ class SoftuetApi : public ::testing::Test {
   // when `timeout_ms` pass first or an error entry arrives (call it in ASSERT_NO_FATAL_FAILURE).
   void WaitCompletions(const std::vector<void*>& want, std::map<void*, fi_cq_data_entry>* got,
                        int timeout_ms = 10000);
+  // Sends the string `text` from A to B, the receive posted first, and checks it landed (endpoints enabled).
+  void SendAToB(const std::string& text);
   // Waits for the one completion of `ctx` (10 s at most) and returns its error entry: err 0 when it
   // succeeded, -1 when none came.
   fi_cq_err_entry Outcome(void* ctx);

@@ -217,6 +217,30 @@ TEST_F(SoftuetSmallEager, ThresholdAndEagerSizeFollowTheVariables) {
   EXPECT_EQ(Be32(f, kPds + kSesStd), 0u);
 }
 
+// SOFTUET_LARGE_SENDS=eager: no rendezvous and no deferrable send, whatever the size and the profiles of the
+// two FEPs: a large message goes whole, as the send or tagged send it is, and lands whole.
+class SoftuetEagerOnly : public SoftuetLarge {
+ protected:
+  ScopedEnv eager_{"SOFTUET_LARGE_SENDS", "eager"};
+};
+
+TEST_F(SoftuetEagerOnly, LargeSendsStaySendsAndLandWhole) {
+  std::vector<uint8_t> src(size_t{1} << 20);
+  void* desc = RegisterOnA(src.data(), src.size(), FI_SEND | FI_REMOTE_READ);
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  const std::vector<uint8_t> data = Pattern(src.size(), 4);
+  std::memcpy(src.data(), data.data(), data.size());
+  ASSERT_NO_FATAL_FAILURE(Transfer(data, desc, 0, true, src.data()));
+  ASSERT_NO_FATAL_FAILURE(Transfer(data, desc, 0x42, true, src.data()));
+  // A peer with every profile, a remote-read MR: what would be a rendezvous and a deferrable send.
+  const fi_addr_t peer = FakePeer(kAllCaps);
+  int ctx[2] = {};
+  ASSERT_EQ(fi_send(ep_[kA], src.data(), 20000, desc, peer, &ctx[0]), 0);
+  EXPECT_EQ(Opcode(NextMessage()), kUetSend);
+  ASSERT_EQ(fi_tsend(ep_[kA], src.data(), 20000, desc, peer, 5, &ctx[1]), 0);
+  EXPECT_EQ(Opcode(NextMessage()), kTaggedSend);
+}
+
 TEST(SoftuetLargeConfig, BadSizesRefuseTheProvider) {
   for (const auto& [var, value] : {std::pair{"UET_PROVIDER_MAX_EAGER_SIZE", "4097"},
                                    std::pair{"UET_PROVIDER_MSG_RENDEZVOUS_SIZE", "0"},
