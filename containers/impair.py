@@ -6,7 +6,8 @@ from .host import NamespaceError, tool
 
 def impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0, table="uet_impair"):
     """The nft script of a drop on `device`'s `hook`, in netdev table `table` (it replaces an earlier one)."""
-    match = f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
+    # "any": every UDP datagram (a provider whose UET port is its own choice; the test link carries only UET).
+    match = "meta l4proto udp " if udp_dport == "any" else f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
     rules = []
     if every:
         # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
@@ -49,7 +50,7 @@ class Impairment:
         """Drop ``loss_percent`` % (0..100, 0.01 steps) of the packets leaving ``side``'s veth, or, with
         ``every``, a counted pattern: each ``every``-th matching packet from the ``offset``-th on.
 
-        ``udp_dport`` (e.g. 4793, UET) restricts the drop to that UDP destination port.  Replaces
+        ``udp_dport`` (e.g. 4793, UET) restricts the drop to that UDP destination port ("any": to UDP).  Replaces
         any earlier impairment of that side.  Uses the netdev egress hook of ``side``'s veth; if
         that is not supported, the netdev ingress hook of the peer's veth (``self.impair_hook``).
         """

@@ -156,8 +156,11 @@ class CellRun:
         target_json = self.out / "target.manifest.json"
         resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0],
                                                spec_version=self.spec_version, entity_socket=entity_socket)
-        manifest_mod.write_resolved(self.cell.target, target_json, build=self.build, port=self.ports[1],
-                                    spec_version=self.spec_version, entity_socket=entity_socket)
+        target_resolved = manifest_mod.write_resolved(self.cell.target, target_json, build=self.build,
+                                                      port=self.ports[1], spec_version=self.spec_version,
+                                                      entity_socket=entity_socket)
+        # Each side's UET port as the loss rules match it: its manifest's, "any" UDP where the provider picks.
+        self._uet_ports = tuple(_loss_port(r, port) for r, port in zip((resolved, target_resolved), self.ports))
         env = manifest_mod.environment_over(os.environ, resolved)
         env["UET_BUILD"] = str(self.build)
         self._manifests = (init_json, target_json)
@@ -220,7 +223,7 @@ class CellRun:
             yield None
             return
         offset = self.seed % every
-        init_port, target_port = self.ports
+        init_port, target_port = self._uet_ports
         pair.impair("a", udp_dport=target_port, every=every, offset=offset)
         pair.impair("b", udp_dport=init_port, every=every, offset=offset)
         text = (f"every {every}th UET packet of each direction dropped, counting from 0, those with count mod {every} "
@@ -374,6 +377,13 @@ class CellRun:
                 if why:
                     proc.kill()
             select.select([proc], [], [], 0.2)
+
+
+def _loss_port(record: dict, suite_port: int) -> int | str:
+    """The UDP port a side's UET goes to, for a loss rule: its manifest's, or "any" (every UDP datagram of the
+    test link) where the provider binds a port of its own choosing."""
+    port = (record.get("wire") or {}).get("udp_port")
+    return "any" if port == "auto" else port if isinstance(port, int) else suite_port
 
 
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,

@@ -119,6 +119,11 @@ bool Manifest::claims_job_method(const std::string& method) const {
   return std::find(job_id_methods.begin(), job_id_methods.end(), method) != job_id_methods.end();
 }
 
+std::string Manifest::profile_needing_job_method(const std::string& method) const {
+  if (method == "av" && claims_profile("hpc")) return "HPC's AV JobID method (2.2.4.1-s), which job_id_methods leaves out";
+  return "";
+}
+
 const Manifest& manifest() {
   static const Manifest m = is_target_process() ? load_manifest(cell_plan().target_manifest, "target")
                                                  : load_manifest(cell_plan().initiator_manifest, "initiator");

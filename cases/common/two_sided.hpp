@@ -92,12 +92,8 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
     UET_REQUIRE_TARGET_CLAIMS_KIND();
     const JobMethod their_method = (target_spec ? *target_spec : spec).method;
-    UET_NOT_APPLICABLE_IF(!mine.claims_job_method(job_method_name(spec.method)),
-                          "the initiator " << mine.name << " does not claim the " << job_method_name(spec.method)
-                                           << " JobID method (job_id_methods), which this case needs");
-    UET_NOT_APPLICABLE_IF(!theirs.claims_job_method(job_method_name(their_method)),
-                          "the target " << theirs.name << " does not claim the " << job_method_name(their_method)
-                                        << " JobID method (job_id_methods), which this case needs");
+    UET_REQUIRE_JOB_METHOD(mine, job_method_name(spec.method), "the initiator");
+    UET_REQUIRE_JOB_METHOD(theirs, job_method_name(their_method), "the target");
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << GetParam().name

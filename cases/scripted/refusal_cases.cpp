@@ -44,7 +44,7 @@ class ScriptedRefusal : public Scripted {
 // No endpoint of the target takes the JobID: RC_BAD_JOB_ID. Breaks with knob endpoint_ignores_job_id.
 TEST_P(ScriptedRefusal, RequestWithAnotherJobIdIsBadJobId) {
   covers({"2.2.4.3-a", "2.2.4.3.1-b"});
-  ExpectRefusedWith([](const ScriptedPeer&) { return Partial{{w::Field::uet_ses_job_id, kScriptJob ^ 0x010101}}; },
+  ExpectRefusedWith([this](const ScriptedPeer&) { return Partial{{w::Field::uet_ses_job_id, job_ ^ 0x010101}}; },
                     w::ses_return_code::RC_BAD_JOB_ID);
 }
 

@@ -1,5 +1,5 @@
 // The scripted area's fixture: the real target (a Target peer process: an endpoint of the kind under test
-// with the direct JobID kScriptJob, its receives, MRs and completions) and the suite's scripted peer
+// with the direct JobID kScriptJob, or its indirect one, its receives, MRs and completions) and the suite's scripted peer
 // (common/scripted_peer.hpp) playing its initiator. Only the target's provider and claims matter: no
 // initiator provider is opened, so what these cases find is the target's, whoever initiates in the cell.
 #pragma once
@@ -36,14 +36,29 @@ class Scripted : public ::testing::TestWithParam<Kind> {
     EndpointSpec spec;
     spec.type = GetParam().ep_type;
     spec.caps = caps;
-    spec.method = JobMethod::direct;
-    spec.job = kScriptJob;
+    // The requests must carry the endpoint's JobID: the direct method gives it one the case knows; a target
+    // without it is given the JobID its manifest's indirect_job_id_environment assigns (the rules checked
+    // here are not about how a JobID is assigned).
+    std::map<std::string, std::string> env;
+    if (theirs.claims_job_method("direct")) {
+      spec.method = JobMethod::direct;
+      spec.job = job_ = kScriptJob;
+    } else {
+      UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id,
+                            "the target " << theirs.name << " claims no direct JobID method and its manifest does "
+                            "not say which JobID the indirect method assigns (indirect_job_id_environment, "
+                            "indirect_job_id): the scripted requests cannot carry the endpoint's JobID");
+      split_env(theirs.indirect_job_id_environment, &env, nullptr);
+      job_ = *theirs.indirect_job_id;
+      note("JobID", "the target's indirect JobID " + std::to_string(job_) + " (its manifest's indirect_job_id)");
+    }
     observing(Side::target, "api: the target's endpoint");
-    ASSERT_TRUE(target.start(spec)) << target.error();
-    ASSERT_TRUE(peer.open(target.name(), kScriptJob, rdm() ? ScriptedDelivery::rud : ScriptedDelivery::uud))
+    ASSERT_TRUE(target.start(spec, env)) << target.error();
+    ASSERT_TRUE(peer.open(target.name(), job_, rdm() ? ScriptedDelivery::rud : ScriptedDelivery::uud))
         << peer.error();
   }
   void TearDown() override { expect_clean_end(target.finish(), target.error()); }
+  uint32_t job_ = kScriptJob;  // the target endpoint's JobID, which the scripted requests carry
 
   // `len` bytes that differ from packet to packet (`seed`), so that a receive shows which request filled it.
   static std::vector<uint8_t> Bytes(size_t len, uint8_t seed) {

@@ -80,6 +80,7 @@ class Rendezvous : public TwoSided {
     EXPECT_EQ(r.bytes, data) << "the target's receive buffer after the rendezvous";
     const uint64_t want = tagged ? w::ses_request_opcode::UET_RENDEZVOUS_TSEND : w::ses_request_opcode::UET_RENDEZVOUS_SEND;
     const auto f = cap.find([want](const WireFrame& f) { return opcode_in(f, {want}); });
+    if (!f) claimed_but_unsupported("HPC's rendezvous send (2.2.5.4.1.2-b): the initiator claims HPC");
     ASSERT_TRUE(f) << "no " << (tagged ? "UET_RENDEZVOUS_TSEND" : "UET_RENDEZVOUS_SEND") << " for a " << data.size()
                    << "-byte send from a region registered for remote read (threshold " << threshold << ")";
     const auto eager = f->get(w::Field::uet_ses_rdv_eager_length);
@@ -129,6 +130,7 @@ class Rendezvous : public TwoSided {
                f.get(w::Field::uet_ses_match_bits) == (tagged ? kTag + i : 0) &&
                !tokens.count(f.get(w::Field::uet_ses_initiator_restart_token).value_or(~0ull));
       }, kArrivalMs);
+      if (!f && tokens.empty()) claimed_but_unsupported("AI Full's deferrable send (2.2.5.4.1.2-a): the initiator claims AI Full");
       ASSERT_TRUE(f) << "no " << (tagged ? "UET_DEFERRABLE_TSEND" : "UET_DEFERRABLE_SEND") << " for message " << i
                      << " of " << data[i].size() << " bytes (threshold " << threshold
                      << ") with an initiator restart token of its own (active tokens so far: " << tokens.size() << ")";

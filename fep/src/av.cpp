@@ -1,6 +1,7 @@
 // The address vector: FI_AV_TABLE (FI_AV_UNSPEC and the deprecated FI_AV_MAP behave as TABLE, §2.2.5.3.8).
 // fi_addr_t values are table indices from 0 in insertion order, so with FI_AV_TABLE the index can equal
 // the rank (digest F.2).
+#include <algorithm>
 #include <cstring>
 
 #include "softuet.hpp"
@@ -42,6 +43,16 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
       continue;
     }
     const softuet_addr& a = *parsed;
+    if (fault(av->domain, Fault::av_keys_by_fep)) {
+      const auto same_fep = std::find_if(av->entries.begin(), av->entries.end(), [&](const auto& e) {
+        return e && addr_ip(*e) == addr_ip(a) && addr_port(*e) == addr_port(a);
+      });
+      if (same_fep != av->entries.end()) {
+        if (fi_addr) fi_addr[i] = static_cast<fi_addr_t>(same_fep - av->entries.begin());
+        ++inserted;
+        continue;
+      }
+    }
     av->entry_jobs.push_back(with_key ? av_auth_key_job(av, fi_addr[i]) : std::nullopt);
     if (fi_addr) fi_addr[i] = av->entries.size();
     av->by_initiator.emplace(a.uet.initiator_id, av->entries.size());

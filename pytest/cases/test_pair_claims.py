@@ -35,8 +35,10 @@ def test_a_target_without_the_direct_job_id_method_still_has_its_requests_checke
     """A wire check that needs to know a request's JobID is not gated by the direct method: it checks the rest
     of the request and says it did not check the JobID; a case that needs the method is not applicable."""
     target = tmp_path / "indirect-only.yaml"
+    # Without HPC, which needs the AV method (2.2.4.1-s): a side that claims HPC fails the AV cases instead.
     target.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}\nname: indirect-only\n"
-                      "job_id_methods: [indirect]\n")
+                      "job_id_methods: [indirect]\nprofiles: [ai_base, ai_full]\n"
+                      "environment: {SOFTUET_PROFILES: 'ai_base,ai_full'}\n")
     results = run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "run", target=target,
                            areas=["wire", "authz"], case_filter="Claimed/Wire.RequestsAddressTheTargetEndpoint/rdm:"
                                                                "Claimed/Authz.AvAuthKeyJobIdIsOnTheWire/rdm")
