@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <utility>
 
 #include "graph_paths.hpp"
 #include "uet/codec/gso.hpp"
@@ -52,10 +53,12 @@ std::vector<uint8_t> datagram(const Packet& first, const std::vector<std::vector
   return f;
 }
 
+// A frame's decode and its run; it keeps the frame's bytes, which its segments are decoded from.
 struct Decode {
+  std::vector<uint8_t> bytes;
   Decoded frame, scratch;
   std::optional<GsoRun> run;
-  Decode(const std::vector<uint8_t>& bytes, uint32_t caplen = 0) {
+  explicit Decode(std::vector<uint8_t> frame_bytes, uint32_t caplen = 0) : bytes(std::move(frame_bytes)) {
     const auto len = static_cast<uint32_t>(bytes.size());
     decode(bytes.data(), caplen ? caplen : len, len, Node::eth, DecodeOptions{}, frame);
     run = take_gso_run(frame, DecodeOptions{}, scratch);
