@@ -2,7 +2,8 @@
 against an expected decode when one is kept (the golden corpus).
 
 Records follow codec/DECODE-OUTPUT.md; what is compared is listed there: status, layers, fields,
-payload_len, uncertain, confidence, reassembled_from, and the set of (kind, header, field) of the diagnostics. Both decoders
+payload_len, uncertain, confidence, gso, reassembled_from, the set of (kind, header, field, choice) of the
+diagnostics, and the same of each GSO segment's record (segments). Both decoders
 follow the same DecodeSettings: one spec version (spec/wire.yaml spec_versions; None means its default) and one
 TSS confidentiality offset (choice tss-coverage; 0 by default).
 """
@@ -36,21 +37,22 @@ class DecodeSettings:
                 + (["--tss-conf-offset", str(self.tss_conf_offset)] if self.tss_conf_offset else []))
 
 
-COMPARED_KEYS = ("status", "layers", "fields", "payload_len", "uncertain", "confidence", "reassembled_from")
+COMPARED_KEYS = ("status", "layers", "fields", "payload_len", "uncertain", "confidence", "gso", "reassembled_from")
 
 
 def comparable(record: dict) -> dict:
     out = {key: record.get(key) for key in COMPARED_KEYS}
-    out["diagnostics"] = sorted({(d["kind"], d["header"], d.get("field")) for d in record.get("diagnostics", [])},
+    out["diagnostics"] = sorted({(d["kind"], d["header"], d.get("field"), d.get("choice"))
+                                 for d in record.get("diagnostics", [])},
                                 key=lambda t: tuple("" if x is None else str(x) for x in t))
     return out
 
 
 def differences(left: dict, right: dict, left_name: str, right_name: str) -> list[str]:
-    """Human-readable differences between two records, field by field."""
+    """Human-readable differences between two records, field by field, and between their GSO segments."""
     a, b = comparable(left), comparable(right)
     out = []
-    for key in ("status", "layers", "payload_len", "diagnostics", "reassembled_from"):
+    for key in ("status", "layers", "payload_len", "diagnostics", "gso", "reassembled_from"):
         if a[key] != b[key]:
             out.append(f"{key}: {left_name} {a[key]!r} != {right_name} {b[key]!r}")
     for key in ("fields", "uncertain", "confidence"):
@@ -59,6 +61,11 @@ def differences(left: dict, right: dict, left_name: str, right_name: str) -> lis
             if fa.get(name, "<absent>") != fb.get(name, "<absent>"):
                 out.append(f"{key}[{name}]: {left_name} {fa.get(name, '<absent>')!r} != "
                            f"{right_name} {fb.get(name, '<absent>')!r}")
+    sa, sb = left.get("segments") or [], right.get("segments") or []
+    if len(sa) != len(sb):
+        out.append(f"segments: {left_name} has {len(sa)}, {right_name} {len(sb)}")
+    for i, (x, y) in enumerate(zip(sa, sb), 1):
+        out += [f"segment {i}: {d}" for d in differences(x, y, left_name, right_name)]
     return out
 
 

@@ -124,6 +124,11 @@ class _UETPacket(Packet):
             return value != self.uet_require[name]
         return value in self.uet_invalid.get(name, ())
 
+    def uet_choice_diagnostic(self, name, value):
+        """(diagnostic kind, choice id) when `value` of field `name` is ruled out by a choice of wire.yaml
+        rather than by the spec, else None."""
+        return None
+
     def uet_record_name(self, name):
         return self.uet_names.get(name, self.uet_prefix + name)
 
@@ -530,6 +535,12 @@ class _SESPacket(_UETPacket):
     uet_prefix = "uet.ses."
     uet_next_hdr_code = None
 
+    def uet_choice_diagnostic(self, name, value):
+        # choice job-id-zero-invalid: a request carries a JobID, and 0 is none.
+        if name == "job_id" and value == 0:
+            return "job_id_zero", "job-id-zero-invalid"
+        return None
+
     def guess_payload_class(self, payload):
         if self.opcode in ATOMIC_OPCODES:
             return UET_SES_ATOMIC
@@ -537,9 +548,11 @@ class _SESPacket(_UETPacket):
 
 
 def _ses_request_tail():
+    # A request built without a JobID carries 1, as one without a message_id carries message_id 1: 0 would
+    # make it a job_id_zero frame (choice job-id-zero-invalid).
     return [
         ByteField("ri_generation", 0),
-        X3BytesField("job_id", 0),
+        X3BytesField("job_id", 1),
         BitField("rsvd_pid", 0, 4),
         BitField("pid_on_fep", 0, 12),
         BitField("rsvd_ri", 0, 4),

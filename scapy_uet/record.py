@@ -12,6 +12,7 @@ checking that they are all there, so that truncation, bounds and diagnostics fol
     when the value was needed to choose the next header;
   * ``invalid_value``: ip.version != 4, ipv6.version != 6, ip.ihl < 5 (keeps the ip fields, stops),
     SES message_id 0;
+  * ``job_id_zero``: an SES request with JobID 0 (choice job-id-zero-invalid, named in the diagnostic);
   * ``inconsistent_length``: ip.len / ipv6.plen / udp.length smaller than the header (stops) or
     larger than the bytes present when caplen == len; a payload_length field above payload_len;
   * ``trailing_bytes``: bytes after a complete UET packet: after a header the parse graph of
@@ -19,6 +20,7 @@ checking that they are all there, so that truncation, bounds and diagnostics fol
 
 An IP fragment (IPv4 MF or offset, IPv6 Fragment header with M or an offset) is not decoded past IP:
 its status is ``fragment``; putting fragments together is the capture reader's job (reassembly.py).
+A UDP GSO super-datagram (several UET packets at a fixed stride) is decoded packet by packet (gso.py).
 
 ``decode_record`` never raises.
 """
@@ -31,7 +33,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
 from scapy.layers.l2 import CookedLinux, CookedLinuxV2, Dot1Q, Ether
 
-from . import spec
+from . import gso, spec
 from .layers import (DECODING, PDS_CLASSES, TSS, UDP_PORT, UET_DEFERRABLE_RTR, UET_ENTROPY, UET_IP_PROTO,
                      UET_PDS_CP, UET_TSS, _PDSPacket)
 from .layers import spec_version as spec_version_of
@@ -120,16 +122,19 @@ class _Decoder(object):
         self.ended_normally = False   # the last walk of UET headers reached an end of the graph
         self.end_node = None       # the wire.yaml node it ended at
         self.ip_at = None          # offset of the IPv4 / IPv6 header (for reassembly)
+        self.uet_at = None         # offset of the first UET header after UDP (a GSO run's first segment)
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def diag(self, kind, header, field, offset, message):
+    def diag(self, kind, header, field, offset, message, choice=None):
         if kind == "unknown_value":
             if field in self.unknown_reported:
                 return
             self.unknown_reported.add(field)
-        self.diags.append({"kind": kind, "header": header, "field": field, "offset": offset,
-                           "message": message})
+        entry = {"kind": kind, "header": header, "field": field, "offset": offset, "message": message}
+        if choice:
+            entry["choice"] = choice
+        self.diags.append(entry)
 
     def emit(self, header, name, value):
         self.fields[name] = value
@@ -362,6 +367,8 @@ class _Decoder(object):
 
     def n_uet(self):
         self.ended_normally = False
+        if self.uet_at is None:
+            self.uet_at = self.pos
         if not self.need(1, "uet"):
             return None
         first = self.data[self.pos] >> 3
@@ -465,6 +472,10 @@ class _Decoder(object):
             if pkt.uet_is_invalid(name, value):
                 self.diag("invalid_value", header, rec, offset,
                           "%s = %#x is invalid" % (rec, value))
+            ruled_out = pkt.uet_choice_diagnostic(name, value)
+            if ruled_out:
+                self.diag(ruled_out[0], header, rec, offset,
+                          "%s = %#x is ruled out by choice %s" % (rec, value, ruled_out[1]), choice=ruled_out[1])
             if limit is not None or name in pkt.uet_noemit or not pkt.uet_emit(name):
                 continue
             self.emit(header, rec, _value(value))
@@ -502,29 +513,51 @@ class _Decoder(object):
                       "%s = %d but %d payload bytes follow" % (name, said, left))
         return left
 
-    def run(self):
-        node = LINKTYPES.get(self.linktype)
+    def follow(self, node):
+        """Decode on from node `node` (a method n_<node>) until the graph ends or stops."""
         while node is not None:
             node = getattr(self, "n_" + node)()
+
+    def status(self):
+        if self.diags:
+            return "malformed"
+        if self.fragment:
+            return "fragment"
+        return "uet" if self.reached_uet else "non-uet"
+
+    def packet(self):
+        """What the record says of the packet decoded, from `layers` to `confidence` (after follow())."""
         payload_len = self.packet_payload(max(0, self.end - self.last))
         uncertain = {}
         for name in self.fields:
             choice = spec.uncertain_choice(self.field_header[name], name, self.fields)
             if choice:
                 uncertain[name] = choice
-        if self.diags:
-            status = "malformed"
-        elif self.fragment:
-            status = "fragment"
-        elif self.reached_uet:
-            status = "uet"
-        else:
-            status = "non-uet"
-        return {"caplen": self.caplen, "len": self.wirelen, "status": status,
-                "layers": self.layers, "fields": self.fields,
+        return {"layers": self.layers, "fields": self.fields,
                 "payload_len": payload_len, "diagnostics": self.diags,
                 "uncertain": uncertain,
                 "confidence": {c: spec.confidence(c) for c in sorted(set(uncertain.values()))}}
+
+    def run(self):
+        self.follow(LINKTYPES.get(self.linktype))
+        packet = self.packet()
+        record = {"caplen": self.caplen, "len": self.wirelen, "status": self.status()}
+        record.update(packet)
+        return record
+
+    def segment(self, start, stop):
+        """The bytes [start, stop) of this frame decoded on their own from the UET layer, offsets still
+        counted in the frame (a segment of a GSO run): its status and packet part, and whether its walk
+        reached an end of the graph."""
+        seg = _Decoder(self.data, self.linktype, self.caplen, self.wirelen, self.udp_port, self.tss_conf_offset)
+        seg.pos = seg.last = start
+        seg.end = stop
+        seg.reached_uet = True
+        seg.follow("uet")
+        packet = seg.packet()
+        record = {"status": seg.status()}
+        record.update(packet)
+        return record, seg.ended_normally
 
 
 def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_version=spec.DEFAULT_VERSION,
@@ -545,7 +578,7 @@ def decode_located(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_ver
     try:
         with spec_version_of(spec_version):
             decoder = _Decoder(frame, linktype, caplen, wirelen, udp_port, tss_conf_offset)
-            return decoder.run(), decoder.ip_at, decoder.last
+            return gso.with_run(decoder, decoder.run()), decoder.ip_at, decoder.last
     except Exception as exc:  # pragma: no cover - a bug; the robustness test guards against it
         return {"caplen": caplen, "len": wirelen, "status": "malformed", "layers": [],
                 "fields": {},
@@ -559,4 +592,5 @@ def _strict_decode(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_ver
                    tss_conf_offset=0):
     """decode_record without the safety net (used by the robustness test)."""
     with spec_version_of(spec_version_name):
-        return _Decoder(frame, linktype, caplen, wirelen, udp_port, tss_conf_offset).run()
+        decoder = _Decoder(frame, linktype, caplen, wirelen, udp_port, tss_conf_offset)
+        return gso.with_run(decoder, decoder.run())

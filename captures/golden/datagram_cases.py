@@ -2,9 +2,8 @@
 
   * fragments.pcap: IP fragments, reassembled across frames as uet-decode and the Scapy capture
     reader do (codec/DECODE-OUTPUT.md, "IP fragments");
-  * trailing.pcap: bytes after a complete UET packet in one datagram (several UET packets in one
-    datagram, as a capture taken where UDP segmentation offload is on shows them; junk). The packets
-    after the first are given as bytes: the record decodes only the first.
+  * trailing.pcap: bytes after a complete UET packet in one datagram that form no further packet (junk);
+    several packets at a fixed stride, as UDP segmentation offload sends them, are gso_cases.py's.
 
 make_golden.py passes golden_build as `g`: its frame builders (eth, ip4, v4, req, pay, ...) and captures.
 """
@@ -119,17 +118,9 @@ def fragments(g):
 
 
 def trailing(g):
-    c = g.Capture("trailing.pcap", 1, "bytes after a complete UET packet: several UET packets in one datagram "
-                  "(UDP segmentation offload), junk after an ACK, a control packet or a response")
+    c = g.Capture("trailing.pcap", 1, "bytes after a complete UET packet that form no further packet: junk after "
+                  "an ACK, a control packet or a response")
     T = "trailing_bytes"
-    cont = lambda mid, n: UET_SES_STD(som=0, eom=0, message_id=mid, payload_length=n, message_offset=0x400,  # noqa
-                                      request_length=0x1000)
-    c.add("two UET packets in one datagram (GSO): SOM=0 SEND of 32 bytes, then another",
-          g.v4(g.req(), cont(1, 32), g.pay(32), Raw(bytes(g.req() / cont(1, 32) / g.pay(32, seed=0x61)))),
-          diags=[(T, "uet.ses.std", "uet.ses.payload_length")])
-    c.add("two ACKs in one datagram (GSO)",
-          g.v4(UET_PDS_ACK(cack_psn=5, spdcid=1, dpdcid=2), Raw(bytes(UET_PDS_ACK(cack_psn=6, spdcid=1, dpdcid=2)))),
-          diags=[(T, "uet.pds.ack", None)])
     c.add("an ACK followed by 5 bytes of junk", g.v4(UET_PDS_ACK(cack_psn=7), g.pay(5)),
           diags=[(T, "uet.pds.ack", None)])
     c.add("an ACK, then Ethernet padding beyond the UDP length: not trailing",

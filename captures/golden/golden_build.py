@@ -178,6 +178,34 @@ def built_uet_headers(pkt):
 # corpus files
 
 
+class GsoIntent(object):
+    """The UDP GSO run a frame is built to hold: its segment count and stride, and the Scapy packets of
+    segments 1.. (each must come back in its segment's record with the values it was built with, its UET
+    headers listed, and the diagnostics given for it: {segment number: [(kind, header, field)]})."""
+
+    def __init__(self, count, stride, segments, diags=None):
+        self.count, self.stride, self.segments, self.diags = count, stride, list(segments), diags or {}
+
+    def check(self, rec, where):
+        run = rec.get("gso")
+        if len(self.segments) != self.count - 1:
+            raise CorpusError("%s: %d segments built for a run of %d" % (where, len(self.segments), self.count))
+        if not run or (run["count"], run["stride"]) != (self.count, self.stride):
+            raise CorpusError("%s: GSO run %s, intended %d segments of %d bytes" % (where, run, self.count, self.stride))
+        for i, (built, got) in enumerate(zip(self.segments, rec["segments"]), 1):
+            here = "%s segment %d" % (where, i)
+            if got["gso"] != {"segment": i, "offset": run["offset"] + i * self.stride, "stride": self.stride}:
+                raise CorpusError("%s: placed at %s" % (here, got["gso"]))
+            if got["layers"] != built_uet_headers(built):
+                raise CorpusError("%s: layers %s, built %s" % (here, got["layers"], built_uet_headers(built)))
+            for _header, name, value in explicit_fields(built):
+                if got["fields"].get(name) != value:
+                    raise CorpusError("%s: %s = %r, built with %r" % (here, name, got["fields"].get(name), value))
+            kinds = {(d["kind"], d["header"], d["field"]) for d in got["diagnostics"]}
+            if kinds != set(map(tuple, self.diags.get(i, ()))):
+                raise CorpusError("%s: diagnostics %s, intended %s" % (here, sorted(kinds, key=str), self.diags.get(i)))
+
+
 class Capture(object):
     def __init__(self, name, linktype, description, port=UDP_PORT, fmt="pcap", versions=None, conf_offsets=()):
         self.name = name
@@ -193,7 +221,7 @@ class Capture(object):
         self.frames = []   # (case, data, wirelen, {(spec version, conf offset): record})
 
     def add(self, case, pkt, status=None, diags=(), cut=None, snap=None, layers=None, by_version=None,
-            build_version=DEFAULT_VERSION, by_offset=None):
+            build_version=DEFAULT_VERSION, by_offset=None, gso=None):
         """Add one frame.
         status: the intended status ("uet", "non-uet"); implied "malformed" when diags is given.
         diags:  (kind, header, field) tuples that must be among the record's diagnostics.
@@ -204,6 +232,7 @@ class Capture(object):
         build_version: the spec version the layers build the packet by (and whose decode must give back
                 the values it was built with).
         by_offset: {TSS confidentiality offset: {status/diags/layers}} for the decodes under an offset.
+        gso:    the UDP GSO run the frame holds: GsoIntent (None: the record has no run).
         """
         with spec_version(build_version):
             data = bytes(pkt) if isinstance(pkt, Packet) else bytes(pkt)
@@ -220,7 +249,7 @@ class Capture(object):
                       else "%d.%09d" % (TS_SEC, ts_usec * 1000 + 7))
         records = {}
         for version, offset in self.settings:
-            want = dict(status=status, diags=diags, layers=layers)
+            want = dict(status=status, diags=diags, layers=layers, gso=gso)
             want.update((by_offset or {}).get(offset, {}) if offset else (by_version or {}).get(version, {}))
             built = pkt if isinstance(pkt, Packet) and version == build_version else None
             with spec_version(build_version):
@@ -229,13 +258,17 @@ class Capture(object):
         self.frames.append((case, data, wirelen, records))
         return records[self.settings[0]]
 
-    def _checked(self, case, index, frame, version, offset, pkt, cut, snap, status, diags, layers):
+    def _checked(self, case, index, frame, version, offset, pkt, cut, snap, status, diags, layers, gso):
         """The record of `frame` decoded by `version` and TSS confidentiality offset `offset`, refused
         unless it is what the case intends."""
         rec = full_record(index, frame, self.port, version, offset)
         where = "%s frame %d (%s)%s%s" % (self.name, index, case,
                                           "" if version == DEFAULT_VERSION else " by spec " + version,
                                           " with TSS confidentiality offset %d" % offset if offset else "")
+        if gso is None and "gso" in rec:
+            raise CorpusError("%s: a GSO run %s, none intended" % (where, rec["gso"]))
+        if gso is not None:
+            gso.check(rec, where)
         if status is None:
             status = "malformed" if diags else "uet"
         if rec["status"] != status:

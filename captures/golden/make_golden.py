@@ -37,6 +37,7 @@ from encap_cases import (encap_eth, encap_ipv4, encap_ipv6, encap_ns, encap_raw,
 from header_cases import pds, ses  # noqa: E402
 from malformed_cases import malformed  # noqa: E402
 import datagram_cases  # noqa: E402
+import gso_cases  # noqa: E402
 import tss_cases  # noqa: E402
 
 
@@ -48,12 +49,16 @@ def trailing():
     return datagram_cases.trailing(golden_build)
 
 
+def gso():
+    return gso_cases.gso(golden_build)
+
+
 def tss_clear():
     return tss_cases.tss_clear(golden_build)
 
 
 BUILDERS = (encap_eth, encap_sll, encap_sll2, encap_raw, encap_ipv4, encap_ipv6, encap_ns,
-            pds, ses, edge, malformed, port_alt, spec_versions, fragments, trailing, tss_clear)
+            pds, ses, edge, malformed, port_alt, spec_versions, fragments, trailing, gso, tss_clear)
 
 
 def build_all():

@@ -227,6 +227,10 @@ def malformed():
     c.add("message_id 0 in a deferrable send",
           v4(req(), UET_SES_DEFERRABLE(message_id=0)),
           diags=[(V, "uet.ses.std", "uet.ses.message_id")])
+    # -- a request without a JobID (choice job-id-zero-invalid): a diagnostic of its own
+    for ses in (UET_SES_STD(job_id=0), UET_SES_SMALL(job_id=0), UET_SES_MEDIUM(job_id=0)):
+        c.add("JobID 0 in a request (%s, choice job-id-zero-invalid)" % ses.uet_header, v4(req(), ses),
+              diags=[("job_id_zero", ses.uet_header, "uet.ses.job_id")])
     c.add("ethertype IPv4, version nibble 6 (ihl 5): ip.version invalid, decoding goes on",
           eth(type=0x0800) / ip4(version=6) / udp() / UET_PDS_UUD(),
           diags=[(V, "ip", "ip.version")])

@@ -59,9 +59,16 @@ def when_expr(f: FieldUse | Check) -> str | None:
     return expr if w.op == "in" else f"!{expr}"
 
 
+def uet_entries(model: Model) -> set[str]:
+    """The UET nodes an encapsulation node leads to: where the UET part of a frame begins."""
+    return {t for n in model.nodes.values() if not n.uet for t in n.next.targets()
+            if t not in PSEUDO_TARGETS and model.nodes[t].uet}
+
+
 class Emitter:
     def __init__(self, model: Model):
         self.model = model
+        self.entries = uet_entries(model)
 
     def choice(self, name: str | None) -> str:
         return f"C::{ident(name)}" if name else "C::none"
@@ -107,7 +114,9 @@ class Emitter:
         at = next((f.at for f in node.fields if f.name == chk.field), 0)
         bad = " || ".join([f"x == {b}u" for b in chk.invalid] + ([f"x != {chk.require}u"] if chk.require is not None else []))
         conds = [e for e in (version_expr(chk.versions), when_expr(chk)) if e]
-        body = f"{{ const uint64_t x = c.val({fid}); if ({bad}) c.diag(DiagKind::invalid_value, {hdr}, {fid}, c.p + {at}, x); }}"
+        choice = f", nullptr, {self.choice(chk.choice)}" if chk.choice else ""
+        body = (f"{{ const uint64_t x = c.val({fid}); if ({bad}) c.diag(DiagKind::{chk.diag}, {hdr}, {fid}, c.p + {at}, x"
+                f"{choice}); }}")
         return [f"if ({' && '.join(conds)}) {body}" if conds else body]
 
     def target(self, node: Node, to: str) -> str:
@@ -151,6 +160,8 @@ class Emitter:
         hdr = f"H::{ident(node.header)}"
         dispatch = "true" if node.dispatch else "false"
         body = [f"if (!c.need({node.min_len}, {hdr}, {dispatch})) return kStop;"]
+        if node.id in self.entries:
+            body.append("c.enter_uet();")
         if node.uet:
             body.append("c.out.reached_uet = true;")
         if not node.dispatch:

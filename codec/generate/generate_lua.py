@@ -89,7 +89,7 @@ def when_entry(when) -> dict | None:
 
 def check_entry(chk: Check) -> dict:
     return {"field": chk.field, "invalid": chk.invalid, "require": chk.require, "when": when_entry(chk.when),
-            "versions": versions_entry(chk.versions)}
+            "versions": versions_entry(chk.versions), "diag": chk.diag, "choice": chk.choice}
 
 
 def field_entry(f: FieldUse) -> dict:

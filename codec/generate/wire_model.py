@@ -95,15 +95,23 @@ class Case:
     versions: Versions = dataclasses.field(default_factory=Versions)
 
 
+# The diagnostic kinds a check may report (codec/DECODE-OUTPUT.md): invalid_value for what the spec rules out,
+# a kind of its own for what only a choice rules out (the decoders' diagnostic lists know each).
+CHECK_DIAGNOSTICS = ("invalid_value", "job_id_zero")
+
+
 @dataclasses.dataclass
 class Check:
     """A validity rule of a node that emits nothing: `field` must not be one of `invalid` (or must be
-    `require`) where `when` and the spec version hold. Reported as invalid_value."""
+    `require`) where `when` and the spec version hold. Reported as `diag` (invalid_value unless the YAML
+    names another kind of CHECK_DIAGNOSTICS), naming `choice` when the rule rests on one."""
     field: str
     invalid: list[int]
     require: int | None
     when: When | None
     versions: Versions
+    diag: str = "invalid_value"
+    choice: str | None = None
 
 
 # Where an edge can lead besides a node: decoding ends (`end`), reports the select field as unknown
@@ -325,9 +333,14 @@ def _checks(raw: list, node_id: str, known: list[str]) -> list[Check]:
         where = f"{node_id}: check of {c.get('field')}"
         if "field" not in c or ("invalid" in c) == ("require" in c):
             raise SpecError(f"{where}: a check names a `field` and one of `invalid` or `require`")
+        diag = str(c.get("diag", "invalid_value"))
+        if diag not in CHECK_DIAGNOSTICS:
+            raise SpecError(f"{where}: diag {diag} is not one the decoders report ({', '.join(CHECK_DIAGNOSTICS)})")
+        if diag != "invalid_value" and not c.get("choice"):
+            raise SpecError(f"{where}: a check reporting {diag} names the `choice` it rests on")
         out.append(Check(c["field"], [int(v) for v in c.get("invalid", [])],
                          int(c["require"]) if "require" in c else None, _when(c.get("when"), where),
-                         _versions(c, known, where)))
+                         _versions(c, known, where), diag, c.get("choice")))
     return out
 
 
@@ -461,6 +474,9 @@ def _check(model: Model) -> None:
                 raise SpecError(f"{node.id}: {f.name} is declared differently in another node")
         if node.uncertain and node.uncertain not in model.choices:
             raise SpecError(f"{node.id}: cites unknown choice {node.uncertain}")
+        for chk in node.checks:
+            if chk.choice and chk.choice not in model.choices:
+                raise SpecError(f"{node.id}: the check of {chk.field} cites unknown choice {chk.choice}")
         for t in node.next.targets():
             if t not in PSEUDO_TARGETS and t not in nodes:
                 raise SpecError(f"{node.id}: next node {t} does not exist")

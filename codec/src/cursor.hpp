@@ -50,8 +50,8 @@ struct Cursor {
   size_t left() const { return static_cast<size_t>(end - p); }
 
   void diag(DiagKind kind, wire::Header h, wire::Field f, const uint8_t* where, uint64_t value,
-            const char* detail = nullptr) {
-    if (out.n_diags < Decoded::kMaxDiags) out.diags[out.n_diags++] = {kind, h, f, at(where), value, detail};
+            const char* detail = nullptr, wire::Choice choice = wire::Choice::none) {
+    if (out.n_diags < Decoded::kMaxDiags) out.diags[out.n_diags++] = {kind, h, f, at(where), value, detail, choice};
   }
 
   // Room for n bytes of a node? If not: a truncated diagnostic, and the fields of a header already
@@ -69,6 +69,14 @@ struct Cursor {
       p = header_start;  // the bytes of a truncated header count as payload
     }
     return false;
+  }
+
+  // Where the UET part of the frame begins (a UET node after the encapsulation, the first one only: the
+  // entropy header leads to another): a GSO run's first segment.
+  void enter_uet() {
+    if (out.reached_uet) return;
+    out.uet_offset = at(p);
+    out.uet_layer = out.n_layers;
   }
 
   void begin_header(wire::Header h) {

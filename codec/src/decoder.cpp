@@ -22,6 +22,7 @@ const char* diag_kind_name(DiagKind kind) {
     case DiagKind::invalid_value: return "invalid_value";
     case DiagKind::inconsistent_length: return "inconsistent_length";
     case DiagKind::trailing_bytes: return "trailing_bytes";
+    case DiagKind::job_id_zero: return "job_id_zero";
     case DiagKind::fragment_overlap: return "fragment_overlap";
     case DiagKind::fragment_inconsistent: return "fragment_inconsistent";
   }
@@ -47,18 +48,26 @@ const char* Decoded::uncertain_of(wire::Field field) const {
 
 void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root, const DecodeOptions& options,
             Decoded& out) {
+  decode_range(frame, caplen, len, 0, caplen, root, options, out);
+}
+
+void decode_range(const uint8_t* frame, uint32_t caplen, uint32_t len, uint32_t start, uint32_t stop, wire::Node root,
+                  const DecodeOptions& options, Decoded& out) {
   out.frame = frame;
   out.caplen = caplen;
   out.len = len;
   out.reached_uet = false;
   out.fragment = false;
+  out.uet_offset = 0;
+  out.uet_layer = 0;
   out.n_emitted = 0;
   out.present.reset();
   out.n_layers = 0;
   out.n_diags = 0;
-  detail::Cursor c{frame, frame, frame + caplen, out, options};
+  detail::Cursor c{frame, frame + start, frame + stop, out, options};
   // The node functions call their successors themselves; they return kEnd or kStop.
   const int next = detail::kNodeFns[static_cast<size_t>(root)](c);
+  out.ended = next == detail::kEnd;
   out.payload_offset = c.at(c.p);
   if (c.cipher_end) c.end = c.cipher_end;  // clear text after TSS: the ciphertext and ICV are payload
   size_t payload = c.left();

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "json_text.hpp"
@@ -14,6 +15,7 @@ namespace uet::codec {
 
 struct RecordWriter::Impl {
   std::string text;
+  Decoded segment;  // a GSO run's segments, decoded one at a time as the record is written
 };
 
 RecordWriter::RecordWriter() : impl_(std::make_unique<Impl>()) {}
@@ -71,6 +73,10 @@ std::string diag_message(const Decoded& d, const Diagnostic& g) {
     case DiagKind::trailing_bytes:
       std::snprintf(msg, sizeof msg, "%" PRIu64 " bytes follow the end of the UET packet at offset %u", g.value, g.offset);
       break;
+    case DiagKind::job_id_zero:
+      std::snprintf(msg, sizeof msg, "%s = 0: a request without a JobID (choice %s)", wire::field_name(g.field),
+                    wire::choice_info(g.choice).id);
+      break;
     case DiagKind::fragment_overlap:
     case DiagKind::fragment_inconsistent:
       std::snprintf(msg, sizeof msg, "%s; the fragment is not used", g.detail ? g.detail : "?");
@@ -81,25 +87,9 @@ std::string diag_message(const Decoded& d, const Diagnostic& g) {
   return msg;
 }
 
-}  // namespace
-
-// The record of codec/DECODE-OUTPUT.md, written as text in one pass: keys in this order, fields in wire order.
-void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
-  std::string& out = impl_->text;
-  out += "{\"frame\":";
-  append_number(out, meta.number);
-  out += ",\"ts\":\"";
-  append_number(out, meta.ts_sec);
-  out += '.';
-  json_text::append_padded(out, meta.ts_frac, meta.ts_nanos ? 9 : 6);
-  out += '"';
-  out += ",\"caplen\":";
-  append_number(out, d.caplen);
-  out += ",\"len\":";
-  append_number(out, d.len);
-  out += ",\"status\":";
-  append_string(out, status_name(d.status()));
-  out += ",\"layers\":[";
+// What a record says of one UET packet (the frame's own, or a GSO segment's), from "layers" to "confidence".
+void append_packet(std::string& out, const Decoded& d) {
+  out += "\"layers\":[";
   for (unsigned i = 0; i < d.n_layers; ++i) {
     if (i) out += ',';
     append_string(out, wire::header_name(d.layers[i]));
@@ -130,6 +120,10 @@ void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
     append_number(out, g.offset);
     out += ",\"message\":";
     append_string(out, diag_message(d, g));
+    if (g.choice != wire::Choice::none) {
+      out += ",\"choice\":";
+      append_string(out, wire::choice_info(g.choice).id);
+    }
     out += '}';
   }
   out += "],\"uncertain\":{";
@@ -156,6 +150,61 @@ void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
     append_string(out, choices[i]->confidence);
   }
   out += '}';
+}
+
+// A packet's place in its GSO run: {"segment":i,"offset":o,"stride":s}, and the run's count on segment 0.
+void append_gso_place(std::string& out, const GsoRun& run, uint32_t i) {
+  out += "\"gso\":{\"segment\":";
+  append_number(out, i);
+  out += ",\"offset\":";
+  append_number(out, run.segment_offset(i));
+  out += ",\"stride\":";
+  append_number(out, run.stride);
+  if (i == 0) {
+    out += ",\"count\":";
+    append_number(out, run.count);
+  }
+  out += '}';
+}
+
+}  // namespace
+
+// The record of codec/DECODE-OUTPUT.md, written as text in one pass: keys in this order, fields in wire order.
+void RecordWriter::write(const Decoded& d, const FrameMeta& meta) {
+  std::string& out = impl_->text;
+  out += "{\"frame\":";
+  append_number(out, meta.number);
+  out += ",\"ts\":\"";
+  append_number(out, meta.ts_sec);
+  out += '.';
+  json_text::append_padded(out, meta.ts_frac, meta.ts_nanos ? 9 : 6);
+  out += '"';
+  out += ",\"caplen\":";
+  append_number(out, d.caplen);
+  out += ",\"len\":";
+  append_number(out, d.len);
+  out += ",\"status\":";
+  append_string(out, status_name(frame_status(d, meta.gso)));
+  out += ',';
+  append_packet(out, d);
+  if (meta.gso) {
+    out += ',';
+    append_gso_place(out, *meta.gso, 0);
+    // The run's other packets, each decoded again on its own: a record holds no more than one at a time.
+    out += ",\"segments\":[";
+    Decoded& segment = impl_->segment;
+    for (uint32_t i = 1; i < meta.gso->count; ++i) {
+      meta.gso->decode_segment(d, i, segment);
+      out += i > 1 ? ",{" : "{";
+      append_gso_place(out, *meta.gso, i);
+      out += ",\"status\":";
+      append_string(out, status_name(segment.status()));
+      out += ',';
+      append_packet(out, segment);
+      out += '}';
+    }
+    out += ']';
+  }
   if (!meta.reassembled_from.empty()) {
     out += ",\"reassembled_from\":[";
     for (size_t i = 0; i < meta.reassembled_from.size(); ++i) {
@@ -187,25 +236,13 @@ const char* short_field(wire::Field f) {
   return dot;
 }
 
-}  // namespace
-
-std::string summary_line(const Decoded& d, const FrameMeta& meta) {
-  std::string s = "#" + std::to_string(meta.number) + " ";
+// The UET part of a summary: headers, PDS type, the fields worth a glance, payload and diagnostics.
+void append_packet_summary(std::string& s, const Decoded& d) {
   auto field_text = [&](wire::Field f) -> std::string {
     const wire::FieldInfo& info = wire::field_info(f);
     if (const char* n = wire::enum_name(info.enumeration, d.values[static_cast<size_t>(f)])) return n;
     return format_value(d, f);
   };
-  if (auto src = d.get(wire::Field::ip_src)) {
-    s += format_value(d, wire::Field::ip_src) + " > " + format_value(d, wire::Field::ip_dst);
-  } else if (d.get(wire::Field::ipv6_src)) {
-    s += format_value(d, wire::Field::ipv6_src) + " > " + format_value(d, wire::Field::ipv6_dst);
-  }
-  if (d.get(wire::Field::udp_srcport))
-    s += " udp " + format_value(d, wire::Field::udp_srcport) + ">" + format_value(d, wire::Field::udp_dstport);
-  s += " [";
-  s += status_name(d.status());
-  s += "]";
   for (unsigned i = 0; i < d.n_layers; ++i) {
     const char* h = wire::header_name(d.layers[i]);
     if (h[0] == 'u' && h[1] == 'e' && h[2] == 't') {
@@ -222,6 +259,32 @@ std::string summary_line(const Decoded& d, const FrameMeta& meta) {
     s += diag_kind_name(d.diags[i].kind);
     s += ":";
     s += d.diags[i].field == kNoField ? wire::header_name(d.diags[i].header) : wire::field_name(d.diags[i].field);
+  }
+}
+
+}  // namespace
+
+std::string summary_line(const Decoded& d, const FrameMeta& meta) {
+  std::string s = "#" + std::to_string(meta.number) + " ";
+  if (auto src = d.get(wire::Field::ip_src)) {
+    s += format_value(d, wire::Field::ip_src) + " > " + format_value(d, wire::Field::ip_dst);
+  } else if (d.get(wire::Field::ipv6_src)) {
+    s += format_value(d, wire::Field::ipv6_src) + " > " + format_value(d, wire::Field::ipv6_dst);
+  }
+  if (d.get(wire::Field::udp_srcport))
+    s += " udp " + format_value(d, wire::Field::udp_srcport) + ">" + format_value(d, wire::Field::udp_dstport);
+  s += " [";
+  s += status_name(frame_status(d, meta.gso));
+  s += "]";
+  if (meta.gso) s += " gso " + std::to_string(meta.gso->count) + "x" + std::to_string(meta.gso->stride);
+  append_packet_summary(s, d);
+  if (meta.gso) {
+    auto segment = std::make_unique<Decoded>();
+    for (uint32_t i = 1; i < meta.gso->count; ++i) {
+      meta.gso->decode_segment(d, i, *segment);
+      s += " | #" + std::to_string(i);
+      append_packet_summary(s, *segment);
+    }
   }
   for (size_t i = 0; i < meta.reassembled_from.size(); ++i)
     s += (i ? ",#" : " reassembled from #") + std::to_string(meta.reassembled_from[i]);

@@ -184,6 +184,35 @@ TEST_F(LengthChecks, MessageIdZeroIsInvalid) {
   EXPECT_TRUE(has_diag(whole(bytes), DiagKind::invalid_value, Field::uet_ses_message_id));
 }
 
+// choice job-id-zero-invalid: a request without a JobID is a diagnostic of its own kind naming the choice,
+// in each request header; a response's JobID is not checked.
+TEST(JobId, ZeroInARequestIsJobIdZeroNamingItsChoice) {
+  const std::pair<const char*, Node> requests[] = {
+      {"pds_rud_rod_req__ses_std__ses_std_buffer_offset__ses_std_som", Node::uet_ses_std},
+      {"pds_rud_rod_req__ses_small", Node::uet_ses_small},
+      {"pds_rud_rod_req__ses_medium", Node::uet_ses_medium}};
+  for (const auto& [name, header] : requests) {
+    SCOPED_TRACE(name);
+    SendFrame f = send_frame(name);
+    std::vector<uint8_t> bytes = f.built.bytes;
+    ASSERT_EQ(whole(bytes).n_diags, 0);
+    const size_t job_at = f.node_at(header) + 5;
+    put_bits(bytes.data(), job_at, 0, 24, 0);
+    const Decoded d = whole(bytes);
+    ASSERT_EQ(d.n_diags, 1) << diags_text(d);
+    EXPECT_EQ(d.diags[0].kind, DiagKind::job_id_zero);
+    EXPECT_EQ(d.diags[0].field, Field::uet_ses_job_id);
+    EXPECT_EQ(d.diags[0].header, wire::node_info(header).header);
+    EXPECT_EQ(d.diags[0].offset, job_at);
+    EXPECT_STREQ(wire::choice_info(d.diags[0].choice).id, "job-id-zero-invalid");
+    EXPECT_EQ(d.status(), Status::malformed);
+  }
+  SendFrame f = send_frame("pds_ack__ses_response");
+  std::vector<uint8_t> bytes = f.built.bytes;
+  put_bits(bytes.data(), f.node_at(Node::uet_ses_response) + 5, 0, 24, 0);
+  EXPECT_EQ(whole(bytes).n_diags, 0) << "a response with JobID 0 is not checked";
+}
+
 TEST_F(LengthChecks, IpHeaderLengthBelowFiveIsInvalidAndStops) {
   put_bits(bytes.data(), ip, 4, 4, 4);
   const Decoded d = whole(bytes);

@@ -64,6 +64,25 @@ TEST(Record, DiagnosticsCarryKindHeaderFieldAndMessage) {
   EXPECT_FALSE(doc["fields"].contains("uet.ses.opcode"));
 }
 
+// A diagnostic that rests on a choice (job_id_zero) names it; the others carry no `choice`.
+TEST(Record, ADiagnosticOfAChoiceNamesIt) {
+  std::vector<uint8_t> frame;
+  Decoded d = decode_path("pds_rud_rod_req__ses_small", frame);
+  const size_t job_at = frame.size() - 5 - 20 + 5;  // the small header is the last 20 bytes before the payload
+  put_bits(frame.data(), job_at, 0, 24, 0);
+  decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()), wire::Node::eth,
+         DecodeOptions{}, d);
+  RecordWriter w;
+  w.write(d, {1, 0, 0, false});
+  const auto doc = nlohmann::json::parse(w.text());
+  ASSERT_EQ(doc["diagnostics"].size(), 1u) << w.text();
+  const auto& diag = doc["diagnostics"][0];
+  EXPECT_EQ(diag["kind"], "job_id_zero");
+  EXPECT_EQ(diag["field"], "uet.ses.job_id");
+  EXPECT_EQ(diag["choice"], "job-id-zero-invalid");
+  EXPECT_NE(diag["message"].get<std::string>().find("job-id-zero-invalid"), std::string::npos);
+}
+
 TEST(Summary, NamesTheValuesOfTheFramesKeyFields) {
   std::vector<uint8_t> frame;
   const Decoded d = decode_path("pds_nack", frame);

@@ -1,6 +1,7 @@
 // uet-decode: decode the UET frames of a pcap/pcapng file into JSON records or summary lines.
 // IP fragments are reassembled across frames (uet/codec/reassembly.hpp); the frame that completes a
-// datagram reports the datagram's decode.
+// datagram reports the datagram's decode. A UDP GSO super-datagram is decoded packet by packet
+// (uet/codec/gso.hpp).
 //
 // Exit status: 0 decoded the whole file; 1 --strict and a frame was malformed; 2 bad usage;
 // 3 the file cannot be opened or its link type is not decodable; 4 the file ends in the middle of a
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "uet/codec/decoded.hpp"
+#include "uet/codec/gso.hpp"
 #include "uet/codec/reassembly.hpp"
 #include "uet/codec/record.hpp"
 
@@ -89,7 +91,7 @@ int main(int argc, char** argv) {
   options.udp_port = port;
   options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
   options.tss_conf_offset = conf_offset;
-  uet::codec::Decoded frame_decode, datagram_decode;
+  uet::codec::Decoded frame_decode, datagram_decode, gso_scratch;
   uet::codec::Reassembler reassembler;
   uet::codec::RecordWriter writer;
   Counts counts;
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
   int rc;
   while ((rc = pcap_next_ex(pcap, &hdr, &data)) == 1) {
     uet::codec::decode(data, hdr->caplen, hdr->len, *root, options, frame_decode);
-    const uet::codec::Decoded* decoded = &frame_decode;
+    uet::codec::Decoded* decoded = &frame_decode;
     const uet::codec::Reassembled* whole = reassembler.add(counts.frames + 1, frame_decode);
     if (whole) {
       // The fragment completed its datagram: this frame reports the datagram's decode.
@@ -106,10 +108,12 @@ int main(int argc, char** argv) {
       uet::codec::decode(whole->frame.data(), size, size, *root, options, datagram_decode);
       decoded = &datagram_decode;
     }
-    counts.add(decoded->status());
+    const std::optional<uet::codec::GsoRun> gso = uet::codec::take_gso_run(*decoded, options, gso_scratch);
+    counts.add(uet::codec::frame_status(*decoded, gso ? &*gso : nullptr));
     if (mode == Mode::count) continue;
     uet::codec::FrameMeta meta{counts.frames, hdr->ts.tv_sec, static_cast<uint32_t>(hdr->ts.tv_usec), false};
     if (whole) meta.reassembled_from = whole->from;
+    if (gso) meta.gso = &*gso;
     if (mode == Mode::json) {
       writer.write(*decoded, meta);
       if (writer.text().size() > (1u << 20)) flush(writer);

@@ -69,6 +69,41 @@ class TestRecords:
         assert [(d["kind"], d["header"]) for d in record["diagnostics"]] == [("truncated", "uet.ses.std")]
 
 
+def ack(cack_psn: int) -> bytes:
+    """A 12-byte PDS ACK without SES (next_hdr 0): a whole UET packet."""
+    return bytes.fromhex("3800 0000") + cack_psn.to_bytes(4, "big") + bytes.fromhex("0001 0002")
+
+
+class TestGsoRuns:
+    """A UDP GSO super-datagram: the record of its first packet, the run once, a record per later packet."""
+    RUN = ipv4_udp(ack(5) + ack(6) + ack(7))
+
+    def test_one_record_names_the_run_and_each_later_packet(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([self.RUN]))
+        assert proc.returncode == 0, proc.stderr
+        rec = json.loads(proc.stdout)
+        first, stride = len(ipv4_udp(b"")), len(ack(0))
+        assert rec["status"] == "uet" and rec["diagnostics"] == []
+        assert rec["gso"] == {"segment": 0, "offset": first, "stride": stride, "count": 3}
+        assert rec["fields"]["uet.pds.cack_psn"] == 5
+        assert [s["gso"] for s in rec["segments"]] == [
+            {"segment": k, "offset": first + k * stride, "stride": stride} for k in (1, 2)]
+        assert [s["fields"]["uet.pds.cack_psn"] for s in rec["segments"]] == [6, 7]
+        assert proc.stderr.strip() == "1 frames: 1 uet, 0 malformed, 0 non-uet, 0 fragment"
+
+    def test_summary_and_counts(self, cmd_uet_decode, capture_file):
+        bad_second = bytearray(ack(6))
+        bad_second[1] |= 0x01                     # a flag bit reserved in an ACK
+        path = capture_file([self.RUN, ipv4_udp(ack(5) + bytes(bad_second))])
+        lines = cmd_uet_decode(path, "--summary").stdout.splitlines()
+        assert f" gso 3x{len(ack(0))} " in lines[0] and " | #2 " in lines[0], lines[0]
+        second = json.loads(cmd_uet_decode(path).stdout.splitlines()[1])
+        assert second["gso"]["count"] == 2 and second["diagnostics"] == []
+        assert second["segments"][0]["diagnostics"], "the second ACK's reserved bit is its own diagnostic"
+        counts = cmd_uet_decode(path, "--count").stdout
+        assert counts.startswith("2 frames: 1 uet, 1 malformed"), counts
+
+
 def ipv4_fragment(frame: bytes, start: int, end: int, more: bool) -> bytes:
     """The IPv4 fragment of `frame` (Ethernet/IPv4, 20-byte header) holding IP payload bytes [start, end)."""
     data = frame[34:][start:end]

@@ -1,7 +1,8 @@
 """Wireshark with the generated uet.lua (build/share/uet/uet.lua) shows every golden capture as uet-decode
 decodes it: frame by frame, every uet.* field uet-decode emits is shown with the same value and nothing
 else is, each field that rests on a choice of spec/wire.yaml carries that choice's id, and each
-diagnostic of a UET header is an expert info. Runs on Debian 12's Wireshark 4.0."""
+diagnostic of a UET header is an expert info; each packet of a UDP GSO run is a uetsuite tree of its own.
+Runs on Debian 12's Wireshark 4.0."""
 import functools
 import json
 import pathlib
@@ -10,7 +11,7 @@ import struct
 
 import pytest
 
-from harness.decode_compare import DecodeSettings, golden_captures, load_expected
+from harness.decode_compare import DecodeSettings, cross_check, golden_captures, load_expected
 from tshark_record import shown_frames
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
@@ -57,6 +58,13 @@ def differences(record: dict, shown) -> list[str]:
         out.append(f"fields shown twice: {shown.repeated}")
     if record["status"] != "non-uet" and fields and shown.payload_len != record["payload_len"]:
         out.append(f"payload_len: uet-decode {record['payload_len']} != tshark {shown.payload_len}")
+    if record.get("gso", {}) != shown.gso:
+        out.append(f"gso: uet-decode {record.get('gso')} != tshark {shown.gso}")
+    segments = record.get("segments", [])
+    if len(segments) != len(shown.segments):
+        out.append(f"GSO segments: uet-decode {len(segments)} != tshark {len(shown.segments)}")
+    for i, (seg, seen) in enumerate(zip(segments, shown.segments), 1):
+        out += [f"segment {i}: {d}" for d in differences(seg, seen)]
     return out
 
 
@@ -135,6 +143,49 @@ def random_uet_frames(rng: random.Random, count: int) -> list[bytes]:
                          bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
         frames.append(bytes.fromhex("020000000002020000000001") + struct.pack("!H", 0x0800) + ip + inner)
     return frames
+
+
+def random_gso_frames(rng: random.Random, count: int) -> list[bytes]:
+    """Ethernet/IPv4/UDP frames holding a UET packet of the GSO corpus (gso.pcap) and then copies of it with a
+    random byte or two changed, cut short or followed by random bytes: runs that hold, end early, or never
+    start, segments with diagnostics of their own."""
+    from scapy_uet.pcapio import read_frames
+
+    firsts = []
+    for frame in read_frames(str(GOLDEN / "gso.pcap")):
+        udp_len = struct.unpack("!H", frame.data[38:40])[0]
+        if frame.caplen == frame.wirelen and frame.data[23] == 17:
+            firsts.append(frame.data[42:34 + udp_len])
+    frames = []
+    for i in range(count):
+        datagram = rng.choice(firsts)
+        packet = bytearray(datagram[:rng.randrange(12, len(datagram) + 1)])
+        uet = bytearray()
+        for _ in range(rng.randrange(1, 5)):
+            copy = bytearray(packet)
+            for _ in range(rng.randrange(3)):
+                copy[rng.randrange(len(copy))] ^= 1 << rng.randrange(8)
+            uet += copy
+        uet += rng.randbytes(rng.choice([0, 0, rng.randrange(1, 40)]))
+        udp = struct.pack("!HHHH", 0xC001, 4793, 8 + len(uet), 0) + bytes(uet)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i, 0, 64, 17, 0,
+                         bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
+        frames.append(bytes.fromhex("020000000002020000000001") + struct.pack("!H", 0x0800) + ip + udp)
+    return frames
+
+
+def test_gso_runs_are_decoded_alike_by_all_three_decoders(capture_file, cmd_uet_decode, cmd_tshark, build_dir):
+    pcap = capture_file(random_gso_frames(random.Random(4794), 400))
+    check = cross_check(pcap, build_dir / "bin" / "uet-decode")
+    assert check.ok, "\n".join(f"frame {d.frame}: {d.details}" for d in check.disagreements[:20])
+    records, shown = decoded(pcap, 4793, DecodeSettings(), cmd_uet_decode, cmd_tshark)
+    assert len(shown) == len(records) == 400
+    report = [f"frame {r['frame']}: " + "; ".join(d) for r, s in zip(records, shown) if (d := differences(r, s))]
+    assert not report, "\n".join(report[:40])
+    runs = [r for r in records if "gso" in r]
+    assert len(runs) > 100, "the frames should hold many runs"
+    assert any(r["diagnostics"] for r in runs), "some runs should end before their datagram does"
+    assert any(s["diagnostics"] for r in runs for s in r["segments"]), "some segments should carry diagnostics"
 
 
 def test_random_uet_bytes_are_shown_as_uet_decode_decodes_them(capture_file, cmd_uet_decode, cmd_tshark):

@@ -1,6 +1,7 @@
 """What tshark shows of UET in one frame, read from `tshark -T json` with uet.lua loaded, in the terms of
 uet-decode's record (codec/DECODE-OUTPUT.md): uet.* field values, the choice each field rests on, the
-diagnostics (expert infos) and the payload length."""
+diagnostics (expert infos) and the payload length; for a UDP GSO run, each packet's place in it and the
+packets after the first (each a uetsuite tree of its own)."""
 from __future__ import annotations
 
 import dataclasses
@@ -21,6 +22,8 @@ class ShownFrame:
     payload_len: int | None = None
     repeated: list = dataclasses.field(default_factory=list)      # field names shown twice in one frame
     errors: list = dataclasses.field(default_factory=list)        # errors of the Lua dissector
+    gso: dict = dataclasses.field(default_factory=dict)           # segment, offset, stride (and count on the first)
+    segments: list = dataclasses.field(default_factory=list)      # ShownFrame of each GSO segment after the first
 
 
 def _value(text: str):
@@ -45,6 +48,8 @@ def _walk(pairs: list, frame: ShownFrame) -> None:
             frame.diagnostics.add((m.group(1), m.group(2), m.group(3)))
         elif key == "uetsuite.payload_len":
             frame.payload_len = int(value)
+        elif key.startswith("uetsuite.gso."):
+            frame.gso[key[len("uetsuite.gso."):]] = int(value)
         elif UET_FIELD.fullmatch(key):
             if key in frame.fields:
                 frame.repeated.append(key)
@@ -59,6 +64,14 @@ def shown_frames(json_text: str) -> list[ShownFrame]:
     for packet in packets:
         layers = dict(dict(packet)["_source"])["layers"]
         frame = ShownFrame()
-        _walk(layers, frame)
+        seen_uet = False
+        for key, value in layers:
+            # The first uetsuite tree is the frame's packet; each further one a GSO segment's.
+            if key == "uetsuite" and seen_uet:
+                frame.segments.append(ShownFrame())
+                _walk(value, frame.segments[-1])
+                continue
+            seen_uet |= key == "uetsuite"
+            _walk([(key, value)], frame)
         out.append(frame)
     return out

@@ -105,9 +105,24 @@ class TestGoldenCoverage:
     def test_diagnostic_kinds_and_statuses(self):
         kinds = {d["kind"] for _e, rec in all_records() for d in rec["diagnostics"]}
         assert kinds == {"truncated", "reserved_nonzero", "unknown_value", "invalid_value",
-                         "inconsistent_length", "trailing_bytes", "fragment_overlap", "fragment_inconsistent"}
+                         "inconsistent_length", "trailing_bytes", "job_id_zero", "fragment_overlap",
+                         "fragment_inconsistent"}
         statuses = {rec["status"] for _e, rec in all_records()}
         assert statuses == {"uet", "non-uet", "malformed", "fragment"}
+
+    def test_gso_runs(self):
+        """Runs of 2 and 3 segments, over IPv4 and IPv6; a last segment shorter than the stride; a segment with a
+        diagnostic of its own; a run followed by bytes that form no segment; and the same bytes with no run."""
+        runs = [rec for _e, rec in all_records() if "gso" in rec]
+        assert {rec["gso"]["count"] for rec in runs} == {2, 3}
+        assert {"ip", "ipv6"} <= {layer for rec in runs for layer in rec["layers"]}
+        assert any(rec["segments"][-1]["payload_len"] < rec["payload_len"] for rec in runs)
+        assert any(seg["diagnostics"] for rec in runs for seg in rec["segments"])
+        assert any(d["kind"] == "trailing_bytes" for rec in runs for d in rec["diagnostics"])
+        for rec in runs:
+            places = [rec["gso"]] + [seg["gso"] for seg in rec["segments"]]
+            assert [p["segment"] for p in places] == list(range(rec["gso"]["count"]))
+            assert [p["offset"] - places[0]["offset"] for p in places] == [i * rec["gso"]["stride"] for i in range(len(places))]
 
     def test_reassembled_datagrams(self):
         """Each reassembled record names fragments that come before it and decode as fragments."""

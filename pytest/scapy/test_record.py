@@ -320,10 +320,12 @@ class TestRobustness:
 
     def check(self, frame, linktype, caplen, wirelen, port=4793):
         rec = _strict_decode(frame, linktype, caplen, wirelen, port)   # raises on a bug
-        assert list(rec) == RECORD_KEYS
-        assert (rec["status"] == "malformed") == bool(rec["diagnostics"])
-        assert rec["payload_len"] >= 0
-        assert set(rec["uncertain"]) <= set(rec["fields"])
+        segments = rec.get("segments", [])
+        assert list(rec) == RECORD_KEYS + (["gso", "segments"] if segments else [])
+        assert (rec["status"] == "malformed") == any(r["diagnostics"] for r in [rec] + segments)
+        for r in [rec] + segments:
+            assert r["payload_len"] >= 0
+            assert set(r["uncertain"]) <= set(r["fields"])
         json.dumps(rec)
         return rec
 

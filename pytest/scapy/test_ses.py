@@ -91,6 +91,16 @@ class TestSesStandard:
         assert diag_set(rec) == {("invalid_value", "uet.ses.std", "uet.ses.message_id")}
         assert rec["fields"]["uet.ses.message_id"] == 0
 
+    def test_job_id_zero_marks_a_request(self):
+        """Choice job-id-zero-invalid: a request without a JobID is a diagnostic of its own that names the
+        choice, in every request header; a response's JobID is not checked."""
+        for ses in (UET_SES_STD(job_id=0), UET_SES_SMALL(job_id=0), UET_SES_MEDIUM(job_id=0)):
+            rec = decode(eth_ip_udp() / REQ / ses)
+            assert diag_set(rec) == {("job_id_zero", ses.uet_header, "uet.ses.job_id")}
+            assert [d.get("choice") for d in rec["diagnostics"]] == ["job-id-zero-invalid"]
+            assert rec["fields"]["uet.ses.job_id"] == 0
+        assert decode(eth_ip_udp() / UET_PDS_ACK() / UET_SES_RESPONSE(job_id=0))["diagnostics"] == []
+
     def test_unknown_opcode_and_version(self):
         rec = decode(eth_ip_udp() / REQ / UET_SES_STD(opcode=0x20, version=1))
         assert diag_set(rec) == {("unknown_value", "uet.ses.std", "uet.ses.opcode"),

@@ -12,9 +12,10 @@
 
 namespace uet::codec {
 
-// The last two are given by reassembly (uet/codec/reassembly.hpp), never by decode().
+// job_id_zero is a check that rests on a choice (job-id-zero-invalid), not on the spec. The last two are
+// given by reassembly (uet/codec/reassembly.hpp), never by decode().
 enum class DiagKind : uint8_t {
-  truncated, reserved_nonzero, unknown_value, invalid_value, inconsistent_length, trailing_bytes,
+  truncated, reserved_nonzero, unknown_value, invalid_value, inconsistent_length, trailing_bytes, job_id_zero,
   fragment_overlap, fragment_inconsistent
 };
 const char* diag_kind_name(DiagKind kind);
@@ -31,6 +32,7 @@ struct Diagnostic {
   uint32_t offset;            // byte offset in the frame
   uint64_t value;             // the offending value, or bytes needed for truncated
   const char* detail;         // reserved field name, or nullptr
+  wire::Choice choice = wire::Choice::none;  // the choice a check rests on (job_id_zero), else none
 };
 
 struct Emitted {
@@ -58,6 +60,9 @@ class Decoded {
   uint32_t len = 0;
   bool reached_uet = false;
   bool fragment = false;      // an IP fragment: decoding stopped after the IP header (or IPv6 fragment header)
+  bool ended = false;         // the walk reached an end of the parse graph (no fatal diagnostic stopped it)
+  uint32_t uet_offset = 0;    // where the UET part begins (when reached_uet), and its first entry in `layers`
+  uint8_t uet_layer = 0;
   uint32_t payload_offset = 0;
   uint32_t payload_len = 0;
 
@@ -98,6 +103,10 @@ class Decoded {
 // Decode one frame starting at the node for its link type. Never reads outside [frame, frame+caplen).
 void decode(const uint8_t* frame, uint32_t caplen, uint32_t len, wire::Node root, const DecodeOptions& options,
             Decoded& out);
+// Decode only the bytes [start, stop) of a frame (start <= stop <= caplen), from `root`, as if nothing else
+// were there; offsets and byte strings stay relative to the frame. One segment of a GSO run (uet/codec/gso.hpp).
+void decode_range(const uint8_t* frame, uint32_t caplen, uint32_t len, uint32_t start, uint32_t stop, wire::Node root,
+                  const DecodeOptions& options, Decoded& out);
 
 // The root node for a pcap LINKTYPE, or nullopt for a link type the suite does not decode.
 std::optional<wire::Node> root_for_linktype(int linktype);

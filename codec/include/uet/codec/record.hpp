@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "uet/codec/decoded.hpp"
+#include "uet/codec/gso.hpp"
 
 namespace uet::codec {
 
@@ -18,6 +19,8 @@ struct FrameMeta {
   bool ts_nanos;
   // A datagram reassembled from IP fragments: their frame numbers in offset order (empty otherwise).
   std::span<const uint64_t> reassembled_from = {};
+  // The frame's GSO run (take_gso_run), whose segments the record adds; nullptr when it has none.
+  const GsoRun* gso = nullptr;
 };
 
 // Appends JSON records, one per line, to an internal buffer; the caller drains it.
