@@ -17,6 +17,7 @@
 
 #include "conformance.hpp"
 #include "uet/codec/decoded.hpp"
+#include "uet/codec/gso.hpp"
 
 namespace uet::cases {
 
@@ -239,6 +240,7 @@ void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
   auto frame_decode = std::make_unique<codec::Decoded>();
   auto datagram_decode = std::make_unique<codec::Decoded>();
+  auto segment = std::make_unique<codec::Decoded>();
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   std::vector<uint8_t> bytes;
@@ -295,7 +297,14 @@ void Capture::drain() {
       ++other_udp_[port];
       continue;
     }
+    // A UDP GSO super-datagram (a capture on a sending host with segmentation offload) holds several UET
+    // packets at a stride: each is a frame of its own, as the sender meant it.
+    const auto run = codec::take_gso_run(*datagram_decode, decode_options(port), *segment);
     keep(*datagram_decode, *sender);
+    for (uint32_t i = 1; run && i < run->count; ++i) {
+      run->decode_segment(*datagram_decode, i, *segment);
+      keep(*segment, *sender);
+    }
   }
   // A check that misses a frame the kernel dropped would blame the provider: say so where it shows.
   pcap_stat st{};
