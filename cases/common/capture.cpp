@@ -122,6 +122,30 @@ Capture::~Capture() {
   if (pcap_) pcap_close(pcap_);
 }
 
+namespace {
+
+struct PairAddresses {
+  std::vector<uint8_t> initiator, target;
+};
+PairAddresses& pair_of_case() {
+  static PairAddresses p;
+  return p;
+}
+
+// An `auto` side's port from its fi_getname (its layout's udp_port), or 0.
+uint16_t port_in_address(const Manifest& side, const std::vector<uint8_t>& name) {
+  const auto port = side.wire_udp_port_auto && !name.empty() ? layout_of(side).get(name, AddrField::udp_port) : std::nullopt;
+  if (port && *port) note(std::string(&side == &manifest() ? "initiator" : "target") + " UET port",
+                          "from its fi_getname: " + std::to_string(*port) + " (the manifest says auto)");
+  return port ? static_cast<uint16_t>(*port) : 0;
+}
+
+}  // namespace
+
+void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target) {
+  pair_of_case() = {initiator, target};
+}
+
 bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
   // The capture is on this side (the initiator's) in either direction.
   if (manifest().wire_interface.empty() || (!target_manifest().wire_udp_port && !target_manifest().wire_udp_port_auto))
@@ -132,6 +156,8 @@ bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
   target_auto_ = target_manifest().wire_udp_port_auto;
   to_initiator_ = manifest().wire_udp_port;
   initiator_auto_ = manifest().wire_udp_port_auto;
+  if (target_auto_) to_target_ = port_in_address(target_manifest(), pair_of_case().target);
+  if (initiator_auto_) to_initiator_ = port_in_address(manifest(), pair_of_case().initiator);
   target_fa_ = target_fa;
   default_sender_ = toward == Toward::target ? Side::initiator : Side::target;
   char err[PCAP_ERRBUF_SIZE] = {};

@@ -116,6 +116,11 @@ class Capture {
 // datagram's first IPv4 fragment, and no IPv6 fragment), so that datagrams can be reassembled.
 inline constexpr const char* kTestLinkFilter = "udp or (ip[6:2] & 0x1fff != 0) or (ip6 and ip6[6] == 44)";
 
+// The two endpoints' addresses as the running case opened its pair (TwoSided::OpenBoth and the like): a
+// capture takes an `auto` side's UET port from its fi_getname where the side's layout has a udp_port, so the
+// two directions are told apart before any traffic (else it learns the port from the first UET datagram).
+void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target);
+
 // One line of a frame's UET fields, values by name (evidence in reports).
 std::string summary(const WireFrame& f);
 // True for a frame carrying an SES request (it has an opcode).

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capture.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
 #include "target.hpp"
@@ -108,6 +109,7 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
       ASSERT_EQ(layout_of(theirs).misfit(their_name.size()), "")
           << "the target's fi_getname does not fit its layout: " << to_hex(their_name.data(), their_name.size());
     }
+    pair_addresses(me.name(), their_name);
     const std::vector<uint8_t> to_insert = target.name_for_initiator(me.name());
     ASSERT_FALSE(to_insert.empty()) << target.error();
     // Blame follows the call: from here on, what the initiator's own calls return is the initiator's.
@@ -119,7 +121,10 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                                           + to_hex(their_name.data(), their_name.size()) + ")");
     observing(Side::initiator, "api: the initiator's calls");
   }
-  void TearDown() override { end_both(me, target); }
+  void TearDown() override {
+    end_both(me, target);
+    pair_addresses({}, {});  // the next case's pair is its own
+  }
   EndpointSpec Spec(uint64_t caps) const {
     EndpointSpec s;
     s.type = GetParam().ep_type;

@@ -20,6 +20,7 @@ using Entity = EntityCase;
 
 TEST_F(Entity, AGrantedJobIdOpensAnEndpoint) {
   covers({"2.2.4-c", "2.2.4-a", "2.2.4.1-b", "2.2.4.1-i"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   ASSERT_NO_FATAL_FAILURE(Grant(kGranted));
   Loopback lb;
   const int rc = lb.open(Spec(kGranted));
@@ -31,6 +32,7 @@ TEST_F(Entity, AGrantedJobIdOpensAnEndpoint) {
 
 TEST_F(Entity, AJobIdNotGrantedOpensNoEndpoint) {
   covers({"2.2.4-c"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   ASSERT_NO_FATAL_FAILURE(Grant(kGranted));
   {
     // The same pair with the granted JobID opens: a refusal below is the JobID's, not the pair's.
@@ -62,6 +64,7 @@ TEST_F(Entity, TheIndirectJobIdComesFromTheEntity) {
 
 TEST_F(Entity, ARevokedGrantStopsNewEndpointsNotOpenOnes) {
   covers({"2.2.4-c", "2.2.4.1-e"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   ASSERT_NO_FATAL_FAILURE(Grant(kRevoked));
   Loopback open_before;
   ASSERT_EQ(open_before.open(Spec(kRevoked)), 0) << open_before.failed;
@@ -74,6 +77,7 @@ TEST_F(Entity, ARevokedGrantStopsNewEndpointsNotOpenOnes) {
 
 TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
   covers({"2.2.4-c"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "av", "the provider");
   ASSERT_NO_FATAL_FAILURE(Grant(kAvGranted));
   LoopbackSpec spec;
   spec.auth_key_size = FI_AV_AUTH_KEY;
@@ -94,6 +98,7 @@ TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
 // endpoints open before keep working.
 TEST_F(Entity, AnEndedJobsJobIdOpensNoNewEndpoint) {
   covers({"2.2.4-c", "2.2.4.1-e"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   const auto& pe = manifest().privileged_entity;
   UET_NOT_APPLICABLE_IF(pe.job_grant.empty(), "the manifest does not say how a grant belongs to a workload-manager "
                                               "job or how a job ends (privileged_entity.job)");
@@ -114,6 +119,7 @@ TEST_F(Entity, AnEndedJobsJobIdOpensNoNewEndpoint) {
 
 TEST_F(Entity, SeveralJobIdsOfOneProcessEnterTheAv) {
   covers({"2.2.4.1-f"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "av", "the provider");
   ASSERT_NO_FATAL_FAILURE(Grant(kSeveralA));
   ASSERT_NO_FATAL_FAILURE(Grant(kSeveralB));
   LoopbackSpec spec;

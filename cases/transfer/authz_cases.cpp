@@ -412,6 +412,7 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
 // An endpoint with the fallback JobID sends it on the wire (2.2.4.2-b): 16777215.
 TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
   covers({"2.2.4.2-b", "2.2.4.4-a"});
+  UET_REQUIRE_JOB_METHOD(manifest(), "av", "the initiator");
   EndpointSpec mine;
   mine.method = JobMethod::av;  // takes the fallback JobID once it is inserted as an auth key
   Endpoint me;

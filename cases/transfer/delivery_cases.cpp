@@ -375,6 +375,7 @@ bool OpenPair(const EndpointSpec& spec, Pair* pair, bool optional) {
   observing(Side::target, "api: the target's endpoint");
   EXPECT_TRUE(pair->peer.start(theirs)) << pair->peer.error();
   observing(Side::initiator, "api: the initiator's fi_av_insert of the target's address");  // blame follows the call
+  pair_addresses(pair->ep.name(), pair->peer.name());
   const std::vector<uint8_t> to_insert = pair->peer.name_for_initiator(pair->ep.name());
   EXPECT_FALSE(to_insert.empty()) << pair->peer.error();
   pair->to = pair->ep.insert(to_insert);
