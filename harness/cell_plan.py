@@ -5,7 +5,7 @@ where verdicts and captures go, the counted loss on the link. The binary finds i
 
 As a command, it writes a plan for running one binary by hand:
 
-    python3 -m harness.cell_plan --provider my.yaml [--target other.yaml] --area authz -o DIR
+    python3 -m harness.cell_plan --provider my.yaml [--target other.yaml] --area authz [--port N] -o DIR
 
 resolves the manifests into DIR, writes DIR/<area>.plan.json and prints the command line that runs the
 binary with it (both sides on this host, the target beside the initiator). Exit status: 0 written, 1 a
@@ -84,6 +84,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--provider", required=True, metavar="FILE[#VARIANT]", help="the initiator's manifest")
     parser.add_argument("--target", metavar="FILE[#VARIANT]", help="the target's manifest (default: --provider's)")
     parser.add_argument("--area", required=True, help="the binary's area, e.g. authz for uet-cases-authz")
+    parser.add_argument("--port", type=int, default=4793,
+                        help="the initiator's UET UDP port ({port}); the target's is the next one (default 4793)")
     parser.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     parser.add_argument("-o", "--out", type=pathlib.Path, required=True, help="a folder for the plan and its files")
     args = parser.parse_args(argv)
@@ -98,7 +100,7 @@ def main(argv: list[str]) -> int:
     out = args.out.resolve()
     paths = [out / "initiator.manifest.json", out / "target.manifest.json"]
     records = [manifest_mod.write_resolved(m, p, build=args.build.resolve(), port=port)
-               for m, p, port in zip(sides, paths, (4793, 4794))]
+               for m, p, port in zip(sides, paths, (args.port, args.port + 1))]
     try:
         plan = make(cell=f"{sides[0].name}--{sides[1].name}", area=args.area, initiator_manifest=paths[0],
                     target_manifest=paths[1], results=out / f"{args.area}.jsonl", captures=out / "captures",

@@ -4,6 +4,7 @@ refuses a plan it cannot read (naming it), and a vendor can write one to run a b
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -81,12 +82,18 @@ class TestTheBinaryReadsIt:
 
 class TestByHand:
     def test_the_command_writes_a_plan_and_prints_how_to_run_the_binary(self, build_dir, tmp_path):
+        # Ports of this test's own: the host's 4793 may be another test's (the binary runs in this namespace).
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.bind(("", 0))
+            port = s.getsockname()[1] if s.getsockname()[1] < 65535 else 40000
         run = subprocess.run([sys.executable, "-m", "harness.cell_plan", "--provider", str(MANIFESTS / "softuet.yaml"),
-                              "--area", "discovery", "--build", str(build_dir), "-o", str(tmp_path)], cwd=REPO,
+                              "--area", "discovery", "--port", str(port), "--build", str(build_dir),
+                              "-o", str(tmp_path)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr
         written = json.loads((tmp_path / "discovery.plan.json").read_text())
         assert written["initiator"]["manifest"] == str(tmp_path / "initiator.manifest.json")
+        assert json.loads((tmp_path / "initiator.manifest.json").read_text())["wire"]["udp_port"] == port
         assert f"UET_CASES_PLAN={tmp_path / 'discovery.plan.json'}" in run.stdout
         assert "FI_PROVIDER=softuet" in run.stdout and run.stdout.rstrip().endswith("uet-cases-discovery")
         # The command it prints runs the binary's cases.
