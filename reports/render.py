@@ -9,7 +9,7 @@ import pathlib
 import jinja2
 import yaml
 
-from reports import view
+from reports import ci_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -63,7 +63,7 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         interop=view.interop_matrix(results), negotiation=view.negotiation_matrix(results),
         coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
                                                                                                     view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results))
+        not_applicable=view.not_applicable(results), ci=ci_view.ci(results))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
