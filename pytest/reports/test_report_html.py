@@ -324,7 +324,7 @@ class TestCellPages:
         fail_cell = parse(run_dir / "cells" / "softuet__softuet-ai-base.html")
         counts = {el.get("data-count"): int(text(el)) for el in fail_cell.iter() if el.get("data-count")}
         assert counts == {"pass": 1, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0,
-                          "total": 4}
+                          "flaky": 0, "total": 4}
         assert [el.get("data-result-id") for el in by_class(fail_cell, "failure")] == [syn.FAIL_ID]
 
 
