@@ -80,7 +80,8 @@ def merge(tries: list[tuple[int, list[Result], int]]) -> list[Result]:
             shown = next((x for _, _, x in seen if x.verdict in FAILING), r)
             out = dataclasses.replace(shown, verdict=classify([x.verdict for _, _, x in seen]))
             out.attempts = [record(x, a, s) for a, s, x in seen]
-            out.pass_rate = round(sum(x.verdict in HELD for _, _, x in seen) / len(seen), 3)
+            checked = [x for _, _, x in seen if x.verdict != "not_applicable"]  # n/a checked nothing
+            out.pass_rate = round(sum(x.verdict in HELD for x in checked) / len(checked), 3) if checked else None
             merged.append(out)
     return merged
 

@@ -41,7 +41,7 @@ def load_run(path: pathlib.Path) -> dict:
     bad = next((i for i, r in enumerate(doc["results"]) if not isinstance(r, dict) or "id" not in r or "verdict" not in r), None)
     if bad is not None:
         raise RunError(f"{file}: results[{bad}] has no 'id' or 'verdict'")
-    doc.setdefault("_path", str(file))
+    doc.setdefault("_path", str(file.resolve()))  # out/runs/latest moves on: name the run it was
     return doc
 
 

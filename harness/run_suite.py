@@ -403,7 +403,7 @@ def main(argv: list[str]) -> int:
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
-                 f"warning, {s['error']} error, {s['timeout']} timeout; coverage {doc['coverage']['covered_observable']} "
+                 f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
                  f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
                  f"disagreements; report {run_dir / 'index.html'}")
     if stop.is_set():

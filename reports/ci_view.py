@@ -25,7 +25,7 @@ def expectation(e):
 
 
 def pass_rate(result):
-    runs = result.get("attempts") or []
+    runs = [a for a in result.get("attempts") or [] if a.get("verdict") != "not_applicable"]
     if not runs:
         return None
     held = sum(1 for a in runs if a.get("verdict") in ("pass", "warning"))

@@ -136,10 +136,10 @@ class TestAttempts:
 
     def test_repeat_gives_each_check_its_pass_rate(self):
         info, calls, _ = self.run_more({"Msg.A": ["pass", "fail", "pass", "pass"], "Msg.B": ["pass"] * 4,
-                                        "Msg.C": ["fail"] * 4}, repeat=4)
+                                        "Msg.C": ["fail"] * 4, "Msg.N": ["not_applicable"] * 4}, repeat=4)
         assert [c[1] for c in calls] == attempts.seeds(7, 4, 1 << 31, again=False)[1:]
         assert {x.case: (x.verdict, x.pass_rate) for x in info["results"]} == {
-            "Msg.A": ("flaky", 0.75), "Msg.B": ("pass", 1.0), "Msg.C": ("fail", 0.0)}
+            "Msg.A": ("flaky", 0.75), "Msg.B": ("pass", 1.0), "Msg.C": ("fail", 0.0), "Msg.N": ("not_applicable", None)}
         # the failing attempt's record is the one shown: its reason is the failure's
         assert next(x for x in info["results"] if x.case == "Msg.A").reason == "fail reason"
 
