@@ -35,7 +35,7 @@ def say_expectations(block: dict, results: list[dict], say) -> None:
     say(f"uet run: expectations {block['file']}: {block['expected_fail']} expected fail, {block['expected_flaky']} "
         f"expected flaky, {block['unexpected_pass']} unexpected pass, {block['unexpected_fail']} unexpected fail, "
         f"{block['quarantined']} quarantined, {len(block['stale'])} stale entr{'y' if len(block['stale']) == 1 else 'ies'}; "
-        f"{block['unexpected']} unexpected failure(s) count in the exit status")
+        f"{block['unexpected']} unexpected result(s) count in the exit status")
     for r in results:
         e = r.get("expectation")
         if e and e["status"] != "expected_flaky":
