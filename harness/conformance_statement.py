@@ -248,12 +248,12 @@ def read_results(run_dir):
     return doc
 
 
-def write(results, run_dir, cat=None):
+def write(results, run_dir, cat=None, reasons=None):
     """Compute the statement of a results dict and write RUN_DIR/conformance/statement.{json,csv,xlsx};
-    returns the statement."""
+    returns the statement. `cat` and `reasons` default to the suite's catalogue and declared reasons."""
     from harness import conformance_table, conformance_workbook
     cat = catalogue_mod.load(None) if cat is None else cat
-    statement = compute(results, cat, run_dir)
+    statement = compute(results, cat, run_dir, reasons)
     folder = pathlib.Path(run_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / "statement.json.tmp"
