@@ -188,13 +188,15 @@ def compute(results, cat, run_dir=None, reasons=None):
     manifests = _manifest_facts(info, cell_ids_of, run_dir)
 
     checks = {}
-    # (side, manifest) -> statement id -> [result id]: a single cell's manifest plays both sides.
+    # (side, manifest) -> statement id -> [result id]: a single cell's manifest plays both sides. A fail
+    # blamed on one side is that side's: the other side's provider did not break the rule.
     named = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in results.get("results") or []:
         cell = cells.get(r.get("cell"), {})
         rid = r.get("id") or "%s/%s/%s" % (r.get("cell"), r.get("area"), r.get("case"))
         checks[rid] = _check(r, cell, info.get("placement"), reasons)
-        for side in SIDES:
+        blamed = r.get("blamed_side") if r.get("verdict") == "fail" else None
+        for side in (blamed,) if blamed in SIDES else SIDES:
             for ident in r.get("statements") or []:
                 if rid not in named[(side, cell.get(side))][ident]:
                     named[(side, cell.get(side))][ident].append(rid)

@@ -76,11 +76,16 @@ class TestCompute:
 
     def test_checks_verdicts_claim_and_choices(self, written):
         _, statement = written
-        a = row(sheet(statement, "initiator", syn.ALPHA, "ai_base"), syn.A)
-        assert a["checks"] == [syn.R["A.Pass"], syn.R["A.Fail"]]
-        assert a["verdicts"] == {"fail": 1, "pass": 1}
-        assert a["claim"] == "alpha claims ai_base; claimed but unsupported"
+        a = row(sheet(statement, "target", syn.BETA, "ai_base"), syn.A)
+        assert a["checks"] == [syn.R["A.Fail"]]
+        assert a["verdicts"] == {"fail": 1}
+        assert a["claim"] == "beta claims ai_base; claimed but unsupported"
         assert a["choices"] == ["profile-priority"]
+
+    def test_a_fail_counts_on_the_blamed_side_only(self, written):
+        _, statement = written
+        a = row(sheet(statement, "initiator", syn.ALPHA, "ai_base"), syn.A)
+        assert (a["checks"], a["status"], a["claim"]) == ([syn.R["A.Pass"]], "met", "alpha claims ai_base")
         assert row(sheet(statement, "target", syn.BETA, "ai_base"), syn.C)["choices"] == ["profile-priority",
                                                                                            "job-id-width"]
 
