@@ -13,6 +13,18 @@ PAGE = "conformance.html"
 # Not met and inconclusive are what a certifier must act on; then what holds; then what was not judged.
 STATUS_ORDER = ("not_met", "inconclusive", "met", "not_observed", "not_applicable")
 EXCERPT = 180
+# Within a statement, the checks that decide it first: what broke, what could not run, then the rest.
+CHECK_ORDER = {"fail": 0, "error": 1, "timeout": 1, "warning": 2, "pass": 3, "not_applicable": 4}
+
+
+def headline(must):
+    """The one line a certifier reads first for a sheet: (css status, text), from its MUST totals."""
+    if must["not_met"]:
+        return "not_met", "%d MUST statement%s not met" % (must["not_met"], "" if must["not_met"] == 1 else "s")
+    if must["inconclusive"]:
+        return "inconclusive", "no MUST statement shown not met; %d inconclusive" % must["inconclusive"]
+    return "met", "every MUST statement a check observed is met (%d met, %d not observed)" % (
+        must["met"], must["not_observed"])
 
 
 def statement_of(results, run_dir):
@@ -55,7 +67,8 @@ def _row(row, statement, run_dir):
             "excerpt": text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…",
             "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
             "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
-            "checks": [_check(statement["checks"][i], run_dir) for i in row["checks"]]}
+            "checks": sorted((_check(statement["checks"][i], run_dir) for i in row["checks"]),
+                             key=lambda c: CHECK_ORDER.get(c["verdict"], 0))}
 
 
 def page(statement, run_dir):
@@ -69,7 +82,7 @@ def page(statement, run_dir):
         sheets.append({"anchor": _anchor(s), "side": s["side"], "manifest": s["manifest"], "profile": s["profile"],
                        "ref": manifest.get("ref") or "—", "provider": manifest.get("provider") or "—",
                        "provider_version": manifest.get("provider_version") or "—",
-                       "must": _totals_row(s["totals"]["MUST"]), "should": _totals_row(s["totals"]["SHOULD"]),
+                       "headline": headline(s["totals"]["MUST"]), "must": _totals_row(s["totals"]["MUST"]), "should": _totals_row(s["totals"]["SHOULD"]),
                        "other": _totals_row(s["totals"]["OTHER"]), "groups": [g for g in groups if g["rows"]]})
     cat = statement["catalogue"]
     return {"sheets": sheets, "statuses": [(s, cs.STATUS_LABELS[s]) for s in cs.STATUSES],

@@ -247,6 +247,19 @@ class TestPage:
         downloads = [a.get("href") for a in page.iter("a") if a.get("href", "").startswith("conformance/")]
         assert downloads == ["conformance/statement.xlsx", "conformance/statement.csv", "conformance/statement.json"]
 
+    @pytest.mark.parametrize("anchor,headline", [
+        ("sheet-target-beta-ai_base", ("not_met", "1 MUST statement not met")),
+        ("sheet-target-alpha-hpc", ("inconclusive", "no MUST statement shown not met; 1 inconclusive")),
+        ("sheet-target-alpha-ai_base", ("met", "every MUST statement a check observed is met (2 met, 2 not observed)"))])
+    def test_headline_from_the_must_totals(self, page, anchor, headline):
+        p = next(el for el in self.section(page, anchor).iter("p") if el.get("data-headline"))
+        assert (p.get("data-headline"), text(p)) == headline
+
+    def test_checks_that_decide_come_first(self, page):
+        tr = next(tr for tr in self.section(page, "sheet-target-alpha-hpc").iter("tr")
+                  if tr.get("data-statement") == syn.E)
+        assert [el.get("data-verdict") for el in tr.iter("span") if el.get("data-verdict")] == ["error", "pass"]
+
     def test_level_totals_per_sheet(self, page):
         s = self.section(page, "sheet-initiator-alpha-hpc")
         must = next(el for el in s.iter("div") if el.get("data-level") == "MUST")
