@@ -47,6 +47,7 @@ from harness import evidence as evidence_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness import spec_versions
+from harness.conformance_statement import write as write_statement
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
@@ -460,6 +461,7 @@ def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -
     doc = printable_tree(doc)  # the HTML too shows what binaries printed
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
+    write_statement(doc, run_dir)      # before the HTML, whose conformance page reads it
     render_html(doc, run_dir)
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():

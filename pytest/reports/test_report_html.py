@@ -330,7 +330,7 @@ class TestCellPages:
 
 class TestLinks:
     def pages(self, run_dir):
-        return [run_dir / "index.html", *sorted((run_dir / "cells").iterdir())]
+        return [run_dir / "index.html", run_dir / "conformance.html", *sorted((run_dir / "cells").iterdir())]
 
     def test_every_local_link_resolves(self, run):
         run_dir, _, _ = run
@@ -371,7 +371,7 @@ class TestRobustness:
                "cells": [{"id": "../../escape me", "initiator": "a", "target": "b"}]}
         render_html(doc, tmp_path / "run")
         assert [p.relative_to(tmp_path).as_posix() for p in sorted(tmp_path.rglob("*.html"))] == [
-            "run/cells/_.._escape_me.html", "run/index.html"]
+            "run/cells/_.._escape_me.html", "run/conformance.html", "run/index.html"]
 
 
 # ---------------------------------------------------------------- in a browser
