@@ -45,13 +45,15 @@ def loads_provider_from_build(m: manifest_mod.Manifest) -> bool:
 
 
 def check_libfabric(m: manifest_mod.Manifest) -> libfabric_prefix.Libfabric | None:
-    """The manifest's libfabric, checked; PrefixError says which manifest named it."""
+    """The manifest's libfabric, checked, or None for the suite's own (named or not: build/ is built against
+    it); PrefixError says which manifest named it."""
     if m.libfabric is None:
         return None
     try:
-        return libfabric_prefix.check(m.libfabric)
+        lf = libfabric_prefix.check(m.libfabric)
     except libfabric_prefix.PrefixError as exc:
         raise libfabric_prefix.PrefixError(f"{m.ref}: libfabric: {exc}") from None
+    return None if lf.prefix == libfabric_prefix.suite_prefix().resolve() else lf
 
 
 def of_run(manifests: list[manifest_mod.Manifest], suite_build: pathlib.Path) -> dict[str, Side]:

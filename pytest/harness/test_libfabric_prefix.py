@@ -4,8 +4,8 @@ a good one gets a build tree of its own, keyed by its version and place; each si
 binary with its own libfabric first in its library path, and run_info and the report say which.
 
 The end-to-end tests need a second libfabric installation: UET_TEST_SECOND_LIBFABRIC, else out/libfabric-second
-(`UET_LIBFABRIC_INTO=out/libfabric-second bash setup/libfabric.sh` builds the suite's libfabric 2.1.0 there in
-about 5 minutes). Without one they are skipped: ./uet test never builds a second libfabric.
+(`UET_LIBFABRIC_INTO=out/libfabric-second bash setup/libfabric.sh` builds the suite's libfabric 2.1.0 there:
+3.5 minutes of CPU). Without one they are skipped: ./uet test never builds a second libfabric.
 """
 import json
 import os
@@ -174,6 +174,13 @@ class TestTheTreesARunBuilds:
         run = self.check_usage("--provider", SOFTUET)
         assert (run.returncode, run.stdout) == (0, "")
 
+    def test_the_suites_own_libfabric_named_is_the_suites_own_tree(self):
+        own = libfabric_prefix.suite_prefix()
+        if not (own / "lib" / "pkgconfig" / "libfabric.pc").exists():
+            pytest.skip(f"no libfabric at {own} (./uet setup builds it)")
+        run = self.check_usage("--libfabric", own, "--provider", SOFTUET)
+        assert (run.returncode, run.stdout) == (0, ""), run.stderr
+
     def test_softuet_is_built_only_for_a_manifest_that_loads_it_from_the_tree(self, tmp_path):
         prefix = fake_prefix(tmp_path / "lf")
         lf = libfabric_prefix.check(prefix)
@@ -247,3 +254,18 @@ class TestEndToEnd:
         loads = subprocess.run(["ldd", plan["target"]["binary"]], capture_output=True, text=True, check=True,
                                env=dict(os.environ, LD_LIBRARY_PATH=target_record["environment"]["LD_LIBRARY_PATH"]))
         assert f"=> {lf.lib}/libfabric.so" in loads.stdout
+
+    def test_a_plan_written_by_hand_names_the_targets_binary_too(self, tmp_path):
+        lf = second_libfabric()
+        if not (side_builds.tree_of(lf) / "cases" / "uet-cases-msg").exists():
+            pytest.skip(f"{side_builds.tree_of(lf)} is not built (./uet run --libfabric {SECOND} builds it)")
+        target = tmp_path / "softuet-second.yaml"
+        target.write_text(f"extends: {SOFTUET}\nname: softuet-second\nlibfabric: {SECOND}\n")
+        run = subprocess.run([sys.executable, "-m", "harness.cell_plan", "--provider", str(SOFTUET), "--target",
+                              str(target), "--area", "msg", "-o", str(tmp_path / "plan")], cwd=REPO, capture_output=True,
+                             text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
+        assert run.returncode == 0, run.stderr
+        plan = json.loads((tmp_path / "plan" / "msg.plan.json").read_text())
+        assert plan["target"]["binary"] == str(side_builds.tree_of(lf) / "cases" / "uet-cases-msg")
+        target_record = json.loads((tmp_path / "plan" / "target.manifest.json").read_text())
+        assert target_record["environment"]["LD_LIBRARY_PATH"].split(":")[0] == str(lf.lib)
