@@ -26,7 +26,7 @@ import textwrap
 
 import yaml
 
-from harness import address_layout, provider_probe
+from harness import address_layout, libfabric_prefix, provider_probe
 from harness.fi_info_text import Offer
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -268,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         if out.exists() and not args.force:
             return _fail(f"{out} exists: not overwritten (--force replaces it)", 1)
     try:
-        probe = provider_probe.probe(args.provider, args.libfabric or provider_probe.default_prefix(), args.timeout)
+        probe = provider_probe.probe(args.provider, args.libfabric or libfabric_prefix.suite_prefix(), args.timeout)
     except provider_probe.ProbeError as exc:
         return _fail(str(exc), exc.status)
     if not any(ep.kind in TESTED_KINDS for ep in probe.offer.endpoints.values()):

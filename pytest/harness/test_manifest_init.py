@@ -16,6 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from harness import fi_info_text, manifest_init, provider_probe  # noqa: E402
+from harness.libfabric_prefix import suite_prefix  # noqa: E402
 
 SAMPLES = pathlib.Path(__file__).with_name("fi_info_samples")
 FI_ADDR_UET = 0x55455400
@@ -71,7 +72,7 @@ def cmd_check():
 
 @pytest.fixture(scope="session")
 def libfabric_prefix():
-    prefix = provider_probe.default_prefix()
+    prefix = suite_prefix()
     if not (prefix / "bin" / "fi_info").exists():
         pytest.skip(f"no fi_info in {prefix} (./uet setup builds deps/libfabric)")
     return prefix
