@@ -2,7 +2,7 @@
 
     /usr/bin/python3 -m harness.manifest check FILE[#VARIANT] ...    every problem, with its file and key
     /usr/bin/python3 -m harness.manifest resolve FILE[#VARIANT] [--port N] [-o OUT.json]
-    /usr/bin/python3 -m harness.manifest init --provider NAME [--libfabric PREFIX] [-o FILE] [--force]
+    ./uet manifest init --provider NAME [--libfabric PREFIX] [-o FILE] [--force]
                                                  a starter manifest from fi_info (harness/manifest_init.py)
 
 A reference is a path, optionally `#variant` (a key of the file's `variants:`). `extends: OTHER.yaml`
@@ -424,13 +424,9 @@ def main(argv: list[str]) -> int:
     resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
     resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     resolve.add_argument("-o", "--output", type=pathlib.Path)
-    from harness import manifest_init  # here: it loads this module to check what it writes
-    init = sub.add_parser("init", help="write a starter manifest from what fi_info says about a provider",
-                          description=manifest_init.__doc__.split("\n\n")[0])
-    manifest_init.add_arguments(init)
+    # `init` is harness.manifest_init's own command (./uet manifest init): it probes providers, which this
+    # library, loaded by everything, must not depend on.
     args = parser.parse_args(argv)
-    if args.command == "init":
-        return manifest_init.run(args)
     if args.command == "check":
         bad = 0
         for ref in args.refs:

@@ -54,10 +54,10 @@ def comment_of(text: str, key: str) -> str:
 
 @pytest.fixture(scope="session")
 def cmd_init():
-    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.manifest init ARGS`."""
+    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.manifest_init ARGS` (./uet manifest init)."""
     def run(*args, env=None, timeout=120):
         full = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-        return subprocess.run([sys.executable, "-m", "harness.manifest", "init", *map(str, args)], cwd=REPO, env=full,
+        return subprocess.run([sys.executable, "-m", "harness.manifest_init", *map(str, args)], cwd=REPO, env=full,
                               capture_output=True, text=True, timeout=timeout)
     return run
 
