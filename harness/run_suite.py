@@ -7,6 +7,7 @@ examples:
   ./uet run --initiator a.yaml --target b.yaml    one interop cell (a plugfest)
   ./uet run --matrix a.yaml b.yaml c.yaml     every ordered pair, initiator x target (a nightly CI)
   ./uet run --provider softuet.yaml#hpc --only authz --only 2.2.4.4-a --seed 7
+  ./uet run --libfabric /opt/vendor/libfabric --provider vendor.yaml    against a vendor's own libfabric
 
 A manifest is FILE or FILE#VARIANT (python3 -m harness.manifest check FILE names its problems); a bare
 name is looked up in cases/manifests/. The run writes out/runs/<run-id>/ (results.json, junit.xml,
@@ -14,7 +15,8 @@ summary.txt, index.html, each cell's logs and manifests) and points out/runs/lat
 
 exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
 decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
-folder); 3 the suite is not built; 130 interrupted (the partial report is written).
+folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0); 3 the suite is not built; 130
+interrupted (the partial report is written).
 """
 from __future__ import annotations
 
@@ -44,8 +46,10 @@ from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
 from harness import evidence as evidence_mod
+from harness import libfabric_prefix
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
+from harness import side_builds
 from harness import spec_versions
 from harness.conformance_statement import write as write_statement
 from harness.logcap import LOG_CAP_BYTES
@@ -84,6 +88,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                      help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
                           "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
+    p.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
+                   help="run the sides against the libfabric installed at PREFIX (bin/fi_info or lib/libfabric.so, "
+                        "lib/pkgconfig/libfabric.pc; 2.0 or newer): ./uet builds the case binaries against it in "
+                        "build-libfabric/<version>-<hash>/ and runs them with its lib first in LD_LIBRARY_PATH; a "
+                        "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
                         "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")
@@ -196,7 +205,23 @@ def check_report_folder(folder: pathlib.Path) -> None:
                          "(choose another with --report DIR)") from None
 
 
-def preflight(cells: list[Cell], args) -> dict[str, str]:
+def libfabric_trees(args, manifests: list) -> list[side_builds.TreeToBuild]:
+    """The trees the run's libfabrics need; PrefixError (bad usage) for one the suite cannot build against."""
+    if args.libfabric is not None:
+        try:
+            libfabric_prefix.check(args.libfabric)
+        except libfabric_prefix.PrefixError as exc:
+            raise libfabric_prefix.PrefixError(f"--libfabric {args.libfabric}: {exc}") from None
+    return side_builds.trees_to_build([m.with_default_libfabric(args.libfabric) for m in manifests])
+
+
+def unbuilt_sides(sides: dict[str, side_builds.Side], areas: list[str]) -> list[str]:
+    """The trees of other libfabrics that lack a case binary the run needs (./uet run builds them first)."""
+    return sorted({f"{side.build} (for {side.libfabric.describe()})" for side in sides.values()
+                   if side.libfabric and any(a not in case_binaries(side.build) for a in areas)})
+
+
+def preflight(cells: list[Cell], args, sides: dict[str, side_builds.Side]) -> dict[str, str]:
     """Checks before any case runs; the providers' versions as fi_info gives them."""
     manifests = {m.name: m for m in plan_mod.manifests_of(cells)}
     if not args.same_host and os.geteuid() != 0 and any(m.namespaces for m in manifests.values()):
@@ -205,7 +230,7 @@ def preflight(cells: list[Cell], args) -> dict[str, str]:
                          "without namespaces (the wire checks then fail for want of a capture)")
     versions, problems = {}, []
     for m in manifests.values():
-        status, said = run_info_mod.probe_provider(m, args.build)
+        status, said = run_info_mod.probe_provider(m, args.build, sides.get(m.name))
         if status == "absent":
             problems.append(f"{m.ref}: provider '{m.provider}' cannot be loaded: fi_getinfo said: {said} "
                             f"(check its name and the environment the manifest gives, e.g. FI_PROVIDER_PATH)")
@@ -255,12 +280,17 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     mode, refs = mode_and_refs(args)
     try:  # bad manifests are answered before anything needs the build
-        for ref in refs:
-            manifest_mod.load(ref)
+        loaded = [manifest_mod.load(ref) for ref in refs or [plan_mod.DEFAULT_MANIFEST]]
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
-    if args.check_usage:
+    try:  # and a libfabric the suite cannot build against, before any set-up
+        trees = libfabric_trees(args, loaded)
+    except libfabric_prefix.PrefixError as exc:
+        print(f"uet run: {exc}", file=sys.stderr)
+        return 2
+    if args.check_usage:  # ./uet builds these trees after the suite's own
+        print("".join(t.line() + "\n" for t in trees), end="")
         return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
     binaries = case_binaries(args.build)
@@ -269,17 +299,22 @@ def main(argv: list[str]) -> int:
         return 3
     sel = plan_mod.selection(args.only, list(binaries))
     try:
-        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas)
+        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas, libfabric=args.libfabric)
         if not cells:
             raise UsageError(f"--only {' '.join(args.only)} selects no area of this run")
         for c in cells:  # a cell's id names its folder, made and written as root
             folder_inside(args.report, c.id)
         check_report_folder(args.report)
-        versions = preflight(cells, args)
+        sides = side_builds.of_run(plan_mod.manifests_of(cells), args.build)
+        unbuilt = unbuilt_sides(sides, sorted({a for c in cells for a in c.areas}))
+        if unbuilt:
+            print(f"uet run: no case binaries built in {', '.join(unbuilt)} (./uet run builds them)", file=sys.stderr)
+            return 3
+        versions = preflight(cells, args, sides)
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
-    except (UsageError, OutsideFolder) as exc:
+    except (UsageError, OutsideFolder, libfabric_prefix.PrefixError) as exc:
         print(f"uet run: {exc}", file=sys.stderr)
         return 2
 
@@ -351,7 +386,7 @@ def main(argv: list[str]) -> int:
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
                          placement=args.placement, cell_deadline=args.cell_deadline, run_ends_at=run_ends_at,
-                         run_deadline=args.run_deadline)
+                         run_deadline=args.run_deadline, sides=sides)
         try:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error
@@ -398,7 +433,7 @@ def main(argv: list[str]) -> int:
                    cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                   placements=placements, logs_capped=capped)
+                   placements=placements, logs_capped=capped, sides=sides)
     ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
                    say=progress.say)
     write_outputs(doc, run_dir, args.report)
@@ -416,11 +451,11 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None, logs_capped=None) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None, sides=None) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
-                                provider_versions=versions, placement=placement)
+                                provider_versions=versions, placement=placement, sides=sides)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)

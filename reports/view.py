@@ -78,6 +78,16 @@ def manifests_by_name(doc):
     return {m.get("name"): m for m in doc.get("run_info", {}).get("manifests", [])}
 
 
+def side_libfabric(lf):
+    """What a side ran with, in words: its libfabric's version and prefix, and the tree of its case binaries
+    (absent from runs before sides could name a libfabric)."""
+    if not lf:
+        return {"text": MISSING, "build": ""}
+    whose = "the suite's own" if lf.get("source") == "suite" else "named"
+    return {"text": "%s (%s) at %s" % (_value(lf, "version"), whose, _value(lf, "prefix")),
+            "build": _value(lf, "build")}
+
+
 def run_info(doc):
     info = doc.get("run_info", {})
     started = _value(info, "started")
@@ -112,7 +122,8 @@ def run_info(doc):
                   "other_version": bool(checked) and checked not in (m.get("spec_versions") or [checked]),
                   "profiles": ", ".join(m.get("profiles") or []) or MISSING,
                   "uet": "yes" if m.get("uet") else "no",
-                  "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or ""}
+                  "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or "",
+                  "libfabric": side_libfabric(m.get("libfabric"))}
                  for m in info.get("manifests", [])]
     choices = [{"id": _value(c, "id"), "status": _value(c, "status"), "confidence": _value(c, "confidence"),
                 "chose": _value(c, "chose"), "agree": ", ".join(c.get("agree") or []) or "none",

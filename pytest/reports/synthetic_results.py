@@ -113,7 +113,10 @@ EXPECTED_UNCOVERED = ["2.2.4.4-c", "2.2.5.1-c", "2.2.5.1-d"]
 MANIFESTS = [
     {"ref": "cases/manifests/softuet.yaml", "name": FULL, "provider": "softuet", "provider_version": "0.3",
      "profiles": ["ai_base", "ai_full", "hpc"], "uet": True, "sha256": "a1b2c3d4e5f6" + "0" * 52,
-     "spec_versions": ["1.0.1", "1.0.3"], "implements_checked_version": True},
+     "spec_versions": ["1.0.1", "1.0.3"], "implements_checked_version": True,
+     "libfabric": {"source": "named", "version": "2.2.0a1", "api": "2.2", "prefix": "/opt/vendor/libfabric",
+                   "build": "/src/uet/build-libfabric/2.2.0a1-0123456789"}},
+    # a run from before sides named their libfabric: the report shows it as unknown
     {"ref": "cases/manifests/softuet.yaml#ai-base", "name": BASE, "provider": "softuet", "provider_version": "0.3",
      "profiles": ["ai_base"], "uet": True, "sha256": "ffeeddccbbaa" + "1" * 52,
      "spec_versions": ["1.0.3"], "implements_checked_version": False},

@@ -91,9 +91,10 @@ class TestRunInfo:
         table = [t for t in section(root, "run-info").iter("table") if has_class(t, "manifests")][0]
         assert rows(table) == [
             ["softuet", "cases/manifests/softuet.yaml", "softuet", "0.3", "1.0.1, 1.0.3", "ai_base, ai_full, hpc",
-             "yes", "a1b2c3d4e5f6"],
+             "yes", "2.2.0a1 (named) at /opt/vendor/libfabric", "/src/uet/build-libfabric/2.2.0a1-0123456789",
+             "a1b2c3d4e5f6"],
             ["softuet-ai-base", "cases/manifests/softuet.yaml#ai-base", "softuet", "0.3",
-             "1.0.3 (not the checked version)", "ai_base", "yes", "ffeeddccbbaa"]]
+             "1.0.3 (not the checked version)", "ai_base", "yes", "—", "", "ffeeddccbbaa"]]
 
     def test_spec_choices(self, run):
         _, _, root = run
