@@ -102,7 +102,7 @@ def line_plot(runs: list[dict], values: list[float | None], unit: str, what: str
     """One value per run as a line with a point per run (a run without the value leaves it out)."""
     frame = _frame(runs, max((v for v in values if v is not None), default=0), unit)
     points = [{"x": round(frame["left"] + frame["slot"] * (i + 0.5), 1), "y": frame["y"](v),
-               "href": hrefs[run["run_id"]], "title": "%s: %s %s" % (run["run_id"], fmt % v, what)}
+               "href": hrefs[run["run_id"]], "title": "%s: %s%s %s" % (run["run_id"], fmt % v, unit, what)}
               for i, (run, v) in enumerate(zip(runs, values)) if v is not None]
     latest = next((fmt % v + unit for v in reversed(values) if v is not None), view.MISSING)
     return dict(frame, points=points, polyline=" ".join("%s,%s" % (p["x"], p["y"]) for p in points),
@@ -157,7 +157,7 @@ def site(runs: list[dict], out_dir: os.PathLike) -> dict:
         return [verdict_plot(runs, scope, k, hrefs) for k in _keys(runs, scope)]
     return {"runs": run_rows(runs, hrefs), "count": len(runs),
             "overall": verdict_plot(runs, "run", "all", hrefs) if runs else None,
-            "seconds": line_plot(runs, [r["seconds"] for r in runs], " s", "seconds", hrefs, "%.0f"),
+            "seconds": line_plot(runs, [r["seconds"] for r in runs], " s", "(run time)", hrefs, "%.0f"),
             "coverage": line_plot(runs, [_coverage_percent(r) for r in runs], "%",
                                   "of the observable statements covered", hrefs, "%.0f"),
             "providers": plots("provider"), "profiles": plots("profile"), "cells": plots("cell"),

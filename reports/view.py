@@ -5,6 +5,7 @@ the optional parts of the format (negotiation, coverage, evidence, ...) with def
 results.json still renders.
 """
 import collections
+import pathlib
 import re
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
@@ -310,10 +311,13 @@ def result_anchor(result_id):
 
 
 def _link(run_dir, path):
-    """A path of the run folder as a link, or as plain text when the file is not there."""
+    """A path of the run folder as a link, or as plain text when the file is not there; a path that leads
+    out of the run folder (absolute, '..') is never a link: the page is read elsewhere, by others."""
     if not path:
         return None
-    return {"path": path, "exists": (run_dir / path).is_file()}
+    run_dir = pathlib.Path(run_dir).resolve()
+    inside = run_dir in (run_dir / path).resolve().parents
+    return {"path": path, "exists": inside and (run_dir / path).is_file()}
 
 
 def _format_field(value):
