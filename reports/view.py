@@ -5,6 +5,7 @@ the optional parts of the format (negotiation, coverage, evidence, ...) with def
 results.json still renders.
 """
 import collections
+import hashlib
 import pathlib
 import re
 
@@ -15,6 +16,7 @@ FAILING = ("fail", "error", "timeout")
 SIDES = ("initiator", "target")
 PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
 MISSING = "—"
+PAGE_NAME_MAX = 120
 
 # The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
 # could not run, which outranks a SHOULD not met.
@@ -70,6 +72,8 @@ def page_of(cell_id):
     """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
     replacement only keeps an odd id from escaping cells/."""
     safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
+    if len(safe) > PAGE_NAME_MAX:   # a file name has 255 bytes at most; the hash keeps long ids apart
+        safe = "%s-%s" % (safe[:PAGE_NAME_MAX - 17], hashlib.sha256(cell_id.encode("utf-8", "surrogatepass")).hexdigest()[:16])
     return "cells/%s.html" % safe
 
 
