@@ -1,6 +1,6 @@
 """./uet history DIR...: index run folders into the history database and write the trend site.
 
-    ./uet history out/runs                          every run below out/runs; site in out/history/
+    ./uet history                                   every run below out/runs; site in out/history/
     ./uet history --out site --db hist.sqlite a/ b/ run folders, or folders of runs, anywhere
 
 Each DIR is a run folder (it holds results.json) or a folder of run folders. The index (SQLite, schema in
@@ -27,8 +27,8 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 def parse(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="./uet history", description="Index run folders and write the trend site.",
                                 epilog="e.g. ./uet history out/runs; ./uet history --out /tmp/site /tmp/runs")
-    p.add_argument("dirs", nargs="+", type=pathlib.Path, metavar="DIR",
-                   help="a run folder (out/runs/<run-id>) or a folder of them (out/runs)")
+    p.add_argument("dirs", nargs="*", type=pathlib.Path, metavar="DIR", default=[REPO / "out" / "runs"],
+                   help="a run folder (out/runs/<run-id>) or a folder of them (default out/runs)")
     p.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "history",
                    help="the site's folder (default out/history/)")
     p.add_argument("--db", type=pathlib.Path, default=None,

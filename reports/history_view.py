@@ -116,14 +116,16 @@ def _keys(runs: list[dict], scope: str) -> list[str]:
     return sorted(keys)
 
 
-def changes(previous: dict | None, run: dict) -> list[dict]:
-    """The results whose verdict differs from the same result id's in the run before (ids new to this run
-    are not changes)."""
-    if previous is None:
-        return []
-    return [{"id": rid, "before": previous["verdicts"][rid], "now": verdict}
-            for rid, verdict in sorted(run["verdicts"].items())
-            if rid in previous["verdicts"] and previous["verdicts"][rid] != verdict]
+def changes(last_seen: dict, run: dict) -> list[dict]:
+    """The results whose verdict differs from that result id's in the latest earlier run that had it
+    (last_seen: id -> verdict); ids new to the history are not changes."""
+    return [{"id": rid, "before": last_seen[rid], "now": verdict} for rid, verdict in sorted(run["verdicts"].items())
+            if rid in last_seen and last_seen[rid] != verdict]
+
+
+def _when(started: str) -> str:
+    """'2026-11-27T20:04:57+00:00' as '2026-11-27 20:04:57' (a table cell that does not wrap)."""
+    return started[:19].replace("T", " ") if len(started) >= 19 and started[10] == "T" else started or MISSING
 
 
 def _coverage_percent(run: dict) -> float | None:
@@ -134,18 +136,19 @@ def _coverage_percent(run: dict) -> float | None:
 
 def run_rows(runs: list[dict], hrefs: dict) -> list[dict]:
     """The run table, newest first."""
-    rows = []
-    for i, run in enumerate(runs):
+    rows, last_seen = [], {}
+    for run in runs:
         counts = run["counts"].get(("run", "all"), {})
         cov = _coverage_percent(run)
-        rows.append({"run_id": run["run_id"], "href": hrefs[run["run_id"]], "started": run["started"] or view.MISSING,
+        rows.append({"run_id": run["run_id"], "href": hrefs[run["run_id"]], "started": _when(run["started"] or ""),
                      "spec_version": run["spec_version"] or view.MISSING,
                      "seed": view.MISSING if run["seed"] is None else run["seed"], "mode": run["mode"] or view.MISSING,
                      "seconds": view.MISSING if run["seconds"] is None else "%.1f s" % run["seconds"],
                      "counts": view.counts_row(counts),
                      "coverage": view.MISSING if cov is None else "%.0f%%" % cov, "flaky": run["flaky"],
                      "exit_status": view.MISSING if run["exit_status"] is None else run["exit_status"],
-                     "partial": bool(run["partial"]), "changes": changes(runs[i - 1] if i else None, run)})
+                     "partial": bool(run["partial"]), "changes": changes(last_seen, run)})
+        last_seen.update(run["verdicts"])
     return rows[::-1]
 
 

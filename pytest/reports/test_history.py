@@ -166,6 +166,22 @@ class TestSite:
         assert changes(runs[1]) == ["%s: pass → fail" % FLIPPED]
         assert changes(runs[2]) == []
 
+    def test_a_change_is_against_the_latest_run_that_had_the_result(self, tmp_path):
+        runs = tmp_path / "runs"
+        write_run(runs, 1, flip=True)
+        other = write_run(runs, 2)   # a run of other cells between: none of run 1's result ids
+        doc = json.loads((other / "results.json").read_text())
+        for r in doc["results"]:
+            r["id"] = "other/" + r["id"]
+        (other / "results.json").write_text(json.dumps(doc))
+        write_run(runs, 3)
+        assert history("--db", tmp_path / "h.sqlite", "--out", tmp_path / "site", runs).returncode == 0
+        root = ET.parse(tmp_path / "site" / "index.html").getroot()
+        changed = {tr.get("data-run"): [" ".join("".join(li.itertext()).split()) for li in tr.iter("li")]
+                   for tr in root.iter("tr") if tr.get("data-run")}
+        assert changed == {"20261125-0100-s1": [], "20261125-0200-s2": [],
+                           "20261125-0300-s3": ["%s: fail → pass" % FLIPPED]}
+
     def test_the_cells_page_has_a_plot_per_cell(self, site):
         root = ET.parse(site / "cells.html").getroot()
         keys = [f.get("data-key") for f in root.iter("figure")]
