@@ -114,6 +114,14 @@ def _int(value):
 def index_run(db: sqlite3.Connection, folder: pathlib.Path) -> str:
     """Index one run folder; returns "added", "updated" or "unchanged". BrokenRun when it cannot be read."""
     doc, digest = load(folder)
+    try:
+        return _index(db, folder, doc, digest)
+    except (TypeError, AttributeError, ValueError) as exc:   # the transaction is rolled back
+        raise BrokenRun(f"{folder / 'results.json'}: does not follow reports/RESULTS-FORMAT.md "
+                        f"({type(exc).__name__}: {exc})") from None
+
+
+def _index(db: sqlite3.Connection, folder: pathlib.Path, doc: dict, digest: str) -> str:
     info = doc["run_info"]
     run_id = str(info.get("run_id") or folder.name)
     old = db.execute("SELECT results_sha256, folder FROM runs WHERE run_id = ?", (run_id,)).fetchone()

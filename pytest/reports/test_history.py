@@ -91,16 +91,21 @@ class TestIndex:
         (runs_dir / "cut-short" / "results.json").write_text('{"format": 1, "run_info": ')
         (runs_dir / "not-results").mkdir()
         (runs_dir / "not-results" / "results.json").write_text('[1, 2]')
+        (runs_dir / "odd-shape").mkdir()
+        (runs_dir / "odd-shape" / "results.json").write_text(
+            '{"run_info": {"run_id": "x", "manifests": [7]}, "results": [{"cell": ["a"]}]}')
         (runs_dir / "empty").mkdir()
         (runs_dir / "latest").symlink_to("20261125-0100-s1")
         proc = history("--db", tmp_path / "h.sqlite", "--out", tmp_path / "site", runs_dir)
         assert proc.returncode == 0
-        assert "3 run(s) indexed (3 added, 0 updated, 0 unchanged, 3 skipped)" in proc.stdout
+        assert "3 run(s) indexed (3 added, 0 updated, 0 unchanged, 4 skipped)" in proc.stdout
         err = proc.stderr.splitlines()
-        assert len(err) == 3
+        assert len(err) == 4
+        assert any("odd-shape/results.json: does not follow reports/RESULTS-FORMAT.md" in line for line in err)
         assert any("cut-short/results.json: not valid JSON" in line for line in err)
         assert any("not-results/results.json: not a results.json" in line for line in err)
         assert any("empty/results.json: no such file" in line for line in err)
+        assert rows(tmp_path / "h.sqlite", "SELECT count(*) FROM runs WHERE run_id = 'x'") == [(0,)]
 
     def test_bad_usage_exits_2_naming_the_thing(self, tmp_path, runs_dir):
         proc = history("--out", tmp_path / "site", tmp_path / "nowhere")

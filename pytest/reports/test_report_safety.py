@@ -28,6 +28,8 @@ MARKUP = ("<script>%s</script><img src=x onerror=\"%s\">\"><svg onload=\"%s\">' 
 ESCAPES = "\x1b[31mred\x1b[0m\x1b]0;title\x07\x1b[2J"
 HOSTILE_NAME = "evil" + MARKUP + ESCAPES
 JS_URL = "javascript:" + PWN
+RUN_ID = "20261125-0217-s4242" + MARKUP + ESCAPES
+SHOWN_RUN_ID = RUN_ID.replace("\x1b", "\\x1b").replace("\x07", "\\x07")   # as results.json writes it
 
 
 class DomScan(html.parser.HTMLParser):
@@ -59,6 +61,7 @@ def hostile_run(run_dir):
     text = text.replace(syn.BASE, json.dumps(HOSTILE_NAME)[1:-1])
     doc = json.loads(text)
     doc["run_info"]["command"] = "./uet run " + MARKUP
+    doc["run_info"]["run_id"] = RUN_ID
     for r in doc["results"]:
         if r["verdict"] == "fail":
             r["message"] = "Expected equality " + MARKUP + ESCAPES
@@ -111,7 +114,7 @@ class TestRunReport:
         raw = (run_dir / "index.html").read_text()
         assert "\x1b" not in raw and "\\x1b[31mred" in raw
         dom, dumped = scan(cmd_chromium, run_dir / "index.html")
-        assert_inert(dom, dumped, "UET conformance run 20261125-0217-s4242")
+        assert_inert(dom, dumped, "UET conformance run " + SHOWN_RUN_ID)
         assert dumped.count("PWNED") >= 4 * 3   # the payloads are there, as text
         # the log link is there, relative and percent-encoded: a file of the run folder, never a script
         assert ("a", "href", "javascript%3Adocument.title%3D%27PWNED%27") in dom.attrs
@@ -120,7 +123,7 @@ class TestRunReport:
         _, run_dir = runs
         doc = json.loads((run_dir / "results.json").read_text())
         # the cell ids hold the hostile name (printable: \x1b for ESC); a title shows it as it is, as text
-        expected = {"UET conformance run 20261125-0217-s4242: " + c["id"] for c in doc["cells"]}
+        expected = {"UET conformance run %s: %s" % (SHOWN_RUN_ID, c["id"]) for c in doc["cells"]}
         assert sum(HOSTILE_NAME[:20] in t for t in expected) == 3
         pages = sorted((run_dir / "cells").glob("*.html"))
         assert len(pages) == 4
@@ -131,7 +134,7 @@ class TestRunReport:
             titles.add(dom.title)
             shown += "PWNED" in dumped
         assert titles == expected
-        assert shown == 3   # the hostile manifest's three cells show the payloads, as text
+        assert shown == 4   # every page shows the payloads (the run id's at least), as text
 
 
 class TestHistorySite:
