@@ -67,15 +67,19 @@ def _is_flaky(result: dict) -> bool:
     return bool(result.get("flaky")) or result.get("classification") == "flaky"
 
 
-def load(folder: pathlib.Path) -> tuple[dict, str]:
-    """(results dict, sha256 of its bytes) of a run folder; BrokenRun naming the file when it is unusable."""
+def read(folder: pathlib.Path) -> bytes:
     source = folder / "results.json"
     try:
-        raw = source.read_bytes()
+        return source.read_bytes()
     except FileNotFoundError:
         raise BrokenRun(f"{source}: no such file (not a run folder)") from None
     except OSError as exc:
         raise BrokenRun(f"{source}: cannot read it: {exc.strerror or exc}") from None
+
+
+def parse(folder: pathlib.Path, raw: bytes) -> dict:
+    """results.json's dict; BrokenRun naming the file when it is unusable."""
+    source = folder / "results.json"
     try:
         doc = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -85,7 +89,7 @@ def load(folder: pathlib.Path) -> tuple[dict, str]:
                         "reports/RESULTS-FORMAT.md)")
     if any(not isinstance(r, dict) for r in doc["results"]) or not isinstance(doc.get("cells", []), list):
         raise BrokenRun(f"{source}: a result or the cells list is not of reports/RESULTS-FORMAT.md's shape")
-    return doc, hashlib.sha256(raw).hexdigest()
+    return doc
 
 
 def scoped_counts(doc: dict) -> dict[tuple[str, str], dict[str, int]]:
@@ -113,7 +117,13 @@ def _int(value):
 
 def index_run(db: sqlite3.Connection, folder: pathlib.Path) -> str:
     """Index one run folder; returns "added", "updated" or "unchanged". BrokenRun when it cannot be read."""
-    doc, digest = load(folder)
+    raw = read(folder)
+    digest = hashlib.sha256(raw).hexdigest()
+    # the common case, a folder indexed before and unchanged, is answered without parsing its JSON
+    if db.execute("SELECT 1 FROM runs WHERE results_sha256 = ? AND folder = ?",
+                  (digest, str(folder.resolve()))).fetchone():
+        return "unchanged"
+    doc = parse(folder, raw)
     try:
         return _index(db, folder, doc, digest)
     except (TypeError, AttributeError, ValueError) as exc:   # the transaction is rolled back

@@ -13,7 +13,8 @@ from reports import view
 
 # Bottom to top: what to act on sits on the baseline, where a change in it is easiest to see.
 STACK = ("fail", "error", "timeout", "warning", "not_applicable", "pass")
-PLOT = {"width": 660, "height": 180, "left": 44, "right": 12, "top": 14, "bottom": 40}
+PLOT = {"width": 660, "height": 180, "left": 48, "right": 36, "top": 14, "bottom": 40}
+NUMBER_MIN_SLOT = 12   # a run's column narrower than this marks its failing results without the number
 MAX_X_LABELS = 6
 MISSING = view.MISSING
 
@@ -63,8 +64,9 @@ def _frame(runs: list[dict], top_value: float, unit: str) -> dict:
         return round(p["top"] + inner_h * (1 - v / top), 1)
     ticks = [{"y": y(v), "label": ("%g" % v) + unit} for v in (0, top / 2, top)]
     versions = len({r.get("spec_version") for r in runs})
+    # counted from the newest run, which always has its label
     labels = [{"x": round(p["left"] + slot * (i + 0.5), 1), "lines": _label(r, versions)}
-              for i, r in enumerate(runs) if i % every == 0 or i == len(runs) - 1]
+              for i, r in enumerate(runs) if (len(runs) - 1 - i) % every == 0]
     return {"width": p["width"], "height": p["height"], "left": p["left"], "right": p["width"] - p["right"],
             "base": y(0), "top": p["top"], "ticks": ticks, "labels": labels, "slot": slot, "y": y,
             "label_y": p["height"] - p["bottom"] + 15}
@@ -90,6 +92,7 @@ def verdict_plot(runs: list[dict], scope: str, key: str, hrefs: dict) -> dict:
         failing = sum(counts.get(v, 0) for v in view.FAILING)
         bars.append({"x": x, "w": round(bar_w, 1), "parts": parts, "href": hrefs[run["run_id"]],
                      "failing": failing, "failing_y": round(frame["y"](level) - 4, 1),
+                     "number": frame["slot"] >= NUMBER_MIN_SLOT,
                      "title": "%s (spec %s): %s" % (run["run_id"], run["spec_version"] or view.MISSING,
                                                    view._counts_text(counts) or "no results")})
     last = next((i for i in range(len(series) - 1, -1, -1) if series[i]), None)
@@ -106,7 +109,7 @@ def line_plot(runs: list[dict], values: list[float | None], unit: str, what: str
               for i, (run, v) in enumerate(zip(runs, values)) if v is not None]
     latest = next((fmt % v + unit for v in reversed(values) if v is not None), view.MISSING)
     return dict(frame, points=points, polyline=" ".join("%s,%s" % (p["x"], p["y"]) for p in points),
-                latest=latest)
+                latest=latest, radius=round(max(1.5, min(4.5, frame["slot"] / 3)), 1))
 
 
 def _keys(runs: list[dict], scope: str) -> list[str]:
