@@ -63,8 +63,8 @@ def connect(path: pathlib.Path) -> sqlite3.Connection:
 
 
 def _is_flaky(result: dict) -> bool:
-    # --rerun-failures/--repeat may classify a result; the field is optional and its spelling may vary.
-    return bool(result.get("flaky")) or result.get("classification") == "flaky"
+    # --rerun-failures/--repeat make a result's verdict flaky; a flag or classification says so in other runs
+    return result.get("verdict") == "flaky" or bool(result.get("flaky")) or result.get("classification") == "flaky"
 
 
 def read(folder: pathlib.Path) -> bytes:

@@ -36,6 +36,9 @@ import yaml
 
 from containers.choice import PLACEMENTS
 from containers.podman import release_pool
+from harness import attempts as attempts_mod
+from harness import ci_options
+from harness import ci_summary
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
@@ -44,6 +47,7 @@ from harness import evidence as evidence_mod
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness import spec_versions
+from harness.conformance_statement import write as write_statement
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
@@ -111,6 +115,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
+    ci_options.add_arguments(p)
     p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
                    help=argparse.SUPPRESS)
     p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
@@ -139,6 +144,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.error(f"{option} {value} is not a deadline: give seconds, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f}")
     if args.same_host and args.placement:
         p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
+    ci_options.check(args, p)
     return args
 
 
@@ -310,7 +316,6 @@ def main(argv: list[str]) -> int:
     if mode == "default" and not args.no_decode_check:
         decode = decode_crosscheck(args, progress)
 
-    results: list[Result] = []
     lock = threading.Lock()
     placement = set()
     timings: dict[str, dict] = {}
@@ -318,7 +323,8 @@ def main(argv: list[str]) -> int:
     capped: dict[str, dict] = {}
     placements: dict[str, dict] = {}
 
-    def run_cell(index: int, cell: Cell) -> None:
+    def run_cell(index: int, cell: Cell, attempt: int, cell_seed: int, case_filter: str, sink: list[Result],
+                 prog: Progress) -> None:
         if stop.is_set():
             return
         t0 = time.monotonic()
@@ -326,19 +332,22 @@ def main(argv: list[str]) -> int:
         def on_result(r: Result) -> None:
             if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
                 return
-            r.repro = repro_command(cell, r.case, seed, args.spec_version)
+            r.repro = repro_command(cell, r.case, cell_seed, args.spec_version)
             if r.area != "harness":
-                r.evidence.setdefault("log", f"cells/{cell.id}/{r.area}.log")
+                r.evidence.setdefault("log", f"{place}/{cell.id}/{r.area}.log")
             r.blamed_manifest = blamed_manifest(cell, r.blamed_side)
             with lock:
-                results.append(r)
-            progress.case(r)
+                sink.append(r)
+            prog.case(r)
 
         # Without namespaces (same host, or nodes that may be one host) the sides share a network: each cell
         # gets ports of its own.
         shared = args.same_host or args.placement == "nodes"
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if shared else (INITIATOR_PORT, INITIATOR_PORT + 1)
-        runner = CellRun(cell, args.build, folder_inside(run_dir / "cells", cell.id), seed=seed, case_filter=sel.gtest_filter,
+        # A later attempt keeps its logs and captures apart: the first attempt's evidence stays what it was.
+        place = "cells" if attempt == 1 else f"attempts/{attempt}"
+        folder = folder_inside(run_dir / place, cell.id)
+        runner = CellRun(cell, args.build, folder, seed=cell_seed, case_filter=case_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
                          placement=args.placement, cell_deadline=args.cell_deadline, run_ends_at=run_ends_at,
@@ -351,21 +360,33 @@ def main(argv: list[str]) -> int:
                                                  args.spec_version):
             on_result(error)
         with lock:
-            placement.add(runner.placement or "none")
-            losses[cell.id] = runner.loss
-            capped[cell.id] = runner.logs_capped
-            placements[cell.id] = runner.placement_detail or None
-            timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
-                                "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
-            mine = [r for r in results if r.cell == cell.id]
-        progress.cell(cell.id, counts(mine), time.monotonic() - t0)
+            mine = [r for r in sink if r.cell == cell.id]
+            if attempt == 1:
+                placement.add(runner.placement or "none")
+                losses[cell.id] = runner.loss
+                capped[cell.id] = runner.logs_capped
+                placements[cell.id] = runner.placement_detail or None
+                timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
+                                    "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
+        prog.cell(cell.id, counts(mine), time.monotonic() - t0)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_cell, i, c) for i, c in enumerate(cells)]
-        for f in futures:
-            while not f.done():
-                concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
-            f.result()
+    def run_pass(attempt: int, pass_seed: int, plan: list[tuple[int, Cell, str]], prog: Progress) -> list[Result]:
+        """One attempt: each (index, cell, gtest filter) of `plan`, args.jobs at a time."""
+        sink: list[Result] = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(run_cell, i, c, attempt, pass_seed, f, sink, prog) for i, c, f in plan]
+            for f in futures:
+                while not f.done():
+                    concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
+                f.result()
+        return sink
+
+    results = run_pass(1, seed, [(i, c, sel.gtest_filter) for i, c in enumerate(cells)], progress)
+    attempts_info = attempts_mod.run_more(results, [(i, c, sel.gtest_filter) for i, c in enumerate(cells)], seed=seed, repeat=args.repeat, rerun=args.rerun_failures,
+                                          seed_max=SEED_MAX, stop=stop, run_pass=run_pass,
+                                          progress=lambda n: Progress(n, {}, quiet=args.quiet, verbose=args.verbose),
+                                          say=progress.say)
+    results = attempts_info.pop("results")
     if args.placement == "containers":
         release_pool()  # the cells' containers are gone before the report says the run ended
     for sig, handler in previous.items():
@@ -378,10 +399,12 @@ def main(argv: list[str]) -> int:
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
                    placements=placements, logs_capped=capped)
+    ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
+                   say=progress.say)
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
-                 f"warning, {s['error']} error, {s['timeout']} timeout; coverage {doc['coverage']['covered_observable']} "
+                 f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
                  f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
                  f"disagreements; report {run_dir / 'index.html'}")
     if stop.is_set():
@@ -438,6 +461,7 @@ def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -
     doc = printable_tree(doc)  # the HTML too shows what binaries printed
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
+    write_statement(doc, run_dir)      # before the HTML, whose conformance page reads it
     render_html(doc, run_dir)
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():

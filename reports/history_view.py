@@ -12,7 +12,7 @@ import urllib.parse
 from reports import view
 
 # Bottom to top: what to act on sits on the baseline, where a change in it is easiest to see.
-STACK = ("fail", "error", "timeout", "warning", "not_applicable", "pass")
+STACK = ("fail", "flaky", "error", "timeout", "warning", "not_applicable", "pass")
 PLOT = {"width": 660, "height": 180, "left": 48, "right": 36, "top": 14, "bottom": 40}
 NUMBER_MIN_SLOT = 12   # a run's column narrower than this marks its failing results without the number
 MAX_X_LABELS = 6
@@ -148,7 +148,7 @@ def run_rows(runs: list[dict], hrefs: dict) -> list[dict]:
                      "seed": view.MISSING if run["seed"] is None else run["seed"], "mode": run["mode"] or view.MISSING,
                      "seconds": view.MISSING if run["seconds"] is None else "%.1f s" % run["seconds"],
                      "counts": view.counts_row(counts),
-                     "coverage": view.MISSING if cov is None else "%.0f%%" % cov, "flaky": run["flaky"],
+                     "coverage": view.MISSING if cov is None else "%.0f%%" % cov,
                      "exit_status": view.MISSING if run["exit_status"] is None else run["exit_status"],
                      "partial": bool(run["partial"]), "changes": changes(last_seen, run)})
         last_seen.update(run["verdicts"])

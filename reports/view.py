@@ -9,10 +9,12 @@ import hashlib
 import pathlib
 import re
 
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
+from reports import ci_view
+
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
 VERDICT_LABELS = {"pass": "pass", "fail": "fail", "not_applicable": "not applicable", "warning": "warning",
-                  "error": "error", "timeout": "timeout"}
-FAILING = ("fail", "error", "timeout")
+                  "error": "error", "timeout": "timeout", "flaky": "flaky"}
+FAILING = ("fail", "error", "timeout", "flaky")
 SIDES = ("initiator", "target")
 PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
 MISSING = "—"
@@ -21,7 +23,7 @@ PAGE_NAME_MAX = 120
 # The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
 # could not run, which outranks a SHOULD not met.
 AREA_CODES = (
-    ("F", "any fail"),
+    ("F", "any fail or flaky"),
     ("E", "any error or timeout"),
     ("W", "a warning, the rest pass or not applicable"),
     ("P", "all pass (not-applicable checks aside)"),
@@ -48,7 +50,7 @@ def _counts_text(counts):
 
 def area_code(verdicts):
     verdicts = set(verdicts)
-    if "fail" in verdicts:
+    if verdicts & {"fail", "flaky"}:
         return "F"
     if verdicts & {"error", "timeout"} or verdicts - set(VERDICTS):   # a verdict outside the taxonomy: broken
         return "E"
@@ -365,7 +367,7 @@ def failure(result, run_dir, statement_text, choice_label=str):
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "malformed": malformed, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
-            "repro": result.get("repro") or MISSING}
+            "repro": result.get("repro") or MISSING, **ci_view.failure_extras(result)}
 
 
 def failures(results, run_dir, statement_text, choice_label=str):

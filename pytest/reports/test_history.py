@@ -128,14 +128,17 @@ class TestIndex:
         doc["results"][0]["flaky"] = True
         doc["results"][1]["classification"] = "flaky"
         doc["results"][2]["expectation"] = {"verdict": "fail", "why": "known"}
+        doc["results"][3]["verdict"] = "flaky"                 # --rerun-failures' verdict
+        doc["results"][4]["expectation"] = "expected_fail"     # --expectations' outcome
         (folder / "results.json").write_text(json.dumps(doc))
         db = tmp_path / "h.sqlite"
         con = history_index.connect(db)
         assert history_index.index_run(con, folder) == "added"
         con.close()
-        assert rows(db, "SELECT flaky FROM runs") == [(2,)]
-        assert rows(db, "SELECT expectation FROM results WHERE expectation IS NOT NULL") == [
-            ('{"verdict": "fail", "why": "known"}',)]
+        assert rows(db, "SELECT flaky FROM runs") == [(3,)]
+        assert rows(db, "SELECT n FROM counts WHERE scope = 'run' AND verdict = 'flaky'") == [(1,)]
+        assert sorted(rows(db, "SELECT expectation FROM results WHERE expectation IS NOT NULL")) == [
+            ('"expected_fail"',), ('{"verdict": "fail", "why": "known"}',)]
 
 
 class TestSite:
