@@ -119,6 +119,12 @@ class TestRunReport:
         # the log link is there, relative and percent-encoded: a file of the run folder, never a script
         assert ("a", "href", "javascript%3Adocument.title%3D%27PWNED%27") in dom.attrs
 
+    def test_the_conformance_statement_page_is_inert(self, runs, cmd_chromium):
+        _, run_dir = runs
+        dom, dumped = scan(cmd_chromium, run_dir / "conformance.html")
+        assert_inert(dom, dumped, SHOWN_RUN_ID + ": conformance statement")
+        assert "PWNED" in dumped
+
     def test_every_cell_page_is_inert(self, runs, cmd_chromium):
         _, run_dir = runs
         doc = json.loads((run_dir / "results.json").read_text())
