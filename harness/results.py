@@ -94,10 +94,11 @@ def counts(results) -> dict[str, int]:
     return out
 
 
-def write_junit(results: list[Result], path: pathlib.Path) -> None:
-    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties. What a
+def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = None) -> None:
+    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties; the root
+    is named after the run (its run_id), so a CI that keeps many runs' files tells them apart. What a
     binary printed is made printable first: one escape character would make the file not XML."""
-    root = ET.Element("testsuites")
+    root = ET.Element("testsuites", {"name": printable(run_id)} if run_id else {})
     groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
     for r in results:
         groups[(r.cell, r.area)].append(r)

@@ -464,7 +464,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     summary["exit_status"] = 130 if partial else \
         1 if failing or decode.get("disagreements") or decode.get("error") else 0
     junit = run_dir / "junit.xml"
-    write_junit(results, junit)
+    write_junit(results, junit, run_id=run_id)
     coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
     coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
     cell_rows = []

@@ -5,6 +5,8 @@ the optional parts of the format (negotiation, coverage, evidence, ...) with def
 results.json still renders.
 """
 import collections
+import hashlib
+import pathlib
 import re
 
 from reports import ci_view
@@ -16,6 +18,7 @@ FAILING = ("fail", "error", "timeout", "flaky")
 SIDES = ("initiator", "target")
 PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
 MISSING = "—"
+PAGE_NAME_MAX = 120
 
 # The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
 # could not run, which outranks a SHOULD not met.
@@ -71,6 +74,8 @@ def page_of(cell_id):
     """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
     replacement only keeps an odd id from escaping cells/."""
     safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
+    if len(safe) > PAGE_NAME_MAX:   # a file name has 255 bytes at most; the hash keeps long ids apart
+        safe = "%s-%s" % (safe[:PAGE_NAME_MAX - 17], hashlib.sha256(cell_id.encode("utf-8", "surrogatepass")).hexdigest()[:16])
     return "cells/%s.html" % safe
 
 
@@ -323,10 +328,13 @@ def result_anchor(result_id):
 
 
 def _link(run_dir, path):
-    """A path of the run folder as a link, or as plain text when the file is not there."""
+    """A path of the run folder as a link, or as plain text when the file is not there; a path that leads
+    out of the run folder (absolute, '..') is never a link: the page is read elsewhere, by others."""
     if not path:
         return None
-    return {"path": path, "exists": (run_dir / path).is_file()}
+    run_dir = pathlib.Path(run_dir).resolve()
+    inside = run_dir in (run_dir / path).resolve().parents
+    return {"path": path, "exists": inside and (run_dir / path).is_file()}
 
 
 def _format_field(value):
