@@ -67,11 +67,15 @@ def _short(digest, n=12):
     return digest[:n] if digest else MISSING
 
 
+def safe_file_name(name):
+    """`name` as one file name: manifest names are [A-Za-z0-9_.-] already; the replacement only keeps an odd
+    one from leaving its folder or hiding as a dot file."""
+    return re.sub(r"[^A-Za-z0-9_.+=-]", "_", name).lstrip(".") or "_"
+
+
 def page_of(cell_id):
-    """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
-    replacement only keeps an odd id from escaping cells/."""
-    safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
-    return "cells/%s.html" % safe
+    """The cell page's path relative to the run folder."""
+    return "cells/%s.html" % safe_file_name(cell_id)
 
 
 def manifests_by_name(doc):
