@@ -62,14 +62,22 @@ def _check(check, run_dir):
             "log": _link(run_dir, ev["log"])}
 
 
-def _row(row, statement, run_dir):
+def _shown_check(ident, statement, run_dir, shown):
+    """A check as shown, made once per render: a check sits under its statements on both sides and in every
+    profile, and each time made it asks the file system whether each of its evidence files is there."""
+    if ident not in shown:
+        shown[ident] = _check(statement["checks"][ident], run_dir)
+    return shown[ident]
+
+
+def _row(row, statement, run_dir, shown):
     text = row["text"]
     return {"id": row["id"], "level": level_text(row), "status": row["status"],
             "status_label": cs.STATUS_LABELS[row["status"]], "text": text,
             "excerpt": text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…",
             "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
             "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
-            "checks": sorted((_check(statement["checks"][i], run_dir) for i in row["checks"]),
+            "checks": sorted((_shown_check(i, statement, run_dir, shown) for i in row["checks"]),
                              key=lambda c: CHECK_ORDER.get(c["verdict"], 0))}
 
 
@@ -112,8 +120,9 @@ def sheet_pages(statement, run_dir):
     """(path relative to the run folder, what the sheet's page shows) for each sheet, one at a time so a big
     run never holds every sheet's rows at once."""
     run_dir = pathlib.Path(run_dir)
+    shown = {}
     for s, path in zip(statement["sheets"], sheet_paths(statement)):
-        rows = [_row(r, statement, run_dir) for r in s["statements"]]
+        rows = [_row(r, statement, run_dir, shown) for r in s["statements"]]
         groups = [{"status": st, "label": cs.STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
                   for st in STATUS_ORDER]
         yield path, dict(_sheet_head(s, path, statement), groups=[g for g in groups if g["rows"]])
