@@ -2,7 +2,8 @@
 sheet per side, manifest and profile with a row per statement, as labs keep their checklists: the header row
 frozen, an autofilter, widths that fit, the status cell coloured."""
 import openpyxl
-from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.styles import Alignment, Font, NamedStyle, PatternFill
 from openpyxl.utils import get_column_letter
 
 from harness.conformance_statement import LEVEL_GROUPS, STATUSES, STATUS_LABELS
@@ -18,6 +19,7 @@ SHEET_NAME_MAX = 31          # Excel's limit
 SUMMARY_COLUMNS = ("sheet", "side", "manifest", "profile") + tuple(
     "%s %s" % (group, STATUS_LABELS[s]) for group in ("MUST", "SHOULD") for s in STATUSES) + ("MUST total",
                                                                                              "SHOULD total")
+HEADING, BODY = "uet heading", "uet body"
 
 
 def sheet_names(statement):
@@ -33,38 +35,50 @@ def sheet_names(statement):
     return names
 
 
-def _put(ws, row, col, value):
-    cell = ws.cell(row=row, column=col, value=value)
+def _status_style(label):
+    return "uet status %s" % label
+
+
+def _add_styles(wb):
+    """Named styles, registered once. A cell given its font, alignment or fill as an object makes openpyxl
+    build, hash and look that object up again for every cell: on a default run that was most of the time
+    of the whole statement."""
+    wb.add_named_style(NamedStyle(HEADING, font=Font(bold=True)))
+    top = dict(vertical="top", wrap_text=True)
+    wb.add_named_style(NamedStyle(BODY, alignment=Alignment(**top)))
+    for label, colour in STATUS_FILLS.items():
+        wb.add_named_style(NamedStyle(_status_style(label), alignment=Alignment(**top),
+                                      fill=PatternFill("solid", fgColor=colour)))
+
+
+def _cell(ws, value, style=None):
+    cell = WriteOnlyCell(ws, value)
     if isinstance(value, str) and value.startswith("="):
         cell.data_type = "s"       # text a binary printed, never a formula
+    if style:
+        cell.style = style
     return cell
 
 
-def _table(ws, header, rows, widths):
-    bold = Font(bold=True)
+def _table(ws, header, rows, widths, coloured=None):
+    """Header row, then the rows; the `coloured` column's cells take their status's fill. Write-only: column
+    widths, the frozen pane and the filter are set before rows stream out, the filter's extent after."""
     for col, name in enumerate(header, 1):
-        _put(ws, 1, col, name).font = bold
         ws.column_dimensions[get_column_letter(col)].width = widths.get(name, 14)
+    ws.freeze_panes = "A2"
+    ws.append([_cell(ws, name, HEADING) for name in header])
+    status_col = header.index(coloured) if coloured else None
     n = 1
     for n, cells in enumerate(rows, 2):
-        for col, value in enumerate(cells, 1):
-            _put(ws, n, col, value).alignment = Alignment(vertical="top", wrap_text=True)
-    ws.freeze_panes = "A2"
-    ws.auto_filter.ref = "A1:%s%d" % (get_column_letter(len(header)), max(n, 1))
-
-
-def _colour(ws, column_name, header):
-    col = header.index(column_name) + 1
-    for row in range(2, ws.max_row + 1):
-        cell = ws.cell(row=row, column=col)
-        if cell.value in STATUS_FILLS:
-            cell.fill = PatternFill("solid", fgColor=STATUS_FILLS[cell.value])
+        ws.append([_cell(ws, value, _status_style(value) if col == status_col and value in STATUS_FILLS else BODY)
+                   for col, value in enumerate(cells)])
+    ws.auto_filter.ref = "A1:%s%d" % (get_column_letter(len(header)), n)
 
 
 def write_xlsx(statement, path):
-    wb = openpyxl.Workbook()
-    summary = wb.active
-    summary.title = "summary"
+    wb = openpyxl.Workbook(write_only=True)
+    _add_styles(wb)
+    summary = wb.create_sheet("summary")
     names = sheet_names(statement)
     rows = []
     for name, s in zip(names, statement["sheets"]):
@@ -77,11 +91,9 @@ def write_xlsx(statement, path):
              ("catalogue", statement["catalogue"]["path"]), ("catalogue sha256", statement["catalogue"]["sha256"]),
              ("as the run's", "yes" if statement["catalogue"]["matches_run"] else "no"),
              ("MUST levels", ", ".join(LEVEL_GROUPS["MUST"])), ("SHOULD levels", ", ".join(LEVEL_GROUPS["SHOULD"]))]
-    for i, (key, value) in enumerate(facts, len(rows) + 3):
-        _put(summary, i, 1, key).font = Font(bold=True)
-        _put(summary, i, 2, value)
+    summary.append([])
+    for key, value in facts:
+        summary.append([_cell(summary, key, HEADING), _cell(summary, value)])
     for name, s in zip(names, statement["sheets"]):
-        ws = wb.create_sheet(name)
-        _table(ws, COLUMNS, rows_of(statement, s), WIDTHS)
-        _colour(ws, "status", COLUMNS)
+        _table(wb.create_sheet(name), COLUMNS, rows_of(statement, s), WIDTHS, coloured="status")
     wb.save(path)

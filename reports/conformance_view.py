@@ -1,15 +1,17 @@
-"""What the conformance statement page (conformance.html) shows, from a statement dict
-(reports/CONFORMANCE-STATEMENT.md): the totals per side, manifest and profile first, then each one's
-statements grouped by status, the ones to act on first."""
+"""What the conformance statement pages show, from a statement dict (reports/CONFORMANCE-STATEMENT.md):
+conformance.html the totals per side, manifest and profile, each row leading to that sheet's own page
+(conformance/<side>-<manifest>-<profile>.html) with its statements grouped by status, the ones to act on
+first. A page per sheet keeps each one small: on a default run all of them on one page made 9 MB."""
 import json
 import pathlib
 
 from harness import catalogue as catalogue_mod
 from harness import conformance_statement as cs
 from harness.conformance_table import level_text
-from reports.view import VERDICT_LABELS, _link
+from reports.view import VERDICT_LABELS, _link, safe_file_name
 
 PAGE = "conformance.html"
+ROOT_FROM_SHEET = "../"     # a sheet page is one folder down from the run folder
 # Not met and inconclusive are what a certifier must act on; then what holds; then what was not judged.
 STATUS_ORDER = ("not_met", "inconclusive", "met", "not_observed", "not_applicable")
 EXCERPT = 180
@@ -60,32 +62,67 @@ def _check(check, run_dir):
             "log": _link(run_dir, ev["log"])}
 
 
-def _row(row, statement, run_dir):
+def _shown_check(ident, statement, run_dir, shown):
+    """A check as shown, made once per render: a check sits under its statements on both sides and in every
+    profile, and each time made it asks the file system whether each of its evidence files is there."""
+    if ident not in shown:
+        shown[ident] = _check(statement["checks"][ident], run_dir)
+    return shown[ident]
+
+
+def _row(row, statement, run_dir, shown):
     text = row["text"]
     return {"id": row["id"], "level": level_text(row), "status": row["status"],
             "status_label": cs.STATUS_LABELS[row["status"]], "text": text,
             "excerpt": text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…",
             "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
             "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
-            "checks": sorted((_check(statement["checks"][i], run_dir) for i in row["checks"]),
+            "checks": sorted((_shown_check(i, statement, run_dir, shown) for i in row["checks"]),
                              key=lambda c: CHECK_ORDER.get(c["verdict"], 0))}
 
 
-def page(statement, run_dir):
-    run_dir = pathlib.Path(run_dir)
-    sheets = []
+def sheet_paths(statement):
+    """The page of each sheet, relative to the run folder, in sheet order. Odd names stay inside
+    conformance/; two sheets whose safe names meet get a number rather than one page."""
+    paths, taken = [], set()
     for s in statement["sheets"]:
-        rows = [_row(r, statement, run_dir) for r in s["statements"]]
-        groups = [{"status": st, "label": cs.STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
-                  for st in STATUS_ORDER]
-        manifest = statement["manifests"].get(s["manifest"], {})
-        sheets.append({"anchor": _anchor(s), "side": s["side"], "manifest": s["manifest"], "profile": s["profile"],
-                       "ref": manifest.get("ref") or "—", "provider": manifest.get("provider") or "—",
-                       "provider_version": manifest.get("provider_version") or "—",
-                       "headline": headline(s["totals"]["MUST"]), "must": _totals_row(s["totals"]["MUST"]), "should": _totals_row(s["totals"]["SHOULD"]),
-                       "other": _totals_row(s["totals"]["OTHER"]), "groups": [g for g in groups if g["rows"]]})
+        base = "%s/%s" % (cs.FOLDER, safe_file_name("%s-%s-%s" % (s["side"], s["manifest"], s["profile"])))
+        path, n = base + ".html", 1
+        while path in taken:
+            n += 1
+            path = "%s-%d.html" % (base, n)
+        taken.add(path)
+        paths.append(path)
+    return paths
+
+
+def _sheet_head(s, path, statement):
+    manifest = statement["manifests"].get(s["manifest"], {})
+    return {"anchor": _anchor(s), "page": path, "side": s["side"], "manifest": s["manifest"],
+            "profile": s["profile"], "ref": manifest.get("ref") or "—", "provider": manifest.get("provider") or "—",
+            "provider_version": manifest.get("provider_version") or "—",
+            "headline": headline(s["totals"]["MUST"]), "must": _totals_row(s["totals"]["MUST"]),
+            "should": _totals_row(s["totals"]["SHOULD"]), "other": _totals_row(s["totals"]["OTHER"])}
+
+
+def page(statement, run_dir):
+    """The totals page: the run, the downloads, a row per sheet."""
+    run_dir = pathlib.Path(run_dir)
     cat = statement["catalogue"]
-    return {"sheets": sheets, "statuses": [(s, cs.STATUS_LABELS[s]) for s in cs.STATUSES],
+    return {"sheets": [_sheet_head(s, path, statement) for s, path in zip(statement["sheets"], sheet_paths(statement))],
+            "statuses": [(s, cs.STATUS_LABELS[s]) for s in cs.STATUSES],
             "run": statement["run"], "catalogue": cat,
             "files": [_link(run_dir, "%s/statement.%s" % (cs.FOLDER, ext)) for ext in ("xlsx", "csv", "json")],
             "unknown": statement.get("unknown_statements") or []}
+
+
+def sheet_pages(statement, run_dir):
+    """(path relative to the run folder, what the sheet's page shows) for each sheet, one at a time so a big
+    run never holds every sheet's rows at once."""
+    run_dir = pathlib.Path(run_dir)
+    shown = {}
+    for s, path in zip(statement["sheets"], sheet_paths(statement)):
+        rows = [_row(r, statement, run_dir, shown) for r in s["statements"]]
+        groups = [{"status": st, "label": cs.STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
+                  for st in STATUS_ORDER]
+        yield path, dict(_sheet_head(s, path, statement), groups=[g for g in groups if g["rows"]])

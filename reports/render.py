@@ -67,9 +67,24 @@ def write_spec_version_pages(env, results, info, run_dir) -> list[dict]:
     return pages
 
 
+def render_conformance(env, info, statement, run_dir):
+    """conformance.html, the totals, and conformance/<sheet>.html, one sheet's statements each."""
+    (run_dir / conformance_view.PAGE).write_text(env.get_template("conformance.html").render(
+        root="", title="UET conformance run %s: conformance statement" % info["title"], info=info,
+        page=conformance_view.page(statement, run_dir)), encoding="utf-8")
+    template = env.get_template("conformance_sheet.html")
+    for path, sheet in conformance_view.sheet_pages(statement, run_dir):
+        out = run_dir / path
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(template.render(
+            root=conformance_view.ROOT_FROM_SHEET, info=info, sheet=sheet,
+            title="UET conformance run %s: conformance statement, %s %s %s" % (info["title"], sheet["side"], sheet["manifest"],
+                                                          sheet["profile"])), encoding="utf-8")
+
+
 def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
-    """Write run_dir/index.html, run_dir/conformance.html and run_dir/cells/<cell>.html; returns the index's
-    path."""
+    """Write run_dir/index.html, run_dir/cells/<cell>.html, run_dir/conformance.html and a page per sheet of
+    the conformance statement in run_dir/conformance/; returns the index's path."""
     run_dir = pathlib.Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
@@ -92,10 +107,7 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(cell_template.render(root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]),
                                              info=info, cell=page), encoding="utf-8")
-    statement = conformance_view.statement_of(results, run_dir)
-    (run_dir / conformance_view.PAGE).write_text(env.get_template("conformance.html").render(
-        root="", title="%s: conformance statement" % info["title"], info=info,
-        page=conformance_view.page(statement, run_dir)), encoding="utf-8")
+    render_conformance(env, info, conformance_view.statement_of(results, run_dir), run_dir)
     out = run_dir / "index.html"
     out.write_text(index, encoding="utf-8")
     return out

@@ -70,13 +70,19 @@ def _short(digest, n=12):
     return digest[:n] if digest else MISSING
 
 
+def safe_file_name(name):
+    """`name` as one file name: manifest names are [A-Za-z0-9_.-] already; the replacement only keeps an odd
+    one from leaving its folder or hiding as a dot file, and a long one within a file name's 255 bytes (the hash
+    keeps long names apart)."""
+    safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", name).lstrip(".") or "_"
+    if len(safe) > PAGE_NAME_MAX:
+        safe = "%s-%s" % (safe[:PAGE_NAME_MAX - 17], hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16])
+    return safe
+
+
 def page_of(cell_id):
-    """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
-    replacement only keeps an odd id from escaping cells/."""
-    safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
-    if len(safe) > PAGE_NAME_MAX:   # a file name has 255 bytes at most; the hash keeps long ids apart
-        safe = "%s-%s" % (safe[:PAGE_NAME_MAX - 17], hashlib.sha256(cell_id.encode("utf-8", "surrogatepass")).hexdigest()[:16])
-    return "cells/%s.html" % safe
+    """The cell page's path relative to the run folder."""
+    return "cells/%s.html" % safe_file_name(cell_id)
 
 
 def manifests_by_name(doc):

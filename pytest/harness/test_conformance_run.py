@@ -1,11 +1,13 @@
 """The conformance statement of a real run: the broken-vendor example initiating towards a clean softuet, the
-authz area only. The run writes conformance/ and conformance.html, and the statement agrees with results.json:
-every failed check is under each of its statements, not met, on the side it is blamed on and only there."""
+authz area only. The run writes conformance/ (the statement and a page per sheet) and conformance.html, and the
+statement agrees with results.json: every failed check is under each of its statements, not met, on the side it
+is blamed on and only there."""
 import json
 import os
 import pathlib
 import subprocess
 import sys
+import urllib.parse
 import xml.etree.ElementTree as ET
 
 import openpyxl
@@ -88,5 +90,16 @@ def test_files_and_page(run):
     csv_lines = (run_dir / "conformance" / "statement.csv").read_text().count("\n")
     assert csv_lines > sum(len(s["statements"]) for s in statement["sheets"])   # a header; cells may hold newlines
     page = ET.parse(run_dir / "conformance.html").getroot()
-    not_met = {tr.get("data-statement") for tr in page.iter("tr") if tr.get("data-status") == "not_met"}
-    assert not_met == {r["id"] for s in statement["sheets"] for r in s["statements"] if r["status"] == "not_met"}
+    sheet_pages = sorted((run_dir / "conformance").glob("*.html"))
+    assert sorted(urllib.parse.unquote(a.get("href")) for a in page.iter("a") if a.get("href").endswith(".html")
+                  and a.get("href").startswith("conformance/")) == [p.relative_to(run_dir).as_posix()
+                                                                   for p in sheet_pages]
+    assert [p.name for p in sheet_pages] == sorted("%s-%s-%s.html" % (s["side"], s["manifest"], s["profile"])
+                                                   for s in statement["sheets"])
+    not_met = {(p.name, tr.get("data-statement")) for p in sheet_pages
+               for tr in ET.parse(p).getroot().iter("tr") if tr.get("data-status") == "not_met"}
+    assert not_met == {("%s-%s-%s.html" % (s["side"], s["manifest"], s["profile"]), r["id"])
+                       for s in statement["sheets"] for r in s["statements"] if r["status"] == "not_met"}
+    for p in sheet_pages:     # the evidence of a sheet page, one folder down, still resolves
+        for a in ET.parse(p).getroot().iter("a"):
+            assert (p.parent / urllib.parse.unquote(a.get("href"))).resolve().is_file(), (p.name, a.get("href"))

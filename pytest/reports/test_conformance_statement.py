@@ -1,5 +1,6 @@
 """The conformance statement (harness/conformance_statement.py): computed from a synthetic results.json and a
-catalogue slice with known values, written as CSV and xlsx and read back, and rendered as conformance.html."""
+catalogue slice with known values, written as CSV and xlsx and read back, and rendered as conformance.html
+and a page per sheet."""
 import csv
 import json
 import os
@@ -203,10 +204,17 @@ def text(el):
 
 
 class TestPage:
+    """conformance.html holds the totals, each row leading to the sheet's own page in conformance/."""
+
     @pytest.fixture(scope="class")
     def page(self, written):
         run_dir, _ = written
         return ET.parse(run_dir / "conformance.html").getroot()   # well-formed markup, or a bug
+
+    @pytest.fixture(scope="class")
+    def sheet_page(self, written):
+        run_dir, _ = written
+        return lambda name: ET.parse(run_dir / "conformance" / ("%s.html" % name)).getroot()
 
     def section(self, page, ident):
         return next(el for el in page.iter("section") if el.get("id") == ident)
@@ -221,15 +229,30 @@ class TestPage:
         assert rows[-1] == ["target", "beta", "ai_base", "1", "1", "0", "2", "1", "5", "0", "1", "0", "1", "0", "2"]
         assert len(rows) == 5
 
-    def test_statements_grouped_by_status(self, page):
-        s = self.section(page, "sheet-target-beta-ai_base")
+    def test_a_page_per_sheet_linked_from_the_totals(self, written, page):
+        run_dir, _ = written
+        links = [a.get("href") for tr in self.section(page, "totals").find(".//tbody") for a in tr.iter("a")]
+        assert links == ["conformance/initiator-alpha-ai_base.html", "conformance/initiator-alpha-hpc.html",
+                         "conformance/target-alpha-ai_base.html", "conformance/target-alpha-hpc.html",
+                         "conformance/target-beta-ai_base.html"]
+        assert sorted(p.name for p in (run_dir / "conformance").glob("*.html")) == sorted(
+            link.split("/")[1] for link in links)
+        assert not [s for s in page.iter("section") if s.get("class") == "sheet"]   # the totals page stays small
+
+    def test_sheet_page_leads_back(self, sheet_page):
+        nav = sheet_page("target-beta-ai_base").find(".//nav")
+        assert [(a.get("href"), text(a)) for a in nav.iter("a")] == [
+            ("../index.html", "run 20261127-2000-s7"), ("../conformance.html", "totals")]
+
+    def test_statements_grouped_by_status(self, sheet_page):
+        s = self.section(sheet_page("target-beta-ai_base"), "sheet-target-beta-ai_base")
         groups = [(tb.get("data-status"), [tr.get("data-statement") for tr in tb if tr.get("data-statement")])
                   for tb in s.iter("tbody")]
         assert groups == [("not_met", [syn.A, syn.C]), ("met", [syn.D]),
                           ("not_observed", [syn.B, syn.G, syn.H, syn.I]), ("not_applicable", [syn.F])]
 
-    def test_exact_rows(self, page):
-        s = self.section(page, "sheet-target-beta-ai_base")
+    def test_exact_rows(self, sheet_page):
+        s = self.section(sheet_page("target-beta-ai_base"), "sheet-target-beta-ai_base")
         trs = {tr.get("data-statement"): tr for tr in s.iter("tr") if tr.get("data-statement")}
         assert [text(td) for td in trs[syn.A]] == [
             syn.A, "MUST", "not met", "Statement 2.2.4.4-a says what it says.",
@@ -240,28 +263,28 @@ class TestPage:
                                                        "beta claims ai_base", "not observable: " + syn.KERNEL, "—"]
         assert text(trs[syn.F].findall("td")[5]).startswith(syn.HOSTILE_REASON)
 
-    def test_evidence_links_and_downloads(self, page):
-        s = self.section(page, "sheet-target-alpha-ai_base")
+    def test_evidence_links_and_downloads(self, page, sheet_page):
+        s = self.section(sheet_page("target-alpha-ai_base"), "sheet-target-alpha-ai_base")
         links = {a.text: a.get("href") for tr in s.iter("tr") if tr.get("data-statement") == syn.A for a in tr.iter("a")}
-        assert links == {"capture": syn.CAPTURE, "decode": syn.DECODED, "log": syn.LOG}
-        downloads = [a.get("href") for a in page.iter("a") if a.get("href", "").startswith("conformance/")]
+        assert links == {"capture": "../" + syn.CAPTURE, "decode": "../" + syn.DECODED, "log": "../" + syn.LOG}
+        downloads = [a.get("href") for a in page.iter("a") if a.get("href", "").startswith("conformance/statement")]
         assert downloads == ["conformance/statement.xlsx", "conformance/statement.csv", "conformance/statement.json"]
 
-    @pytest.mark.parametrize("anchor,headline", [
-        ("sheet-target-beta-ai_base", ("not_met", "1 MUST statement not met")),
-        ("sheet-target-alpha-hpc", ("inconclusive", "no MUST statement shown not met; 1 inconclusive")),
-        ("sheet-target-alpha-ai_base", ("met", "every MUST statement a check observed is met (2 met, 2 not observed)"))])
-    def test_headline_from_the_must_totals(self, page, anchor, headline):
-        p = next(el for el in self.section(page, anchor).iter("p") if el.get("data-headline"))
+    @pytest.mark.parametrize("name,headline", [
+        ("target-beta-ai_base", ("not_met", "1 MUST statement not met")),
+        ("target-alpha-hpc", ("inconclusive", "no MUST statement shown not met; 1 inconclusive")),
+        ("target-alpha-ai_base", ("met", "every MUST statement a check observed is met (2 met, 2 not observed)"))])
+    def test_headline_from_the_must_totals(self, sheet_page, name, headline):
+        p = next(el for el in self.section(sheet_page(name), "sheet-" + name).iter("p") if el.get("data-headline"))
         assert (p.get("data-headline"), text(p)) == headline
 
-    def test_checks_that_decide_come_first(self, page):
-        tr = next(tr for tr in self.section(page, "sheet-target-alpha-hpc").iter("tr")
+    def test_checks_that_decide_come_first(self, sheet_page):
+        tr = next(tr for tr in self.section(sheet_page("target-alpha-hpc"), "sheet-target-alpha-hpc").iter("tr")
                   if tr.get("data-statement") == syn.E)
         assert [el.get("data-verdict") for el in tr.iter("span") if el.get("data-verdict")] == ["error", "pass"]
 
-    def test_level_totals_per_sheet(self, page):
-        s = self.section(page, "sheet-initiator-alpha-hpc")
+    def test_level_totals_per_sheet(self, sheet_page):
+        s = self.section(sheet_page("initiator-alpha-hpc"), "sheet-initiator-alpha-hpc")
         must = next(el for el in s.iter("div") if el.get("data-level") == "MUST")
         assert {b.get("data-count"): int(b.text) for b in must.iter("b")} == dict(
             syn.EXPECTED_TOTALS[("initiator", syn.ALPHA, "hpc")]["MUST"])

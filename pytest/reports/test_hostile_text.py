@@ -33,7 +33,8 @@ class TestReportPages:
         run_dir = tmp_path / "run"
         run_dir.mkdir()
         run_suite.write_outputs(doc, run_dir, tmp_path)
-        for page in [run_dir / "index.html", *sorted((run_dir / "cells").glob("*.html"))]:
+        for page in [run_dir / "index.html", *sorted((run_dir / "cells").glob("*.html")), run_dir / "conformance.html",
+                     *sorted((run_dir / "conformance").glob("*.html"))]:
             raw = page.read_text()
             assert "\x1b" not in raw and "\x00" not in raw, page
             ET.parse(page)

@@ -331,7 +331,9 @@ class TestCellPages:
 
 class TestLinks:
     def pages(self, run_dir):
-        return [run_dir / "index.html", run_dir / "conformance.html", *sorted((run_dir / "cells").iterdir())]
+        sheets = sorted((run_dir / "conformance").glob("*.html"))
+        assert sheets    # the run claims profiles, so the statement has sheets and each its page
+        return [run_dir / "index.html", run_dir / "conformance.html", *sheets, *sorted((run_dir / "cells").iterdir())]
 
     def test_every_local_link_resolves(self, run):
         run_dir, _, _ = run
@@ -368,11 +370,12 @@ class TestRobustness:
 
 
     def test_odd_cell_id_stays_inside_cells(self, tmp_path):
-        doc = {"format": 1, "run_info": {}, "summary": {}, "results": [],
-               "cells": [{"id": "../../escape me", "initiator": "a", "target": "b"}]}
+        doc = {"format": 1, "run_info": {"manifests": [{"name": "../m x", "profiles": ["../p"]}]}, "summary": {},
+               "results": [], "cells": [{"id": "../../escape me", "initiator": "../m x", "target": "b"}]}
         render_html(doc, tmp_path / "run")
         assert [p.relative_to(tmp_path).as_posix() for p in sorted(tmp_path.rglob("*.html"))] == [
-            "run/cells/_.._escape_me.html", "run/conformance.html", "run/index.html"]
+            "run/cells/_.._escape_me.html", "run/conformance/initiator-.._m_x-.._p.html", "run/conformance.html",
+            "run/index.html"]
 
 
 # ---------------------------------------------------------------- in a browser
