@@ -41,11 +41,14 @@ def load(path: pathlib.Path = REASONS_PATH) -> dict[str, dict]:
     return out
 
 
-def problem(result: dict, reasons: dict[str, dict]) -> str | None:
-    """Why a not-applicable result is not allowed in a submission, or None when it is."""
+def problem(result: dict, reasons: dict[str, dict] | None) -> str | None:
+    """Why a not-applicable result is not allowed in a submission, or None when it is (reasons None: no list
+    could be read, so no code is allowed)."""
     code = result.get("reason_code")
     if not code:
         return f"{result.get('id')}: not applicable without a reason code (reason: {result.get('reason')!r})"
+    if reasons is None:
+        return f"{result.get('id')}: not applicable under reason code {code!r}, which no reason code list allows"
     entry = reasons.get(code)
     if entry is None:
         return f"{result.get('id')}: not applicable under reason code {code!r}, which spec/not-applicable-reasons.yaml does not list"

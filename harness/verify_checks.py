@@ -144,16 +144,15 @@ def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: d
 
 def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | None) -> list[Finding]:
     out = []
+    if reasons is None and any(isinstance(r, dict) and r.get("verdict") == "not_applicable" for r in doc.get("results") or []):
+        out.append(Finding("not-applicable", f"no reason code can be allowed: {reasons_problem}"))
     for r in doc.get("results") or []:
         if not isinstance(r, dict):
             continue
         if r.get("verdict") in FAILING:
             out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({r['reason']})" if r.get("reason") else "")))
         elif r.get("verdict") == "not_applicable":
-            if reasons is None:
-                out.append(Finding("not-applicable", f"{r.get('id')}: not applicable, and no reason code can be allowed "
-                                                     f"({reasons_problem})"))
-            elif why := na_reasons.problem(r, reasons):
+            if why := na_reasons.problem(r, reasons):
                 out.append(Finding("not-applicable", why))
         elif r.get("verdict") not in ("pass", "warning"):
             out.append(Finding("verdict", f"{r.get('id')}: unknown verdict {r.get('verdict')!r}"))
