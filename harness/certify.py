@@ -73,16 +73,24 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def manifest_layers(ref: str) -> list[pathlib.Path]:
-    """The files a manifest is built from: it and its `extends` chain (already validated by manifest.load)."""
+class OutsidePackage(ValueError):
+    """A manifest layer lies outside the folder it must stay in."""
+
+
+def manifest_layers(ref: str, within: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """The files a manifest is built from: it and its `extends` chain. With `within` (a package's manifests
+    are the sender's), a layer outside that folder raises OutsidePackage before it is read."""
     path, _ = manifest_mod.split_ref(ref)
-    if not path.exists() and not path.is_absolute() and (manifest_mod.MANIFESTS / path).exists():
+    if within is None and not path.exists() and not path.is_absolute() and (manifest_mod.MANIFESTS / path).exists():
         path = manifest_mod.MANIFESTS / path
     layers = []
     while path is not None and path.resolve() not in layers:
+        if within is not None and not path.resolve().is_relative_to(within.resolve()):
+            raise OutsidePackage(f"{path} is outside {within}")
         layers.append(path.resolve())
-        doc = yaml.safe_load(path.read_text())
-        path = path.parent / manifest_mod.split_ref(doc["extends"])[0] if "extends" in doc else None
+        doc = yaml.safe_load(manifest_mod.read_text(path))
+        extends = doc.get("extends") if isinstance(doc, dict) else None
+        path = path.parent / manifest_mod.split_ref(str(extends))[0] if extends else None
     return layers
 
 

@@ -7,11 +7,13 @@ import dataclasses
 import json
 import pathlib
 
+import yaml
+
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import na_reasons, suite_identity
-from harness.certify import RUN_MEMBER
+from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
 from harness.decode_compare import DecoderError, cross_check
 from harness.results import FAILING
 
@@ -78,7 +80,7 @@ def suite_findings(suite: dict, build: pathlib.Path, repo: pathlib.Path) -> list
 
 
 def load_manifests(root: pathlib.Path, mustpass: dict, info: dict) -> tuple[list, list[Finding]]:
-    """The package's manifests, each checked against the hash results.json's run_info gives it."""
+    """The package's manifests that load, each checked against the hash results.json's run_info gives it."""
     refs = mustpass.get("refs") if isinstance(mustpass.get("refs"), list) else []
     recorded = {m.get("name"): m for m in info.get("manifests") or [] if isinstance(m, dict)}
     manifests, out = [], []
@@ -88,8 +90,12 @@ def load_manifests(root: pathlib.Path, mustpass: dict, info: dict) -> tuple[list
             out.append(Finding("manifest", f"manifest {ref!r} is not a file of the package"))
             continue
         try:
+            manifest_layers(str(path), within=root / MANIFESTS_MEMBER)
             m = manifest_mod.load(str(path) + (("#" + str(ref).partition("#")[2]) if "#" in str(ref) else ""))
-        except manifest_mod.ManifestError as exc:
+        except OutsidePackage:
+            out.append(Finding("manifest", f"manifest {ref}: it or a file it extends lies outside the package's manifests/"))
+            continue
+        except (manifest_mod.ManifestError, yaml.YAMLError, OSError) as exc:
             out.append(Finding("manifest", f"manifest {ref}: {exc}"))
             continue
         if m.name not in recorded:
@@ -122,9 +128,9 @@ def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: d
     for profile in sorted(set(have) - set(want)):
         out.append(Finding("mustpass", f"the mustpass has profile {profile}, which no manifest claims"))
     areas = [n.removeprefix("cases/uet-cases-") for n in suite.get("built_sha256") or {} if n.startswith("cases/uet-cases-")]
-    mode = "provider" if len(refs) == 1 else "pair"
-    try:
-        planned = mustpass_mod.planned_cells(mode, refs, areas) if manifests else []
+    mode = {1: "provider", 2: "pair"}.get(len(refs))
+    try:  # without its manifests (a finding already) there is no plan to hold the run to
+        planned = mustpass_mod.planned_cells(mode, refs, areas) if mode else []
     except manifest_mod.ManifestError as exc:
         return out + [Finding("mustpass", f"the plan cannot be made from the package's manifests: {exc}")]
     results = [r for r in doc.get("results") or [] if isinstance(r, dict)]

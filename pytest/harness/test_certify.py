@@ -237,6 +237,22 @@ class TestManifest:
                                    "not the one results.json recorded as the run's"])
 
 
+    def test_manifest_extending_a_file_outside_the_package(self, altered, verify):
+        def change(tree):
+            path = tree / "manifests" / "softuet.yaml"
+            path.write_text("extends: /etc/hostname\n" + path.read_text())
+        rc, lines, _ = verify(altered(change))
+        assert (rc, lines) == (1, ["[manifest] manifest manifests/softuet.yaml#hpc: it or a file it extends lies outside "
+                                   "the package's manifests/",
+                                   "[mustpass] the mustpass has profile hpc, which no manifest claims"])
+
+    def test_json_of_another_shape(self, altered, verify, coded_tree):
+        r = first_with_capture(coded_tree)
+        rc, lines, _ = verify(altered(set_on_result(r["id"], evidence={"captures": ["not a mapping"]})))
+        assert (rc, lines) == (1, ["[integrity] the package's JSON has a shape the suite never writes "
+                                   "(AttributeError(\"'str' object has no attribute 'get'\"))"])
+
+
 class TestSuite:
     def test_modified_case_binary_hash(self, altered, verify, coded_tree):
         if not clean_checkout_at(coded_tree):
