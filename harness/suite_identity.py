@@ -44,9 +44,16 @@ def changes(repo: pathlib.Path = REPO) -> list[str]:
 
 
 def is_known_commit(sha: str, repo: pathlib.Path = REPO) -> bool:
+    """sha is a commit of this checkout's history: HEAD's or one a branch or tag reaches (an object that
+    merely lies in the repository, unreachable, is not history)."""
     if not isinstance(sha, str) or len(sha) != 40 or any(c not in "0123456789abcdef" for c in sha):
         return False
-    return _git("cat-file", "-e", f"{sha}^{{commit}}", repo=repo).returncode == 0
+    if _git("cat-file", "-e", f"{sha}^{{commit}}", repo=repo).returncode != 0:
+        return False
+    if _git("merge-base", "--is-ancestor", sha, "HEAD", repo=repo).returncode == 0:
+        return True
+    return bool(_git("for-each-ref", "--count=1", "--contains", sha, "refs/heads", "refs/remotes", "refs/tags",
+                     repo=repo).stdout.strip())
 
 
 def built_files(build: pathlib.Path) -> dict[str, pathlib.Path]:
