@@ -124,13 +124,17 @@ def package_name(manifests: list[manifest_mod.Manifest], suite: dict, when: date
     return re.sub(r"[^A-Za-z0-9._-]", "_", f"{who}-{when:%Y%m%d}-{suite['commit'][:12]}")
 
 
+def load_manifests(refs: list[str]) -> list[manifest_mod.Manifest]:
+    try:
+        return [manifest_mod.load(r) for r in refs]
+    except manifest_mod.ManifestError as exc:
+        raise CertifyError("bad manifest:\n  " + str(exc).replace("\n", "\n  "), 2) from None
+
+
 def certify(args) -> tuple[pathlib.Path, int]:
     refs = [args.provider] if args.provider else [args.initiator, args.target]
     mode = "provider" if args.provider else "pair"
-    try:
-        manifests = [manifest_mod.load(r) for r in refs]
-    except manifest_mod.ManifestError as exc:
-        raise CertifyError("bad manifest:\n  " + str(exc).replace("\n", "\n  "), 2) from None
+    manifests = load_manifests(refs)
     areas = list(case_binaries(args.build))
     if not areas:
         raise CertifyError(f"no case binaries in {args.build / 'cases'} (run ./uet build)", 3)
@@ -169,9 +173,10 @@ def certify(args) -> tuple[pathlib.Path, int]:
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    if args.check_usage:
-        return 0
     try:
+        if args.check_usage:  # ./uet asks before it builds: a bad manifest is answered at once
+            load_manifests([r for r in (args.provider, args.initiator, args.target) if r])
+            return 0
         package, rc = certify(args)
     except CertifyError as exc:
         print(f"uet certify: {exc}", file=sys.stderr)

@@ -44,7 +44,7 @@ def write(staging: pathlib.Path, names: list[str], package: pathlib.Path, mtime:
 def decompress(package: pathlib.Path, into: pathlib.Path, limits: Limits) -> pathlib.Path:
     """The tar inside `package`, as a file in `into`; stops at limits.archive_bytes."""
     if not package.is_file():
-        raise UnreadablePackage(f"{package}: no such file")
+        raise UnreadablePackage(f"{package}: " + ("not a regular file" if package.exists() else "no such file"))
     tar_path = into / "package.tar"
     with open(tar_path, "wb") as out:
         proc = subprocess.Popen(["zstd", "-dcq", "--", str(package)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -110,7 +110,10 @@ def write_report(folder: pathlib.Path, package: pathlib.Path, findings: list[Fin
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
-    if args.check_usage:
+    if args.check_usage:  # ./uet asks before it builds
+        if not args.package.is_file():
+            print(f"uet verify: no package at {args.package}", file=sys.stderr)
+            return 2
         return 0
     t0 = time.monotonic()
     try:
