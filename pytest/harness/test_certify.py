@@ -25,6 +25,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from harness import package_archive, package_sums, suite_identity  # noqa: E402
 from harness import verify as verify_mod  # noqa: E402
+from harness import verify_checks  # noqa: E402
 
 MANIFEST = "cases/manifests/softuet.yaml#hpc"
 SEED = 4242
@@ -101,16 +102,21 @@ def altered(coded_tree, tmp_path):
     return make
 
 
+CAVEAT = f"[{verify_checks.CAVEAT}] "
+
+
 @pytest.fixture
 def verify(build_dir, tmp_path, capsys):
-    """verify(package) -> (exit status, finding lines without the 'uet verify: ' prefix, the report)."""
-    def run(package, reasons=REASONS):
+    """verify(package) -> (exit status, finding lines without the 'uet verify: ' prefix, the report). The
+    caveat that the hashes could not be re-checked (this checkout changed while the tests ran) is left out of
+    the lines: it invalidates nothing, and TestValidPackage and TestSuite look at it."""
+    def run(package, reasons=REASONS, caveats=False):
         rc = verify_mod.main([str(package), "--report", str(tmp_path / "report"), "--reasons", str(reasons),
                               "--build", str(build_dir)])
         out = capsys.readouterr().out.splitlines()
         lines = [line.removeprefix("uet verify: ") for line in out if line.startswith("uet verify: [")]
         report = json.loads((tmp_path / "report" / "verification.json").read_text()) if rc != 2 else None
-        return rc, lines, report
+        return rc, [line for line in lines if caveats or not line.startswith(CAVEAT)], report
     return run
 
 
@@ -137,7 +143,7 @@ def clean_checkout_at(package_tree):
 
 class TestValidPackage:
     def test_the_real_mustpass_with_allowed_reason_codes_is_valid(self, altered, verify):
-        rc, lines, report = verify(altered(lambda tree: None))
+        rc, lines, report = verify(altered(lambda tree: None), caveats=True)
         assert (rc, lines) == (0, []), "a package of a modified tree is invalid: commit your changes first"
         assert report["verdict"] == "VALID"
         assert report["counts"]["captures"] > 0 and report["counts"]["frames"] > 0
@@ -209,6 +215,12 @@ class TestCapture:
             f"[capture] {cap['capture']}: frame {index + 1}: scapy/expected disagree: "
             f"fields[uet.ses.job_id]: scapy {was!r} != expected {was + 1!r}"])
 
+    def test_capture_no_decoder_can_read(self, altered, verify, coded_tree):
+        pcap = first_with_capture(coded_tree)["evidence"]["captures"][0]["capture"]
+        rc, lines, _ = verify(altered(lambda tree: (tree / "run" / pcap).write_bytes(b"\xd4\xc3\xb2\xa1 not a capture")))
+        assert rc == 1 and len(lines) == 1
+        assert lines[0].startswith(f"[capture] {pcap}: cannot be re-decoded (DecoderError('uet-decode ")
+
     def test_capture_no_result_names(self, altered, verify, coded_tree):
         cap = first_with_capture(coded_tree)["evidence"]["captures"][0]["capture"]
         copy = cap[:-5] + "-copy.pcap"
@@ -262,6 +274,14 @@ class TestSuite:
             tree / "suite.json", lambda s: s["built_sha256"].update({"cases/uet-cases-authz": "0" * 64}))))
         assert (rc, lines) == (1, [f"[binaries] built file cases/uet-cases-authz: the package's SHA-256 0000000000000000... "
                                    f"is not this checkout's {mine[:16]}..."])
+
+    def test_another_commit_of_the_history_is_a_caveat(self, coded_tree, build_dir):
+        here, before = suite_identity.commit(), suite_identity._git("rev-parse", "HEAD~1").stdout.strip()
+        suite = dict(json.loads((coded_tree / "suite.json").read_text()), commit=before, modified=False)
+        findings = verify_checks.suite_findings(suite, build_dir, REPO)
+        assert [(f.kind, f.message, f.invalidates) for f in findings] == [
+            (verify_checks.CAVEAT, f"this checkout is {here[:12]}, not the package's {before[:12]}: its binaries and "
+                                   "spec data could not be re-checked (check out that commit and build it)", False)]
 
     def test_unknown_commit(self, altered, verify):
         rc, lines, _ = verify(altered(lambda tree: edit_json(tree / "suite.json", lambda s: s.update(commit="f" * 40))))
