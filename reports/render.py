@@ -9,7 +9,7 @@ import pathlib
 import jinja2
 import yaml
 
-from reports import view
+from reports import ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -51,7 +51,8 @@ def statement_text_lookup(results):
 
 
 def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
-    """Write run_dir/index.html and run_dir/cells/<cell>.html; returns the index's path."""
+    """Write run_dir/index.html, run_dir/conformance.html and run_dir/cells/<cell>.html; returns the index's
+    path."""
     run_dir = pathlib.Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
@@ -63,7 +64,7 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         interop=view.interop_matrix(results), negotiation=view.negotiation_matrix(results),
         coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
                                                                                                     view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results))
+        not_applicable=view.not_applicable(results), ci=ci_view.ci(results))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
@@ -71,6 +72,10 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(cell_template.render(root="../", title="%s: %s" % (info["title"], cell["id"]),
                                              info=info, cell=page), encoding="utf-8")
+    statement = conformance_view.statement_of(results, run_dir)
+    (run_dir / conformance_view.PAGE).write_text(env.get_template("conformance.html").render(
+        root="", title="%s: conformance statement" % info["title"], info=info,
+        page=conformance_view.page(statement, run_dir)), encoding="utf-8")
     out = run_dir / "index.html"
     out.write_text(index, encoding="utf-8")
     return out
