@@ -1,4 +1,5 @@
-"""The reason codes of not-applicable results (spec/not-applicable-reasons.yaml): a list of entries with
+"""The reason codes of not-applicable results (spec/not-applicable-reasons.yaml), read strictly for
+./uet verify: a list (or a mapping whose `reasons` is the list) of entries with
 `id`, `class` (not-claimed | no-such-combination), `description` and `allowed_in_submission`. A submission
 may hold a not-applicable result only under a code that allows it."""
 from __future__ import annotations
@@ -24,6 +25,8 @@ def load(path: pathlib.Path = REASONS_PATH) -> dict[str, dict]:
         raise ReasonsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except yaml.YAMLError as exc:
         raise ReasonsError(f"{path}: not YAML ({exc})") from None
+    if isinstance(doc, dict) and "reasons" in doc:  # the list may also sit under a top-level `reasons:`
+        doc = doc["reasons"]
     if not isinstance(doc, list):
         raise ReasonsError(f"{path}: a list of reason codes was expected, not {type(doc).__name__}")
     out = {}
