@@ -33,7 +33,7 @@ def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pat
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
                                      reason=f"a decoder could not read {pcap.name}: {exc}"))
                 continue
-            kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), "frames": check.frames,
+            kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), "port": port, "frames": check.frames,
                          "uet_frames": check.counts.get("uet", 0), "disagreements": len(check.disagreements)})
             for d in check.disagreements[:3]:
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",

@@ -1,0 +1,190 @@
+"""./uet certify: the mustpass of a provider's claims, run, and sealed as a submission package.
+
+examples:
+  ./uet certify --provider cases/manifests/softuet.yaml#hpc
+  ./uet certify --initiator a.yaml --target b.yaml --seed 7
+
+It derives the mustpass (harness/mustpass.py), runs the suite with nothing left out and a fixed seed
+(printed), and writes out/submissions/<provider>-<date>-<suite commit>.tar.zst: the whole run folder, the
+manifests, mustpass.json, suite.json (commit, changes, hashes of the binaries and spec data) and SHA256SUMS.
+Its layout: reports/SUBMISSION-FORMAT.md. ./uet verify PACKAGE checks one offline.
+
+exit status: 0 the package is written and every mustpass check passed or is not applicable; 1 it is written
+and the run failed (a verifier will reject it); 2 bad usage; 3 the suite is not built or the run could not
+finish.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from harness import catalogue as catalogue_mod
+from harness import manifest as manifest_mod
+from harness import mustpass as mustpass_mod
+from harness import package_archive, package_sums, suite_identity
+from harness.run_cases import case_binaries
+from harness.run_suite import SEED_MAX
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+RUN_MEMBER = "run"          # the run folder's place in the package
+MANIFESTS_MEMBER = "manifests"
+
+
+class CertifyError(Exception):
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="./uet certify", description=__doc__.split("\n\n")[0],
+                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--provider", metavar="MANIFEST", help="the provider to certify (both sides)")
+    who.add_argument("--initiator", metavar="MANIFEST", help="the initiator of a pair (with --target)")
+    p.add_argument("--target", metavar="MANIFEST", help="the target of the pair (with --initiator)")
+    p.add_argument("--seed", type=int, default=None, help=f"the run's seed, 0 to {SEED_MAX} (default: a new one, printed)")
+    p.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "submissions",
+                   help="where the package is written (default out/submissions)")
+    p.add_argument("--jobs", type=int, default=None, help="passed to ./uet run")
+    # The suite's own tests make small packages; the mustpass then records what was left out and a
+    # verifier rejects the package as incomplete.
+    p.add_argument("--only", action="append", default=[], help=argparse.SUPPRESS)
+    p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
+                   help=argparse.SUPPRESS)
+    p.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if bool(args.initiator) != bool(args.target):
+        p.error("--initiator and --target go together (for one provider against itself use --provider)")
+    if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
+        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX}")
+    return args
+
+
+class OutsidePackage(ValueError):
+    """A manifest layer lies outside the folder it must stay in."""
+
+
+def manifest_layers(ref: str, within: pathlib.Path | None = None) -> list[pathlib.Path]:
+    """The files a manifest is built from: it and its `extends` chain. With `within` (a package's manifests
+    are the sender's), a layer outside that folder raises OutsidePackage before it is read."""
+    path, _ = manifest_mod.split_ref(ref)
+    if within is None and not path.exists() and not path.is_absolute() and (manifest_mod.MANIFESTS / path).exists():
+        path = manifest_mod.MANIFESTS / path
+    layers = []
+    while path is not None and path.resolve() not in layers:
+        if within is not None and not path.resolve().is_relative_to(within.resolve()):
+            raise OutsidePackage(f"{path} is outside {within}")
+        layers.append(path.resolve())
+        doc = yaml.safe_load(manifest_mod.read_text(path))
+        extends = doc.get("extends") if isinstance(doc, dict) else None
+        path = path.parent / manifest_mod.split_ref(str(extends))[0] if extends else None
+    return layers
+
+
+def copy_manifests(manifests: list[manifest_mod.Manifest], staging: pathlib.Path) -> list[str]:
+    """Copies every layer under manifests/, keeping their folders relative to one another (extends: paths
+    stay valid); returns each manifest's ref inside the package."""
+    layers = {m.ref: manifest_layers(m.ref) for m in manifests}
+    files = sorted({p for ls in layers.values() for p in ls})
+    base = pathlib.Path(os.path.commonpath([str(p.parent) for p in files]))
+    for f in files:
+        dest = staging / MANIFESTS_MEMBER / f.relative_to(base)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, dest)
+    return [f"{MANIFESTS_MEMBER}/{m.path.relative_to(base)}" + (f"#{m.variant}" if m.variant else "") for m in manifests]
+
+
+def run_suite(args, refs: list[str], seed: int, report: pathlib.Path) -> int:
+    who = ["--provider", refs[0]] if args.provider else ["--initiator", refs[0], "--target", refs[1]]
+    cmd = [sys.executable, "-m", "harness.run_suite", *who, "--seed", str(seed), "--report", str(report), "--quiet"]
+    cmd += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
+    env = dict(os.environ, UET_BUILD=str(args.build), PYTHONPATH=str(REPO))
+    return subprocess.run(cmd, cwd=REPO, env=env).returncode
+
+
+def links_in(folder: pathlib.Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_symlink())
+
+
+def package_name(manifests: list[manifest_mod.Manifest], suite: dict, when: datetime.datetime) -> str:
+    who = "__".join(dict.fromkeys(m.name for m in manifests))
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"{who}-{when:%Y%m%d}-{suite['commit'][:12]}")
+
+
+def load_manifests(refs: list[str]) -> list[manifest_mod.Manifest]:
+    try:
+        return [manifest_mod.load(r) for r in refs]
+    except manifest_mod.ManifestError as exc:
+        raise CertifyError("bad manifest:\n  " + str(exc).replace("\n", "\n  "), 2) from None
+
+
+def certify(args) -> tuple[pathlib.Path, int]:
+    refs = [args.provider] if args.provider else [args.initiator, args.target]
+    mode = "provider" if args.provider else "pair"
+    manifests = load_manifests(refs)
+    areas = list(case_binaries(args.build))
+    if not areas:
+        raise CertifyError(f"no case binaries in {args.build / 'cases'} (run ./uet build)", 3)
+    suite = suite_identity.describe(args.build)
+    if suite["modified"]:
+        print(f"uet certify: note: this checkout has {len(suite['changes'])} change(s) from commit "
+              f"{suite['commit'][:12]}; the package says so and a verifier rejects it", file=sys.stderr)
+    mustpass = mustpass_mod.derive(catalogue_mod.load(), mode, refs, manifests, areas, args.only)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, SEED_MAX)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles {', '.join(mustpass_mod.claimed_profiles(manifests))}, "
+          f"{sum(len(v) for v in mustpass['profiles'].values())} mustpass statement(s) by profile, seed {seed}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="uet-certify-") as tmp:
+        tmp = pathlib.Path(tmp)
+        rc = run_suite(args, refs, seed, tmp / "runs")
+        latest = tmp / "runs" / "latest"
+        if rc not in (0, 1) or not (latest / "results.json").exists():
+            raise CertifyError(f"the run ended with exit status {rc} and no complete report: no package written", 3)
+        run_dir = latest.resolve()
+        if links := links_in(run_dir):
+            raise CertifyError("the run folder holds symbolic links (a package has none): " + ", ".join(links[:5]), 3)
+        staging = tmp / "package"
+        shutil.copytree(run_dir, staging / RUN_MEMBER)
+        results = json.loads((run_dir / "results.json").read_text())["results"]
+        mustpass = dict(mustpass_mod.with_checks(mustpass, results), seed=seed, run_exit_status=rc,
+                        refs=copy_manifests(manifests, staging), given_refs=refs)
+        (staging / "mustpass.json").write_text(json.dumps(mustpass, indent=1) + "\n")
+        (staging / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
+        names = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())
+        package_sums.write(staging, names)
+        args.out.mkdir(parents=True, exist_ok=True)
+        package = args.out / (package_name(manifests, suite, started) + ".tar.zst")
+        package_archive.write(staging, names + [package_sums.NAME], package, int(started.timestamp()))
+    return package, rc
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        if args.check_usage:  # ./uet asks before it builds: a bad manifest is answered at once
+            load_manifests([r for r in (args.provider, args.initiator, args.target) if r])
+            return 0
+        package, rc = certify(args)
+    except CertifyError as exc:
+        print(f"uet certify: {exc}", file=sys.stderr)
+        return exc.status
+    print(f"uet certify: wrote {package} ({package.stat().st_size} bytes)" +
+          ("" if rc == 0 else "; the run failed, so a verifier will reject it") + f"; check it: ./uet verify {package}")
+    return 0 if rc == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,233 @@
+"""The checks ./uet verify makes of an extracted submission package, each returning findings. Every file of the
+package is the sender's: read with limits, paths kept inside the package, nothing executed but the suite's
+own decoders on the captures."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+import yaml
+
+from harness import catalogue as catalogue_mod
+from harness import manifest as manifest_mod
+from harness import mustpass as mustpass_mod
+from harness import na_reasons, suite_identity
+from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
+from harness.decode_compare import cross_check
+from harness.results import FAILING
+
+# A finding of this class does not make a package invalid: it says what could not be checked.
+CAVEAT = "binaries-not-rechecked"
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    kind: str       # integrity, suite, binaries, manifest, mustpass, verdict, not-applicable, capture, evidence, ...
+    message: str
+
+    @property
+    def invalidates(self) -> bool:
+        return self.kind != CAVEAT
+
+
+def read_json(root: pathlib.Path, name: str, findings: list[Finding]):
+    try:
+        return json.loads((root / name).read_text())
+    except FileNotFoundError:
+        findings.append(Finding("integrity", f"no {name} member"))
+    except (OSError, ValueError) as exc:
+        findings.append(Finding("integrity", f"{name} is not JSON ({exc})"))
+    return None
+
+
+def inside(root: pathlib.Path, rel) -> pathlib.Path | None:
+    """root/rel when rel is a relative path that stays inside root, else None."""
+    if not isinstance(rel, str) or not rel:
+        return None
+    path = (root / rel).resolve()
+    return path if path.is_relative_to(root.resolve()) else None
+
+
+def suite_findings(suite: dict, build: pathlib.Path, repo: pathlib.Path) -> list[Finding]:
+    commit = suite.get("commit")
+    if not suite_identity.is_known_commit(commit, repo):
+        return [Finding("suite", f"suite commit {commit!r} is not in this checkout's git history")]
+    out = []
+    if suite.get("modified") is not False:
+        shown = ", ".join(map(str, (suite.get("changes") or [])[:5]))
+        out.append(Finding("suite", f"the suite's tree at {commit[:12]} was modified when the package was made ({shown})"))
+    here = suite_identity.commit(repo)
+    if here != commit:
+        return out + [Finding(CAVEAT, f"this checkout is {here[:12]}, not the package's {commit[:12]}: its binaries and "
+                                      "spec data could not be re-checked (check out that commit and build it)")]
+    if suite_identity.changes(repo):
+        return out + [Finding(CAVEAT, "this checkout has changes from its commit: the package's binaries and spec data "
+                                      "could not be re-checked against it")]
+    mine = {"built_sha256": suite_identity.hashes(suite_identity.built_files(build)),
+            "spec_sha256": suite_identity.hashes(suite_identity.spec_files(repo / "spec"))}
+    for key, what in (("built_sha256", "built file"), ("spec_sha256", "spec data file")):
+        theirs = suite.get(key) if isinstance(suite.get(key), dict) else {}
+        for name in sorted(set(theirs) | set(mine[key])):
+            if name not in mine[key]:
+                out.append(Finding("binaries", f"{what} {name} is in the package's suite.json but not in this checkout"))
+            elif name not in theirs:
+                out.append(Finding("binaries", f"{what} {name} of this checkout is missing from the package's suite.json"))
+            elif theirs[name] != mine[key][name]:
+                out.append(Finding("binaries", f"{what} {name}: the package's SHA-256 {str(theirs[name])[:16]}... is not "
+                                               f"this checkout's {mine[key][name][:16]}..."))
+    return out
+
+
+def load_manifests(root: pathlib.Path, mustpass: dict, info: dict) -> tuple[list, list[Finding]]:
+    """The package's manifests that load, each checked against the hash results.json's run_info gives it."""
+    refs = mustpass.get("refs") if isinstance(mustpass.get("refs"), list) else []
+    recorded = {m.get("name"): m for m in info.get("manifests") or [] if isinstance(m, dict)}
+    manifests, out = [], []
+    for ref in refs:
+        path = inside(root, str(ref).partition("#")[0])
+        if path is None or not path.is_file():
+            out.append(Finding("manifest", f"manifest {ref!r} is not a file of the package"))
+            continue
+        try:
+            manifest_layers(str(path), within=root / MANIFESTS_MEMBER)
+            m = manifest_mod.load(str(path) + (("#" + str(ref).partition("#")[2]) if "#" in str(ref) else ""))
+        except OutsidePackage:
+            out.append(Finding("manifest", f"manifest {ref}: it or a file it extends lies outside the package's manifests/"))
+            continue
+        except (manifest_mod.ManifestError, yaml.YAMLError, OSError) as exc:
+            out.append(Finding("manifest", f"manifest {ref}: {exc}"))
+            continue
+        if m.name not in recorded:
+            out.append(Finding("manifest", f"manifest {ref} ({m.name}) is not one results.json ran"))
+        elif recorded[m.name].get("sha256") != m.sha256:
+            out.append(Finding("manifest", f"manifest {ref} ({m.name}) changed: its SHA-256 is not the one results.json "
+                                           "recorded as the run's"))
+        manifests.append(m)
+    if not refs:
+        out.append(Finding("manifest", "mustpass.json names no manifests"))
+    return manifests, out
+
+
+def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: dict, doc: dict,
+                      cat: catalogue_mod.Catalogue) -> list[Finding]:
+    out = []
+    if mustpass.get("complete") is not True or mustpass.get("only"):
+        out.append(Finding("mustpass", f"the run left part of the mustpass out (--only {' '.join(map(str, mustpass.get('only') or []))}): "
+                                       "incomplete"))
+    if doc.get("run_info", {}).get("partial") is not False:
+        out.append(Finding("mustpass", "the run was cut short (run_info.partial): incomplete"))
+    want = mustpass_mod.statements_by_profile(cat, mustpass_mod.claimed_profiles(manifests))
+    have = mustpass.get("profiles") if isinstance(mustpass.get("profiles"), dict) else {}
+    for profile, ids in want.items():
+        if profile not in have:
+            out.append(Finding("mustpass", f"claimed profile {profile} has no mustpass"))
+        elif sorted(have[profile]) != sorted(ids):
+            out.append(Finding("mustpass", f"the mustpass of profile {profile} is not the catalogue's: "
+                                           f"{len(have[profile])} statements, not {len(ids)}"))
+    for profile in sorted(set(have) - set(want)):
+        out.append(Finding("mustpass", f"the mustpass has profile {profile}, which no manifest claims"))
+    areas = [n.removeprefix("cases/uet-cases-") for n in suite.get("built_sha256") or {} if n.startswith("cases/uet-cases-")]
+    mode = {1: "provider", 2: "pair"}.get(len(refs))
+    try:  # without its manifests (a finding already) there is no plan to hold the run to
+        planned = mustpass_mod.planned_cells(mode, refs, areas) if mode else []
+    except manifest_mod.ManifestError as exc:
+        return out + [Finding("mustpass", f"the plan cannot be made from the package's manifests: {exc}")]
+    results = [r for r in doc.get("results") or [] if isinstance(r, dict)]
+    ran = {(r.get("cell"), r.get("area")) for r in results}
+    for cell in planned:
+        for area in cell["areas"]:
+            if (cell["id"], area) not in ran:
+                out.append(Finding("mustpass", f"cell {cell['id']}, area {area}: no result (the mustpass did not run in full)"))
+    checks = mustpass_mod.checks_of({"profiles": want}, results)
+    recorded = mustpass.get("checks") if isinstance(mustpass.get("checks"), dict) else {}
+    for statement, ids in checks.items():
+        if sorted(recorded.get(statement) or []) != sorted(ids):
+            out.append(Finding("mustpass", f"statement {statement}: mustpass.json lists {len(recorded.get(statement) or [])} "
+                                           f"check(s), results.json has {len(ids)}"))
+    return out
+
+
+def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | None) -> list[Finding]:
+    out = []
+    if reasons is None and any(isinstance(r, dict) and r.get("verdict") == "not_applicable" for r in doc.get("results") or []):
+        out.append(Finding("not-applicable", f"no reason code can be allowed: {reasons_problem}"))
+    for r in doc.get("results") or []:
+        if not isinstance(r, dict):
+            continue
+        if r.get("verdict") in FAILING:
+            out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({r['reason']})" if r.get("reason") else "")))
+        elif r.get("verdict") == "not_applicable":
+            if why := na_reasons.problem(r, reasons):
+                out.append(Finding("not-applicable", why))
+        elif r.get("verdict") not in ("pass", "warning"):
+            out.append(Finding("verdict", f"{r.get('id')}: unknown verdict {r.get('verdict')!r}"))
+    summary = doc.get("summary") or {}
+    if summary.get("exit_status") != 0:
+        out.append(Finding("verdict", f"the run's exit status was {summary.get('exit_status')!r}, not 0"))
+    return out
+
+
+def _frame_fields(summary: str) -> dict[str, int] | None:
+    try:
+        return {k: int(v, 16) for k, v in (part.split("=", 1) for part in summary.split())}
+    except ValueError:
+        return None
+
+
+def _records_with_segments(records: list[dict]):
+    for rec in records:
+        yield rec
+        yield from rec.get("segments") or []
+
+
+def _in_capture(fields: dict[str, int], records: list[dict]) -> bool:
+    return any(all((rec.get("fields") or {}).get(k) == v for k, v in fields.items())
+               for rec in _records_with_segments(records))
+
+
+def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> tuple[list[Finding], dict]:
+    """Every capture re-decoded by both decoders against the decode kept beside it, every evidence frame
+    looked for in its result's captures, and every capture file named by a result."""
+    out, stats = [], {"captures": 0, "frames": 0}
+    decoded_by_capture: dict[pathlib.Path, list[dict]] = {}  # a capture several results name is decoded once
+    version = (doc.get("run_info") or {}).get("spec_version")
+    for r in doc.get("results") or []:
+        if not isinstance(r, dict) or not isinstance(r.get("evidence"), dict):
+            continue
+        decoded_records: list[dict] = []
+        for cap in r["evidence"].get("captures") or []:
+            pcap, kept = inside(run, cap.get("capture")), inside(run, cap.get("decoded"))
+            if pcap is None or not pcap.is_file():
+                out.append(Finding("capture", f"{r.get('id')}: capture {cap.get('capture')!r} is not in the package"))
+                continue
+            if pcap in decoded_by_capture:
+                decoded_records += decoded_by_capture[pcap]
+                continue
+            decoded_by_capture[pcap] = []
+            if kept is None or not kept.is_file():
+                out.append(Finding("capture", f"{r.get('id')}: the decode {cap.get('decoded')!r} of {cap.get('capture')} "
+                                              "is not in the package"))
+                continue
+            try:
+                expected = [json.loads(line) for line in kept.read_text().splitlines() if line.strip()]
+                check = cross_check(pcap, uet_decode, int(cap.get("port", 4793)), expected, version)
+            except Exception as exc:  # noqa: BLE001 - the sender's capture may break a decoder in any way: a finding
+                out.append(Finding("capture", f"{cap.get('capture')}: cannot be re-decoded ({exc!r})"))
+                continue
+            stats["captures"] += 1
+            stats["frames"] += check.frames
+            for d in check.disagreements[:3]:
+                out.append(Finding("capture", f"{cap.get('capture')}: frame {d.frame}: {d.between} disagree: "
+                                              + "; ".join(d.details[:2])))
+            decoded_by_capture[pcap] = expected
+            decoded_records += expected
+        for frame in r["evidence"].get("frames") or []:
+            fields = _frame_fields(str(frame.get("summary", ""))) if isinstance(frame, dict) else None
+            if not fields or not _in_capture(fields, decoded_records):
+                out.append(Finding("evidence", f"{r.get('id')}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
+                                               "is not in its capture"))
+    for pcap in sorted(run.rglob("*.pcap")):
+        if pcap.resolve() not in decoded_by_capture:
+            out.append(Finding("capture", f"{RUN_MEMBER}/{pcap.relative_to(run)}: a capture no result names"))
+    return out, stats

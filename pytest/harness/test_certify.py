@@ -1,0 +1,368 @@
+"""./uet certify and ./uet verify: one real package, made once per session by running the real mustpass of
+softuet.yaml#hpc, then copies of it altered the ways a sender might, each caught by ./uet verify with a line
+naming what was altered.
+
+Its not-applicable results carry no reason code yet (the codes come with spec/not-applicable-reasons.yaml),
+so the copies start from the package with a code added to each, in the shape that file gives, and sealed
+again: the valid package of the day the codes land. A copy "sealed again" has SHA256SUMS rewritten, as a
+forger would, so that what catches it is the check the test is about, not the sums.
+
+The valid-package test needs a clean checkout (commit your changes first): a package made from a modified
+tree is rightly invalid.
+"""
+import io
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from harness import package_archive, package_sums, suite_identity  # noqa: E402
+from harness import verify as verify_mod  # noqa: E402
+from harness import verify_checks  # noqa: E402
+
+MANIFEST = "cases/manifests/softuet.yaml#hpc"
+SEED = 4242
+REASONS = pathlib.Path(__file__).with_name("na_reasons_fixture.yaml")
+ALLOWED_CODE = "endpoint-type-not-claimed"
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="certify runs the suite in namespace pairs, which needs root")
+pytestmark = root_only
+
+
+def run_certify(build_dir, out, *args):
+    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", MANIFEST, "--seed", str(SEED),
+                           "--out", str(out), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    packages = sorted(out.glob("*.tar.zst"))
+    return proc, packages[0] if packages else None
+
+
+def unpack(package, dest):
+    subprocess.run(["tar", "--zstd", "-xf", str(package), "-C", str(dest)], check=True, timeout=600)
+    return dest
+
+
+def files_of(tree):
+    return sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file())
+
+
+def seal(tree):
+    package_sums.write(tree, files_of(tree))
+
+
+def pack(tree, package):
+    package_archive.write(tree, files_of(tree), package, 0)
+    return package
+
+
+def edit_json(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc, indent=1))
+
+
+@pytest.fixture(scope="session")
+def hpc_package(build_dir, tmp_path_factory):
+    """The package of the real mustpass of softuet.yaml#hpc (the whole run: 1 to 3 minutes)."""
+    proc, package = run_certify(build_dir, tmp_path_factory.mktemp("submissions"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return package
+
+
+@pytest.fixture(scope="session")
+def coded_tree(hpc_package, tmp_path_factory):
+    """The package's members with a reason code on every not-applicable result, sealed again."""
+    tree = unpack(hpc_package, tmp_path_factory.mktemp("coded"))
+
+    def code(doc):
+        for r in doc["results"]:
+            if r["verdict"] == "not_applicable":
+                r["reason_code"] = ALLOWED_CODE
+    edit_json(tree / "run" / "results.json", code)
+    seal(tree)
+    return tree
+
+
+@pytest.fixture
+def altered(coded_tree, tmp_path):
+    """altered(change, sealed=True) -> a package of the coded members after change(tree)."""
+    def make(change, sealed=True):
+        tree = tmp_path / "tree"
+        shutil.copytree(coded_tree, tree)
+        change(tree)
+        if sealed:
+            seal(tree)
+        return pack(tree, tmp_path / "altered.tar.zst")
+    return make
+
+
+CAVEAT = f"[{verify_checks.CAVEAT}] "
+
+
+@pytest.fixture
+def verify(build_dir, tmp_path, capsys):
+    """verify(package) -> (exit status, finding lines without the 'uet verify: ' prefix, the report). The
+    caveat that the hashes could not be re-checked (this checkout changed while the tests ran) is left out of
+    the lines: it invalidates nothing, and TestValidPackage and TestSuite look at it."""
+    def run(package, reasons=REASONS, caveats=False):
+        rc = verify_mod.main([str(package), "--report", str(tmp_path / "report"), "--reasons", str(reasons),
+                              "--build", str(build_dir)])
+        out = capsys.readouterr().out.splitlines()
+        lines = [line.removeprefix("uet verify: ") for line in out if line.startswith("uet verify: [")]
+        report = json.loads((tmp_path / "report" / "verification.json").read_text()) if rc != 2 else None
+        return rc, [line for line in lines if caveats or not line.startswith(CAVEAT)], report
+    return run
+
+
+def set_on_result(result_id, **values):
+    """A change: the result `result_id` of results.json gets `values`."""
+    def change(tree):
+        edit_json(tree / "run" / "results.json",
+                  lambda doc: next(r for r in doc["results"] if r["id"] == result_id).update(values))
+    return change
+
+
+def results_of(tree):
+    return json.loads((tree / "run" / "results.json").read_text())["results"]
+
+
+def first_with_capture(tree):
+    return next(r for r in results_of(tree) if r["evidence"].get("captures"))
+
+
+def clean_checkout_at(package_tree):
+    suite = json.loads((package_tree / "suite.json").read_text())
+    return suite_identity.commit() == suite["commit"] and not suite_identity.changes()
+
+
+class TestValidPackage:
+    def test_the_real_mustpass_with_allowed_reason_codes_is_valid(self, altered, verify):
+        rc, lines, report = verify(altered(lambda tree: None), caveats=True)
+        assert (rc, lines) == (0, []), "a package of a modified tree is invalid: commit your changes first"
+        assert report["verdict"] == "VALID"
+        assert report["counts"]["captures"] > 0 and report["counts"]["frames"] > 0
+
+    def test_the_package_holds_the_run_its_mustpass_and_the_suite_identity(self, coded_tree):
+        names = set(files_of(coded_tree))
+        assert {"SHA256SUMS", "suite.json", "mustpass.json", "manifests/softuet.yaml", "run/results.json",
+                "run/junit.xml", "run/index.html"} <= names
+        captures = [n for n in names if n.endswith(".pcap")]
+        assert captures and all(n[:-5] + ".json" in names for n in captures)
+        mustpass = json.loads((coded_tree / "mustpass.json").read_text())
+        assert (mustpass["seed"], mustpass["complete"], mustpass["only"], mustpass["refs"], list(mustpass["claimed"])) == \
+            (SEED, True, [], ["manifests/softuet.yaml#hpc"], ["softuet-hpc"])
+        assert list(mustpass["profiles"]) == ["hpc"] and len(mustpass["profiles"]["hpc"]) == 143
+        suite = json.loads((coded_tree / "suite.json").read_text())
+        assert "cases/uet-cases-authz" in suite["built_sha256"] and "bin/uet-decode" in suite["built_sha256"]
+        assert set(suite["spec_sha256"]) >= {"spec/wire.yaml", "spec/catalogue.yaml"}
+
+    def test_the_package_made_from_the_same_run_is_the_same_bytes(self, coded_tree, tmp_path):
+        assert pack(coded_tree, tmp_path / "a.tar.zst").read_bytes() == pack(coded_tree, tmp_path / "b.tar.zst").read_bytes()
+
+
+class TestIntegrity:
+    def test_flipped_verdict_without_new_sums(self, altered, verify, coded_tree):
+        target = next(r for r in results_of(coded_tree) if r["verdict"] == "pass")
+        rc, lines, _ = verify(altered(set_on_result(target["id"], verdict="fail"), sealed=False))
+        assert rc == 1
+        assert lines == ["[integrity] member 'run/results.json' does not match its SHA-256 in SHA256SUMS (altered)",
+                         f"[verdict] {target['id']}: fail"]
+
+    def test_extra_member(self, altered, verify):
+        rc, lines, _ = verify(altered(lambda tree: (tree / "run" / "extra.txt").write_text("x"), sealed=False))
+        assert (rc, lines) == (1, ["[integrity] member 'run/extra.txt' is not listed in SHA256SUMS (an extra member)"])
+
+    def test_missing_sums(self, altered, verify):
+        def drop(tree):
+            (tree / "SHA256SUMS").unlink()
+        rc, lines, _ = verify(altered(drop, sealed=False))
+        assert (rc, lines) == (1, ["[integrity] no SHA256SUMS member: the package cannot show it is unaltered"])
+
+
+class TestVerdict:
+    def test_flipped_verdict_sealed_again(self, altered, verify, coded_tree):
+        target = next(r for r in results_of(coded_tree) if r["verdict"] == "pass")
+        rc, lines, _ = verify(altered(set_on_result(target["id"], verdict="timeout")))
+        assert (rc, lines) == (1, [f"[verdict] {target['id']}: timeout"])
+
+
+class TestCapture:
+    def test_removed_capture(self, altered, verify, coded_tree):
+        r = first_with_capture(coded_tree)
+        pcap = r["evidence"]["captures"][0]["capture"]
+        rc, lines, _ = verify(altered(lambda tree: (tree / "run" / pcap).unlink()))
+        assert (rc, lines) == (1, [f"[capture] {r['id']}: capture {pcap!r} is not in the package"])
+
+    def test_edited_decode(self, altered, verify, coded_tree):
+        cap = first_with_capture(coded_tree)["evidence"]["captures"][0]
+        records = [json.loads(line) for line in (coded_tree / "run" / cap["decoded"]).read_text().splitlines()]
+        index = next(i for i, rec in enumerate(records) if "uet.ses.job_id" in rec["fields"])
+        was = records[index]["fields"]["uet.ses.job_id"]
+
+        def edit(tree):
+            records[index]["fields"]["uet.ses.job_id"] = was + 1
+            (tree / "run" / cap["decoded"]).write_text("".join(json.dumps(rec) + "\n" for rec in records))
+        rc, lines, _ = verify(altered(edit))
+        assert (rc, lines) == (1, [
+            f"[capture] {cap['capture']}: frame {index + 1}: uet-decode/expected disagree: "
+            f"fields[uet.ses.job_id]: uet-decode {was!r} != expected {was + 1!r}",
+            f"[capture] {cap['capture']}: frame {index + 1}: scapy/expected disagree: "
+            f"fields[uet.ses.job_id]: scapy {was!r} != expected {was + 1!r}"])
+
+    def test_capture_no_decoder_can_read(self, altered, verify, coded_tree):
+        pcap = first_with_capture(coded_tree)["evidence"]["captures"][0]["capture"]
+        rc, lines, _ = verify(altered(lambda tree: (tree / "run" / pcap).write_bytes(b"\xd4\xc3\xb2\xa1 not a capture")))
+        assert rc == 1 and len(lines) == 1
+        assert lines[0].startswith(f"[capture] {pcap}: cannot be re-decoded (DecoderError('uet-decode ")
+
+    def test_capture_no_result_names(self, altered, verify, coded_tree):
+        cap = first_with_capture(coded_tree)["evidence"]["captures"][0]["capture"]
+        copy = cap[:-5] + "-copy.pcap"
+        rc, lines, _ = verify(altered(lambda tree: shutil.copyfile(tree / "run" / cap, tree / "run" / copy)))
+        assert (rc, lines) == (1, [f"[capture] run/{copy}: a capture no result names"])
+
+
+class TestEvidence:
+    def test_evidence_frame_not_in_its_capture(self, altered, verify, coded_tree):
+        r = first_with_capture(coded_tree)
+
+        def add(tree):
+            edit_json(tree / "run" / "results.json", lambda doc: next(x for x in doc["results"] if x["id"] == r["id"])
+                      ["evidence"].update(frames=[{"sender": "initiator", "summary": "uet.ses.job_id=0xdead"}]))
+        rc, lines, _ = verify(altered(add))
+        assert (rc, lines) == (1, [f"[evidence] {r['id']}: evidence frame 'uet.ses.job_id=0xdead' is not in its capture"])
+
+
+class TestManifest:
+    def test_changed_manifest(self, altered, verify):
+        def change(tree):
+            with open(tree / "manifests" / "softuet.yaml", "a") as f:
+                f.write("# one more line\n")
+        rc, lines, _ = verify(altered(change))
+        assert (rc, lines) == (1, ["[manifest] manifest manifests/softuet.yaml#hpc (softuet-hpc) changed: its SHA-256 is "
+                                   "not the one results.json recorded as the run's"])
+
+
+    def test_manifest_extending_a_file_outside_the_package(self, altered, verify):
+        def change(tree):
+            path = tree / "manifests" / "softuet.yaml"
+            path.write_text("extends: /etc/hostname\n" + path.read_text())
+        rc, lines, _ = verify(altered(change))
+        assert (rc, lines) == (1, ["[manifest] manifest manifests/softuet.yaml#hpc: it or a file it extends lies outside "
+                                   "the package's manifests/",
+                                   "[mustpass] the mustpass has profile hpc, which no manifest claims"])
+
+    def test_json_of_another_shape(self, altered, verify, coded_tree):
+        r = first_with_capture(coded_tree)
+        rc, lines, _ = verify(altered(set_on_result(r["id"], evidence={"captures": ["not a mapping"]})))
+        assert (rc, lines) == (1, ["[integrity] the package's JSON has a shape the suite never writes "
+                                   "(AttributeError(\"'str' object has no attribute 'get'\"))"])
+
+
+class TestSuite:
+    def test_modified_case_binary_hash(self, altered, verify, coded_tree):
+        if not clean_checkout_at(coded_tree):
+            pytest.skip("the hashes are re-checked only in a clean checkout at the package's commit")
+        mine = json.loads((coded_tree / "suite.json").read_text())["built_sha256"]["cases/uet-cases-authz"]
+        rc, lines, _ = verify(altered(lambda tree: edit_json(
+            tree / "suite.json", lambda s: s["built_sha256"].update({"cases/uet-cases-authz": "0" * 64}))))
+        assert (rc, lines) == (1, [f"[binaries] built file cases/uet-cases-authz: the package's SHA-256 0000000000000000... "
+                                   f"is not this checkout's {mine[:16]}..."])
+
+    def test_another_commit_of_the_history_is_a_caveat(self, coded_tree, build_dir):
+        here, before = suite_identity.commit(), suite_identity._git("rev-parse", "HEAD~1").stdout.strip()
+        suite = dict(json.loads((coded_tree / "suite.json").read_text()), commit=before, modified=False)
+        findings = verify_checks.suite_findings(suite, build_dir, REPO)
+        assert [(f.kind, f.message, f.invalidates) for f in findings] == [
+            (verify_checks.CAVEAT, f"this checkout is {here[:12]}, not the package's {before[:12]}: its binaries and "
+                                   "spec data could not be re-checked (check out that commit and build it)", False)]
+
+    def test_unknown_commit(self, altered, verify):
+        rc, lines, _ = verify(altered(lambda tree: edit_json(tree / "suite.json", lambda s: s.update(commit="f" * 40))))
+        assert (rc, lines) == (1, [f"[suite] suite commit {'f' * 40!r} is not in this checkout's git history"])
+
+    def test_modified_tree(self, altered, verify, coded_tree):
+        commit = json.loads((coded_tree / "suite.json").read_text())["commit"]
+        rc, lines, _ = verify(altered(lambda tree: edit_json(
+            tree / "suite.json", lambda s: s.update(modified=True, changes=[" M harness/run_suite.py"]))))
+        assert rc == 1 and lines[0] == \
+            f"[suite] the suite's tree at {commit[:12]} was modified when the package was made ( M harness/run_suite.py)"
+
+
+class TestMustpass:
+    def test_missing_profile(self, altered, verify):
+        rc, lines, _ = verify(altered(lambda tree: edit_json(tree / "mustpass.json", lambda m: m["profiles"].pop("hpc"))))
+        assert (rc, lines) == (1, ["[mustpass] claimed profile hpc has no mustpass"])
+
+    def test_removed_area(self, altered, verify, coded_tree):
+        gone = [r for r in results_of(coded_tree) if r["area"] == "mr"]
+        mustpass = json.loads((coded_tree / "mustpass.json").read_text())
+        hit = {s: ids for s, ids in mustpass["checks"].items() if any(r["id"] in ids for r in gone)}
+
+        def drop(tree):
+            edit_json(tree / "run" / "results.json", lambda doc: doc.update(results=[r for r in doc["results"] if r["area"] != "mr"]))
+        rc, lines, _ = verify(altered(drop))
+        left = {s: len([i for i in ids if i not in {r["id"] for r in gone}]) for s, ids in hit.items()}
+        assert rc == 1 and gone and hit
+        assert lines == ["[mustpass] cell softuet-hpc, area mr: no result (the mustpass did not run in full)"] + [
+            f"[mustpass] statement {s}: mustpass.json lists {len(hit[s])} check(s), results.json has {left[s]}" for s in sorted(hit)]
+
+    def test_a_run_with_only_is_incomplete(self, build_dir, tmp_path, verify):
+        proc, package = run_certify(build_dir, tmp_path, "--only", "av")
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rc, lines, _ = verify(package)
+        assert rc == 1
+        assert "[mustpass] the run left part of the mustpass out (--only av): incomplete" in lines
+        assert "[mustpass] cell softuet-hpc, area authz: no result (the mustpass did not run in full)" in lines
+        assert not any(line.startswith(("[verdict]", "[capture]", "[integrity]", "[manifest]")) for line in lines)
+
+
+class TestNotApplicable:
+    @pytest.mark.parametrize("code, why", [
+        ("provider-declined", "not applicable under reason code 'provider-declined' (not-claimed), not allowed in a submission"),
+        ("because", "not applicable under reason code 'because', which spec/not-applicable-reasons.yaml does not list")])
+    def test_reason_code_not_allowed(self, altered, verify, coded_tree, code, why):
+        r = next(x for x in results_of(coded_tree) if x["verdict"] == "not_applicable")
+        rc, lines, _ = verify(altered(set_on_result(r["id"], reason_code=code)))
+        assert (rc, lines) == (1, [f"[not-applicable] {r['id']}: {why}"])
+
+    def test_missing_reason_codes(self, hpc_package, verify, coded_tree):
+        skipped = [r for r in results_of(coded_tree) if r["verdict"] == "not_applicable"]
+        rc, lines, _ = verify(hpc_package)
+        assert rc == 1 and len(lines) == len(skipped) > 0
+        assert lines[0] == (f"[not-applicable] {skipped[0]['id']}: not applicable without a reason code "
+                            f"(reason: {skipped[0]['reason']!r})")
+
+    def test_no_reason_code_list(self, altered, verify, tmp_path):
+        rc, lines, _ = verify(altered(lambda tree: None), reasons=tmp_path / "none.yaml")
+        assert rc == 1 and lines[0] == (f"[not-applicable] no reason code can be allowed: {tmp_path / 'none.yaml'}: "
+                                        "cannot be read (No such file or directory)")
+
+
+class TestUnsafeMember:
+    def test_path_traversal_member_is_named_and_nothing_is_extracted(self, coded_tree, tmp_path, verify):
+        raw = tmp_path / "evil.tar"
+        with tarfile.open(raw, "w") as tar:
+            for name in files_of(coded_tree):
+                tar.add(coded_tree / name, arcname=name)
+            info = tarfile.TarInfo("../verify-escape")
+            info.size = 4
+            tar.addfile(info, io.BytesIO(b"evil"))
+        subprocess.run(["zstd", "-q", "--rm", str(raw)], check=True)
+        rc, lines, _ = verify(tmp_path / "evil.tar.zst")
+        assert (rc, lines) == (1, ["[unsafe-member] member '../verify-escape': a path that climbs out (..)"])
+        assert not list(pathlib.Path("/tmp").glob("verify-escape")) and not (tmp_path.parent / "verify-escape").exists()
+
+
+class TestUnreadable:
+    def test_not_a_package_exits_2(self, tmp_path, build_dir, capsys):
+        bad = tmp_path / "bad.tar.zst"
+        bad.write_bytes(b"PK\x03\x04 a zip, not a package")
+        assert verify_mod.main([str(bad), "--build", str(build_dir), "--report", str(tmp_path / "r")]) == 2
+        assert capsys.readouterr().err.startswith(f"uet verify: unreadable package: {bad}: not zstd-compressed data")
