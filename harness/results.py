@@ -119,6 +119,8 @@ def write_junit(results: list[Result], path: pathlib.Path) -> None:
             element(props, "property", name="requirements", value=",".join(r.statements))
             if r.blamed_side:
                 element(props, "property", name="blamed_side", value=r.blamed_side)
+            if r.reason_code:
+                element(props, "property", name="reason_code", value=r.reason_code)
             if r.verdict == "fail":
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif r.verdict in ("error", "timeout"):

@@ -6,6 +6,7 @@ import os
 import pathlib
 import re
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -14,7 +15,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from harness import not_applicable as na  # noqa: E402
-from harness.results import Result, result_of_line  # noqa: E402
+from harness.results import Result, result_of_line, write_junit  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
@@ -139,6 +140,13 @@ class TestVerdictLines:
         assert r.reason == (f"not applicable with {words} (declared codes: spec/not-applicable-reasons.yaml): "
                             "not applicable: the provider offers no scalable endpoints")
 
+    def test_the_junit_xml_carries_the_code(self, tmp_path):
+        r = result_of_line(line(reason_code="not-claimed-feature"), cell="c", area="ep", binary="uet-cases-ep")
+        write_junit([r], tmp_path / "junit.xml")
+        case = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite/testcase")
+        assert {p.get("name"): p.get("value") for p in case.find("properties")}["reason_code"] == "not-claimed-feature"
+        assert case.find("skipped").get("message") == "not applicable: the provider offers no scalable endpoints"
+
     def test_other_verdicts_need_no_code(self):
         r = result_of_line(line("pass", reason=None), cell="c", area="ep", binary="uet-cases-ep")
         assert (r.verdict, r.reason_code) == ("pass", None)
@@ -163,14 +171,19 @@ class TestSummaryCounts:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a cell's sides run in network namespaces (root)")
-def test_a_case_binary_writes_the_code_of_its_skip(build_dir, tmp_path):
-    """End to end: softuet claims neither scalable endpoints nor service names (not claimed: allowed), and
-    fi_rma on a DGRAM endpoint does not exist; each comes out with its code, the reason without it."""
+def test_a_case_binary_writes_the_code_of_its_skip_and_leaves_out_impossible_instances(build_dir, tmp_path):
+    """End to end: softuet lists no predefined service names and offers no scalable endpoints (not claimed:
+    allowed), each said with its code and the reason without it; fi_rma on a DGRAM endpoint exists for no
+    provider, so Ep.MaxRmaSizeStaysWithinItsRange has no DGRAM instance (UET_RDM_ONLY) and its RDM one runs."""
     results = run_manifest(SOFTUET, build_dir, tmp_path, areas=["ep"])
-    got = {r.case: (r.reason_code, r.reason.split(" (")[0]) for r in results if r.verdict == "not_applicable"}
     assert not [r for r in results if r.verdict not in ("pass", "not_applicable")]
-    assert got == {
-        "Claimed/Ep.ScalableEndpointsSeparateContexts/rdm": ("not-claimed-feature",
-                                                             "not applicable: the provider offers no scalable endpoints"),
-    } | got  # the exact set is pinned below, by code
-    assert sorted({code for code, _ in got.values()}) == ["no-such-combination", "not-claimed-feature"]
+    got = {r.case: (r.reason_code, r.reason) for r in results if r.verdict == "not_applicable"}
+    names = "not applicable: the manifest lists no predefined service names (predefined_service_names); "
+    scalable = "not applicable: the provider offers no scalable endpoints (rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP)"
+    assert {c: (code, why[:len(names)] if "service" in c else why) for c, (code, why) in got.items()} == {
+        f"Claimed/Ep.{case}/{kind}": ("not-claimed-feature", why) for kind in ("rdm", "dgram")
+        for case, why in (("ServiceFileWinsOverAPredefinedName", names),
+                          ("ScalableEndpointsGiveEachReceiveContextAnIndex", scalable))}
+    cases = {r.case: r.verdict for r in results}
+    assert cases["Claimed/Ep.MaxRmaSizeStaysWithinItsRange/rdm"] == "pass"
+    assert "Claimed/Ep.MaxRmaSizeStaysWithinItsRange/dgram" not in cases
