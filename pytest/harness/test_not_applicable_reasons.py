@@ -180,7 +180,7 @@ def test_a_case_binary_writes_the_code_of_its_skip_and_leaves_out_impossible_ins
     got = {r.case: (r.reason_code, r.reason) for r in results if r.verdict == "not_applicable"}
     names = "not applicable: the manifest lists no predefined service names (predefined_service_names); "
     scalable = "not applicable: the provider offers no scalable endpoints (rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP)"
-    assert {c: (code, why[:len(names)] if "service" in c else why) for c, (code, why) in got.items()} == {
+    assert {c: (code, why[:len(names)] if "Service" in c else why) for c, (code, why) in got.items()} == {
         f"Claimed/Ep.{case}/{kind}": ("not-claimed-feature", why) for kind in ("rdm", "dgram")
         for case, why in (("ServiceFileWinsOverAPredefinedName", names),
                           ("ScalableEndpointsGiveEachReceiveContextAnIndex", scalable))}
