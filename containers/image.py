@@ -130,9 +130,12 @@ def image_tag(packages: list[str], release: str) -> str:
 
 
 def ensure_image(build: pathlib.Path, inside: list[pathlib.Path], say=print) -> str:
-    """The tag of the base image for `build`'s binaries, built first if this machine has none yet."""
+    """The tag of the base image for the binaries of `build` and of every other build tree among the volumes
+    (one built against another libfabric, whose libraries that libfabric may need), built first if this machine
+    has none yet."""
     release = debian_release()
-    packages = runtime_packages(suite_binaries(build), inside)
+    trees = [build] + [p for p in inside if p != build.resolve() and (p / "CMakeCache.txt").is_file()]
+    packages = runtime_packages([b for tree in trees for b in suite_binaries(tree)], inside)
     tag = image_tag(packages, release)
     if podman("image", "exists", tag, check=False).returncode == 0:
         return tag

@@ -53,12 +53,16 @@ def agent_place(agent: str, secret_file: str) -> dict:
 
 def make(*, cell: str, area: str, initiator_manifest: pathlib.Path, target_manifest: pathlib.Path,
          results: pathlib.Path, captures: pathlib.Path, target_place: dict | None = None,
-         target_log: pathlib.Path | None = None, control_listen: str | None = None, loss: dict | None = None) -> dict:
-    """The plan as a dict, validated against the schema (PlanError names the first problem)."""
+         target_log: pathlib.Path | None = None, control_listen: str | None = None, loss: dict | None = None,
+         target_binary: pathlib.Path | None = None) -> dict:
+    """The plan as a dict, validated against the schema (PlanError names the first problem). `target_binary`:
+    the case binary the target runs, when not the initiator's own (a side built against another libfabric)."""
     plan = {"plan_version": PLAN_VERSION, "cell": cell, "area": area,
             "initiator": {"manifest": str(initiator_manifest)},
             "target": {"manifest": str(target_manifest), "place": target_place or BESIDE},
             "results": str(results), "captures": str(captures)}
+    if target_binary is not None:
+        plan["target"]["binary"] = str(target_binary)
     if target_log is not None:
         plan["target_log"] = str(target_log)
     if control_listen:
@@ -79,6 +83,7 @@ def write(path: pathlib.Path, plan: dict) -> pathlib.Path:
 
 
 def main(argv: list[str]) -> int:
+    from harness import libfabric_prefix, side_builds
     from harness import manifest as manifest_mod
     parser = argparse.ArgumentParser(prog="python3 -m harness.cell_plan", description=__doc__.splitlines()[0])
     parser.add_argument("--provider", required=True, metavar="FILE[#VARIANT]", help="the initiator's manifest")
@@ -89,22 +94,27 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     parser.add_argument("-o", "--out", type=pathlib.Path, required=True, help="a folder for the plan and its files")
     args = parser.parse_args(argv)
-    binary = args.build / "cases" / f"uet-cases-{args.area}"
-    if not binary.exists():
-        parser.error(f"no binary {binary} (is --area right? has ./uet build run?)")
     try:
         sides = [manifest_mod.load(args.provider), manifest_mod.load(args.target or args.provider)]
-    except manifest_mod.ManifestError as exc:
+        # A manifest naming its own libfabric runs from that libfabric's tree (./uet run --libfabric builds it)
+        builds = side_builds.of_run(sides, args.build)
+    except (manifest_mod.ManifestError, libfabric_prefix.PrefixError) as exc:
         print(exc, file=sys.stderr)
         return 1
+    binaries = [builds[m.name].build / "cases" / f"uet-cases-{args.area}" for m in sides]
+    for binary in binaries:
+        if not binary.exists():
+            parser.error(f"no binary {binary} (is --area right? has ./uet build run?)")
     out = args.out.resolve()
     paths = [out / "initiator.manifest.json", out / "target.manifest.json"]
-    records = [manifest_mod.write_resolved(m, p, build=args.build.resolve(), port=port)
+    records = [manifest_mod.write_resolved(m, p, build=builds[m.name].build, port=port,
+                                           library_first=builds[m.name].library_first)
                for m, p, port in zip(sides, paths, (args.port, args.port + 1))]
     try:
         plan = make(cell=f"{sides[0].name}--{sides[1].name}", area=args.area, initiator_manifest=paths[0],
                     target_manifest=paths[1], results=out / f"{args.area}.jsonl", captures=out / "captures",
-                    target_log=out / f"{args.area}.target.log")
+                    target_log=out / f"{args.area}.target.log",
+                    target_binary=None if binaries[1] == binaries[0] else binaries[1].resolve())
     except PlanError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -112,7 +122,7 @@ def main(argv: list[str]) -> int:
     path = write(out / f"{args.area}.plan.json", plan)
     env = {k: v for k, v in records[0]["environment"].items() if v is not None}
     env.update({PLAN_VARIABLE: str(path), "FI_PROVIDER": records[0]["provider"]})
-    print(" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.quote(str(binary.resolve())))
+    print(" ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.quote(str(binaries[0].resolve())))
     return 0
 
 

@@ -2,7 +2,7 @@
 
     /usr/bin/python3 -m harness.manifest check FILE[#VARIANT] ...    every problem, with its file and key
     /usr/bin/python3 -m harness.manifest resolve FILE[#VARIANT] [--port N] [-o OUT.json]
-    /usr/bin/python3 -m harness.manifest init --provider NAME [--libfabric PREFIX] [-o FILE] [--force]
+    ./uet manifest init --provider NAME [--libfabric PREFIX] [-o FILE] [--force]
                                                  a starter manifest from fi_info (harness/manifest_init.py)
 
 A reference is a path, optionally `#variant` (a key of the file's `variants:`). `extends: OTHER.yaml`
@@ -45,6 +45,9 @@ MAX_DEPTH = 64                # nesting of maps and lists (a recursive alias nev
 # The keys whose strings resolve() expands.
 EXPANDED_KEYS = ("environment", "indirect_job_id_environment", "fallback_job_id_environment", "wire",
                  "privileged_entity")
+# `libfabric` is expanded when the manifest is loaded (a run builds against it before any side resolves), so
+# it may name only what is known then.
+LOAD_TIME_PLACEHOLDERS = ("repo",)
 
 
 class ManifestError(ValueError):
@@ -105,14 +108,26 @@ class Manifest:
         return [declared] if isinstance(declared, str) else list(declared)
 
     @property
+    def libfabric(self) -> pathlib.Path | None:
+        """The prefix of the libfabric this side runs with (absolute), or None: the suite's own."""
+        return pathlib.Path(self.data["libfabric"]) if self.data.get("libfabric") else None
+
+    def with_default_libfabric(self, prefix: pathlib.Path | None) -> "Manifest":
+        """This manifest with `prefix` (./uet run --libfabric) as its libfabric unless it names its own."""
+        if prefix is None or self.libfabric is not None:
+            return self
+        return dataclasses.replace(self, data=dict(self.data, libfabric=str(pathlib.Path(prefix).absolute())))
+
+    @property
     def suite_entity(self) -> bool:
         """The manifest asks the suite to run its own privileged entity (uet-entity) for the entity cases."""
         return (self.data.get("privileged_entity") or {}).get("start") == "suite"
 
     def resolve(self, *, build: pathlib.Path, port: int, spec_version: str | None = None,
-                entity_socket: str | None = None) -> dict:
+                entity_socket: str | None = None, library_first: pathlib.Path | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
-        checks against `spec_version` (default: spec/wire.yaml's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch}, {dir} and {bin_dir} in the
+        checks against `spec_version` (default: spec/wire.yaml's). `library_first`: the lib folder of the side's
+        own libfabric, put first in its LD_LIBRARY_PATH (before the manifest's or the caller's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch}, {dir} and {bin_dir} in the
         privileged entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
         values = placeholder_values(build, port, checked, entity_socket)
@@ -125,6 +140,11 @@ class Manifest:
         def env(key):
             return {k: expand(v) for k, v in (self.data.get(key) or {}).items()}
 
+        environment = env("environment")
+        if library_first is not None:
+            after = environment.get("LD_LIBRARY_PATH", os.environ.get("LD_LIBRARY_PATH"))
+            environment["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_first), after]))
+
         wire = self.data.get("wire")
         job = self.data.get("indirect_job_id")
         return {
@@ -132,7 +152,7 @@ class Manifest:
             "provider": self.provider, "provider_version": self.data.get("provider_version"),
             "spec_versions": self.spec_versions, "checked_spec_version": checked,
             "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
-            "port": port, "environment": env("environment"),
+            "port": port, "environment": environment,
             "wire": {"interface": self.data.get("host_interface") or expand(wire["interface"]),
                      "udp_port": udp_port(expand(wire["udp_port"]))} if wire else None,
             "indirect_job_id_environment": env("indirect_job_id_environment"),
@@ -255,15 +275,15 @@ def load_yaml(path: pathlib.Path, what: str = "manifest"):
 
 def _placeholder_problems(doc: dict, where: str) -> list[str]:
     """Every string resolve() expands must name only known placeholders, as {name}; a literal brace is {{ or }}."""
-    out, known = [], tuple(placeholder_values(REPO, 0, "", None))
+    out, every = [], tuple(placeholder_values(REPO, 0, "", None))
 
-    def walk(value, key: str) -> None:
+    def walk(value, key: str, known: tuple[str, ...] = every) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
-                walk(v, f"{key}.{k}")
+                walk(v, f"{key}.{k}", known)
         elif isinstance(value, list):
             for i, v in enumerate(value):
-                walk(v, f"{key}.{i}")
+                walk(v, f"{key}.{i}", known)
         elif isinstance(value, str):
             try:
                 fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value)
@@ -283,7 +303,18 @@ def _placeholder_problems(doc: dict, where: str) -> list[str]:
         for key in EXPANDED_KEYS:
             if key in layer:
                 walk(layer[key], prefix + key)
+        if "libfabric" in layer:
+            walk(layer["libfabric"], prefix + "libfabric", LOAD_TIME_PLACEHOLDERS)
     return out
+
+
+def _anchored_libfabric(layer: dict, folder: pathlib.Path) -> dict:
+    """`layer` with its libfabric prefix expanded and made absolute against the folder of the file that says it
+    (an extended file's relative path stays its own)."""
+    if not isinstance(layer.get("libfabric"), str):
+        return layer
+    path = pathlib.Path(layer["libfabric"].format(repo=REPO))
+    return dict(layer, libfabric=os.path.normpath(path if path.is_absolute() else folder / path))
 
 
 def _read(path: pathlib.Path) -> tuple[dict, str]:
@@ -328,13 +359,13 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
         merged, base_texts, _ = _layers(path.parent / base_path, base_variant, seen + (path,), full)
         texts = base_texts + texts
     own = {k: v for k, v in doc.items() if k not in ("extends", "variants")}
-    merged = _merge(merged, own)
+    merged = _merge(merged, _anchored_libfabric(own, path.parent))
     if variant is not None:
         variants = doc.get("variants") or {}
         if variant not in variants:
             known = ", ".join(sorted(variants)) or "none"
             raise ManifestError([f"{path}: variants: no variant '{variant}' (this file has: {known})"])
-        merged = _merge(merged, variants[variant])
+        merged = _merge(merged, _anchored_libfabric(variants[variant], path.parent))
     return merged, texts, doc
 
 
@@ -361,9 +392,11 @@ def load(ref: str | pathlib.Path) -> Manifest:
 
 
 def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int,
-                   spec_version: str | None = None, entity_socket: str | None = None) -> dict:
+                   spec_version: str | None = None, entity_socket: str | None = None,
+                   library_first: pathlib.Path | None = None) -> dict:
     """Writes the resolved record a side's binaries read, and returns it."""
-    record = manifest.resolve(build=build, port=port, spec_version=spec_version, entity_socket=entity_socket)
+    record = manifest.resolve(build=build, port=port, spec_version=spec_version, entity_socket=entity_socket,
+                              library_first=library_first)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2) + "\n")
     return record
@@ -391,13 +424,9 @@ def main(argv: list[str]) -> int:
     resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
     resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     resolve.add_argument("-o", "--output", type=pathlib.Path)
-    from harness import manifest_init  # here: it loads this module to check what it writes
-    init = sub.add_parser("init", help="write a starter manifest from what fi_info says about a provider",
-                          description=manifest_init.__doc__.split("\n\n")[0])
-    manifest_init.add_arguments(init)
+    # `init` is harness.manifest_init's own command (./uet manifest init): it probes providers, which this
+    # library, loaded by everything, must not depend on.
     args = parser.parse_args(argv)
-    if args.command == "init":
-        return manifest_init.run(args)
     if args.command == "check":
         bad = 0
         for ref in args.refs:

@@ -26,7 +26,7 @@ import textwrap
 
 import yaml
 
-from harness import address_layout, provider_probe
+from harness import address_layout, libfabric_prefix, provider_probe
 from harness.fi_info_text import Offer
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -237,7 +237,7 @@ def _fail(message: str, status: int) -> int:
 
 def _validate(text: str) -> list[str]:
     """What harness.manifest check would say about `text` (nothing: it is valid)."""
-    from harness import manifest
+    from harness import manifest  # here: run_info, which the probe loads, loads manifest
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / "starter.yaml"
         path.write_text(text)
@@ -268,7 +268,7 @@ def run(args: argparse.Namespace) -> int:
         if out.exists() and not args.force:
             return _fail(f"{out} exists: not overwritten (--force replaces it)", 1)
     try:
-        probe = provider_probe.probe(args.provider, args.libfabric or provider_probe.default_prefix(), args.timeout)
+        probe = provider_probe.probe(args.provider, args.libfabric or libfabric_prefix.suite_prefix(), args.timeout)
     except provider_probe.ProbeError as exc:
         return _fail(str(exc), exc.status)
     if not any(ep.kind in TESTED_KINDS for ep in probe.offer.endpoints.values()):
@@ -294,3 +294,13 @@ def run(args: argparse.Namespace) -> int:
           f"endpoint types {', '.join(claims['endpoint_types'])}). Fill in what its end lists, then: "
           f"./uet manifest check {shlex.quote(str(out))}")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="./uet manifest init", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

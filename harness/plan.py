@@ -12,6 +12,7 @@ runs) of the four modes of the front door, and what --only selects.
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 import re
 
 from harness import manifest as manifest_mod
@@ -59,15 +60,17 @@ def _areas(all_areas: list[str], single: bool, two: bool, chosen: set[str]) -> l
     return [a for a in out if not chosen or a in chosen]
 
 
-def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str]) -> list[Cell]:
-    """The cells of a run; raises ManifestError naming every bad manifest."""
+def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str],
+          libfabric: pathlib.Path | None = None) -> list[Cell]:
+    """The cells of a run; raises ManifestError naming every bad manifest. `libfabric` (--libfabric) is the
+    libfabric of every manifest that names none."""
     if mode == "default":
         base = manifest_mod.load(DEFAULT_MANIFEST)
         refs = [DEFAULT_MANIFEST] + [f"{DEFAULT_MANIFEST}#{v}" for v in base.variants()]
     manifests, problems = [], []
     for ref in refs:
         try:
-            manifests.append(manifest_mod.load(ref))
+            manifests.append(manifest_mod.load(ref).with_default_libfabric(libfabric))
         except manifest_mod.ManifestError as exc:
             problems += exc.problems
     if problems:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-from harness import fi_info_text, run_info
+from harness import fi_info_text, libfabric_prefix, run_info
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FI_ENODATA = 61          # fi_info exits with fi_getinfo's -ret: "No data available", nothing matched
@@ -55,11 +55,6 @@ class Probe:
     commands: list[str]      # the fi_info commands whose answers the manifest rests on
 
 
-def default_prefix() -> pathlib.Path:
-    """The libfabric the suite itself uses: setup/env.sh's choice when sourced, else deps/libfabric."""
-    return pathlib.Path(os.environ.get("UET_LIBFABRIC_PREFIX") or REPO / "deps" / "libfabric")
-
-
 def installation(prefix: pathlib.Path) -> Installation:
     """PREFIX's fi_info and libfabric.so (lib, lib64 or a Debian multiarch folder), or ProbeError naming
     what is missing."""
@@ -68,13 +63,12 @@ def installation(prefix: pathlib.Path) -> Installation:
     if not (fi_info.is_file() and os.access(fi_info, os.X_OK)):
         raise ProbeError(f"no fi_info at {fi_info}: --libfabric names the folder that holds libfabric's "
                          "bin/fi_info and lib/libfabric.so (the suite's own: ./uet setup builds deps/libfabric)", SETUP)
-    places = ["lib", "lib64", *(f"lib/{p.name}" for p in sorted((prefix / "lib").glob("*-linux-gnu*")))]
-    for place in places:
-        for name in ("libfabric.so", "libfabric.so.1"):
-            if (prefix / place / name).is_file():
-                return Installation(prefix, fi_info, prefix / place / name)
-    raise ProbeError(f"no libfabric.so in {', '.join(str(prefix / p) for p in places)}: {prefix} is not a "
-                     "libfabric installation", SETUP)
+    folders = libfabric_prefix.library_folders(prefix)
+    library = libfabric_prefix.find_library(folders)
+    if library is None:
+        raise ProbeError(f"no libfabric.so in {', '.join(map(str, folders))}: {prefix} is not a libfabric "
+                         "installation", SETUP)
+    return Installation(prefix, fi_info, library)
 
 
 class Deadline:

@@ -15,8 +15,9 @@ from harness.diagnostic_statements import add_broken_statements
 from harness.not_applicable import check_code
 from harness.untrusted import printable, printable_tree
 
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
-FAILING = ("fail", "error", "timeout")
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
+# flaky: only from several attempts (harness/attempts.py): its MUSTs held in one and failed in another.
+FAILING = ("fail", "error", "timeout", "flaky")
 
 
 @dataclasses.dataclass
@@ -41,6 +42,9 @@ class Result:
     seconds: float = 0.0
     evidence: dict = dataclasses.field(default_factory=dict)
     repro: str | None = None
+    expectation: dict | None = None    # harness/expectations.py: the entry that matched and what came of it
+    attempts: list[dict] | None = None  # harness/attempts.py: each attempt's seed and verdict
+    pass_rate: float | None = None
 
     @property
     def id(self) -> str:
@@ -93,10 +97,11 @@ def counts(results) -> dict[str, int]:
     return out
 
 
-def write_junit(results: list[Result], path: pathlib.Path) -> None:
-    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties. What a
+def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = None) -> None:
+    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties; the root
+    is named after the run (its run_id), so a CI that keeps many runs' files tells them apart. What a
     binary printed is made printable first: one escape character would make the file not XML."""
-    root = ET.Element("testsuites")
+    root = ET.Element("testsuites", {"name": printable(run_id)} if run_id else {})
     groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
     for r in results:
         groups[(r.cell, r.area)].append(r)
@@ -110,7 +115,7 @@ def write_junit(results: list[Result], path: pathlib.Path) -> None:
     for (cell, area), rs in groups.items():
         c = counts(rs)
         suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
-                        failures=str(c["fail"]), errors=str(c["error"] + c["timeout"]),
+                        failures=str(c["fail"] + c["flaky"]), errors=str(c["error"] + c["timeout"]),
                         skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
@@ -121,7 +126,7 @@ def write_junit(results: list[Result], path: pathlib.Path) -> None:
                 element(props, "property", name="blamed_side", value=r.blamed_side)
             if r.reason_code:
                 element(props, "property", name="reason_code", value=r.reason_code)
-            if r.verdict == "fail":
+            if r.verdict in ("fail", "flaky"):
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif r.verdict in ("error", "timeout"):
                 element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])

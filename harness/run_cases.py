@@ -27,6 +27,7 @@ import time
 from harness import cell_plan
 from harness import manifest as manifest_mod
 from harness import entity as entity_mod
+from harness import side_builds
 from harness.entity import EntityError, suite_entity
 from containers.host import NamespaceError
 from containers.choice import open_placement
@@ -95,15 +96,19 @@ def lost_earlier(place, why: str) -> str:
 
 
 class CellRun:
-    """Runs the binaries of one cell; `on_result` is called for every case as it ends."""
+    """Runs the binaries of one cell; `on_result` is called for every case as it ends. `build` is the suite's
+    tree (its own tools, and the case binaries of a side without a libfabric of its own); `sides` (the run's,
+    by manifest name: harness/side_builds.py) says which tree and libfabric each side runs with."""
 
     def __init__(self, cell: Cell, build: pathlib.Path, out: pathlib.Path, *, seed: int = 0,
                  case_filter: str = "*", use_namespaces: bool | None = None, on_result=None,
                  stop: threading.Event | None = None, case_deadline: float = CASE_DEADLINE_S,
                  ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT), spec_version: str | None = None,
                  placement: str | None = None, cell_deadline: float = CELL_DEADLINE_S,
-                 run_ends_at: float | None = None, run_deadline: float | None = None):
+                 run_ends_at: float | None = None, run_deadline: float | None = None,
+                 sides: dict[str, side_builds.Side] | None = None):
         self.cell, self.build, self.out, self.seed = cell, pathlib.Path(build).resolve(), out, seed
+        self.sides = sides or {}
         self.placement_name = placement_name(cell, use_namespaces, placement)
         self.spec_version = spec_version  # checked against; None: spec/wire.yaml's default
         self.case_filter = case_filter
@@ -151,14 +156,24 @@ class CellRun:
                                   reason=f"the suite's privileged entity did not start: {err}"))
             return self.results
 
+    def side(self, m: manifest_mod.Manifest) -> side_builds.Side:
+        return self.sides.get(m.name) or side_builds.Side(self.build, None)
+
+    def case_binary(self, m: manifest_mod.Manifest, area: str) -> pathlib.Path:
+        """The binary `m`'s side runs for `area`: from the tree built against its libfabric."""
+        return self.side(m).build / "cases" / f"uet-cases-{area}"
+
     def _run(self, entity_socket: str | None) -> list[Result]:
         init_json = self.out / "initiator.manifest.json"
         target_json = self.out / "target.manifest.json"
-        resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=self.build, port=self.ports[0],
-                                               spec_version=self.spec_version, entity_socket=entity_socket)
-        target_resolved = manifest_mod.write_resolved(self.cell.target, target_json, build=self.build,
+        init_side, target_side = self.side(self.cell.initiator), self.side(self.cell.target)
+        resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=init_side.build, port=self.ports[0],
+                                               spec_version=self.spec_version, entity_socket=entity_socket,
+                                               library_first=init_side.library_first)
+        target_resolved = manifest_mod.write_resolved(self.cell.target, target_json, build=target_side.build,
                                                       port=self.ports[1], spec_version=self.spec_version,
-                                                      entity_socket=entity_socket)
+                                                      entity_socket=entity_socket,
+                                                      library_first=target_side.library_first)
         # Each side's UET port as the loss rules match it: its manifest's, "any" UDP where the provider picks.
         self._uet_ports = tuple(_loss_port(r, port) for r, port in zip((resolved, target_resolved), self.ports))
         env = manifest_mod.environment_over(os.environ, resolved)
@@ -168,7 +183,8 @@ class CellRun:
         # may keep its sides for the next cell.
         entity_root = entity_mod.entity_root()
         mounts = [(str(self.build), "ro"), (str(REPO), "ro"), (str(self.out.resolve().parent), "rw")] + \
-            ([(entity_root, "rw")] if entity_root else [(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else [])
+            ([(entity_root, "rw")] if entity_root else [(str(pathlib.Path(entity_socket).parent), "rw")] if entity_socket else []) + \
+            side_builds.mounts(self.sides)
         try:
             place = open_placement(self.placement_name, mounts=mounts, entity_socket=entity_socket,
                                    **self._host_interface())
@@ -183,7 +199,7 @@ class CellRun:
             for area in self.cell.areas:
                 if self.stop.is_set():
                     break
-                binary = self.build / "cases" / f"uet-cases-{area}"
+                binary = self.case_binary(self.cell.initiator, area)
                 if not os.access(binary, os.X_OK):
                     self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
@@ -243,11 +259,14 @@ class CellRun:
     def _with_plan(self, env: dict, area: str, place, loss: dict | None = None) -> dict:
         """`env` naming the area's cell plan, written (a binary reads its manifests from it, even to list its
         cases: they are instantiated per claimed endpoint type)."""
+        # The target runs its own tree's binary when its libfabric differs from the initiator's.
+        target_binary = self.case_binary(self.cell.target, area)
         plan = cell_plan.write(self.out / f"{area}.plan.json", cell_plan.make(
             cell=self.cell.id, area=area, initiator_manifest=self._manifests[0], target_manifest=self._manifests[1],
             results=self.out / f"{area}.jsonl", captures=self.out / "captures" / area,
             target_place=place.target_place, control_listen=place.control_listen,
-            target_log=self.out / f"{area}.target.log", loss=loss))
+            target_log=self.out / f"{area}.target.log", loss=loss,
+            target_binary=None if target_binary == self.case_binary(self.cell.initiator, area) else target_binary))
         return dict(env, **{cell_plan.PLAN_VARIABLE: str(plan)})
 
     def _run_binary(self, area: str, binary: pathlib.Path, place, env: dict, loss: dict | None) -> None:

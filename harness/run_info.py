@@ -3,6 +3,7 @@ and the choices in force, and the checks made before any case runs (a provider t
 load, a report folder that cannot be written, namespaces without root)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import pathlib
@@ -14,6 +15,8 @@ import subprocess
 import yaml
 
 from harness import manifest as manifest_mod
+from harness.libfabric_prefix import suite_prefix
+from harness.side_builds import Side
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 WIRE_YAML = REPO / "spec" / "wire.yaml"
@@ -29,6 +32,7 @@ def fi_info_binary() -> str | None:
     return str(local) if local.exists() else shutil.which("fi_info")
 
 
+@functools.cache
 def libfabric_version() -> str:
     tool = fi_info_binary()
     if not tool:
@@ -43,14 +47,18 @@ def libfabric_version() -> str:
 PROBE_TIMEOUT_S = 30.0
 
 
-def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path) -> tuple[str, str]:
-    """fi_getinfo for the manifest's provider in its environment: ("ok", its version), ("absent", what fi_info
-    said) when libfabric has no such provider (a wrong name or path: the user's to fix), or ("broken", what
-    happened) when the provider crashed or hung answering (a finding: its cases run and say so)."""
-    tool = fi_info_binary()
+def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path, side: Side | None = None) -> tuple[str, str]:
+    """fi_getinfo for the manifest's provider in its environment (and its side's libfabric, when it names one):
+    ("ok", its version), ("absent", what fi_info said) when libfabric has no such provider (a wrong name or
+    path: the user's to fix), or ("broken", what happened) when the provider crashed or hung answering (a
+    finding: its cases run and say so)."""
+    side = side or Side(build, None)
+    # A libfabric without its own fi_info is asked through the suite's, its library first in the path.
+    tool = str(side.libfabric.fi_info) if side.libfabric and side.libfabric.fi_info else fi_info_binary()
     if not tool:
         return "ok", "not checked (no fi_info)"
-    env = manifest_mod.environment_over(os.environ, m.resolve(build=build, port=4793))
+    env = manifest_mod.environment_over(os.environ, m.resolve(build=side.build, port=4793,
+                                                               library_first=side.library_first))
     try:
         proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env,
                               timeout=PROBE_TIMEOUT_S)
@@ -84,8 +92,18 @@ def suite_commit() -> str:
     return proc.stdout.strip() or "unknown"
 
 
+def side_libfabric(side: Side) -> dict:
+    """The libfabric one side ran with and the build tree of its case binaries."""
+    lf = side.libfabric
+    if lf is None:
+        return {"source": "suite", "version": libfabric_version(), "prefix": str(suite_prefix().resolve()), "build": str(side.build)}
+    return {"source": "named", "version": lf.version, "api": f"{lf.api[0]}.{lf.api[1]}", "prefix": str(lf.prefix),
+            "build": str(side.build)}
+
+
 def collect(*, command: str, mode: str, seed: int, spec_version: str, manifests: list[manifest_mod.Manifest],
-            provider_versions: dict[str, str], placement: str) -> dict:
+            provider_versions: dict[str, str], placement: str, sides: dict[str, Side] | None = None) -> dict:
+    sides = sides or {}
     return {
         "command": command, "mode": mode, "seed": seed,
         "spec_version": spec_version,
@@ -94,7 +112,8 @@ def collect(*, command: str, mode: str, seed: int, spec_version: str, manifests:
         "manifests": [{"ref": m.ref, "name": m.name, "provider": m.provider, "uet": m.uet, "profiles": m.profiles,
                        "provider_version": m.data.get("provider_version") or provider_versions.get(m.name, ""),
                        "spec_versions": m.spec_versions, "implements_checked_version": spec_version in m.spec_versions,
-                       "sha256": m.sha256} for m in manifests],
+                       "sha256": m.sha256, **({"libfabric": side_libfabric(sides[m.name])} if m.name in sides else {})}
+                      for m in manifests],
         "spec_data": {"wire_yaml_sha256": sha256(WIRE_YAML), "catalogue_sha256": sha256(CATALOGUE)},
         "choices": choices(),
     }

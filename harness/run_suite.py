@@ -7,6 +7,7 @@ examples:
   ./uet run --initiator a.yaml --target b.yaml    one interop cell (a plugfest)
   ./uet run --matrix a.yaml b.yaml c.yaml     every ordered pair, initiator x target (a nightly CI)
   ./uet run --provider softuet.yaml#hpc --only authz --only 2.2.4.4-a --seed 7
+  ./uet run --libfabric /opt/vendor/libfabric --provider vendor.yaml    against a vendor's own libfabric
 
 A manifest is FILE or FILE#VARIANT (python3 -m harness.manifest check FILE names its problems); a bare
 name is looked up in cases/manifests/. The run writes out/runs/<run-id>/ (results.json, junit.xml,
@@ -14,7 +15,8 @@ summary.txt, index.html, each cell's logs and manifests) and points out/runs/lat
 
 exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
 decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
-folder); 3 the suite is not built; 130 interrupted (the partial report is written).
+folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0); 3 the suite is not built; 130
+interrupted (the partial report is written).
 """
 from __future__ import annotations
 
@@ -36,15 +38,21 @@ import yaml
 
 from containers.choice import PLACEMENTS
 from containers.podman import release_pool
+from harness import attempts as attempts_mod
+from harness import ci_options
+from harness import ci_summary
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
 from harness import not_applicable as not_applicable_mod
 from harness import evidence as evidence_mod
+from harness import libfabric_prefix
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
+from harness import side_builds
 from harness import spec_versions
+from harness.conformance_statement import write as write_statement
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
@@ -81,6 +89,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                      help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
                           "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
+    p.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
+                   help="run the sides against the libfabric installed at PREFIX (bin/fi_info or lib/libfabric.so, "
+                        "lib/pkgconfig/libfabric.pc; 2.0 or newer): ./uet builds the case binaries against it in "
+                        "build-libfabric/<version>-<hash>/ and runs them with its lib first in LD_LIBRARY_PATH; a "
+                        "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
                         "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")
@@ -112,6 +125,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
+    ci_options.add_arguments(p)
     p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
                    help=argparse.SUPPRESS)
     p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
@@ -140,6 +154,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.error(f"{option} {value} is not a deadline: give seconds, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f}")
     if args.same_host and args.placement:
         p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
+    ci_options.check(args, p)
     return args
 
 
@@ -191,7 +206,23 @@ def check_report_folder(folder: pathlib.Path) -> None:
                          "(choose another with --report DIR)") from None
 
 
-def preflight(cells: list[Cell], args) -> dict[str, str]:
+def libfabric_trees(args, manifests: list) -> list[side_builds.TreeToBuild]:
+    """The trees the run's libfabrics need; PrefixError (bad usage) for one the suite cannot build against."""
+    if args.libfabric is not None:
+        try:
+            libfabric_prefix.check(args.libfabric)
+        except libfabric_prefix.PrefixError as exc:
+            raise libfabric_prefix.PrefixError(f"--libfabric {args.libfabric}: {exc}") from None
+    return side_builds.trees_to_build([m.with_default_libfabric(args.libfabric) for m in manifests])
+
+
+def unbuilt_sides(sides: dict[str, side_builds.Side], areas: list[str]) -> list[str]:
+    """The trees of other libfabrics that lack a case binary the run needs (./uet run builds them first)."""
+    return sorted({f"{side.build} (for {side.libfabric.describe()})" for side in sides.values()
+                   if side.libfabric and any(a not in case_binaries(side.build) for a in areas)})
+
+
+def preflight(cells: list[Cell], args, sides: dict[str, side_builds.Side]) -> dict[str, str]:
     """Checks before any case runs; the providers' versions as fi_info gives them."""
     manifests = {m.name: m for m in plan_mod.manifests_of(cells)}
     if not args.same_host and os.geteuid() != 0 and any(m.namespaces for m in manifests.values()):
@@ -200,7 +231,7 @@ def preflight(cells: list[Cell], args) -> dict[str, str]:
                          "without namespaces (the wire checks then fail for want of a capture)")
     versions, problems = {}, []
     for m in manifests.values():
-        status, said = run_info_mod.probe_provider(m, args.build)
+        status, said = run_info_mod.probe_provider(m, args.build, sides.get(m.name))
         if status == "absent":
             problems.append(f"{m.ref}: provider '{m.provider}' cannot be loaded: fi_getinfo said: {said} "
                             f"(check its name and the environment the manifest gives, e.g. FI_PROVIDER_PATH)")
@@ -250,12 +281,17 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     mode, refs = mode_and_refs(args)
     try:  # bad manifests are answered before anything needs the build
-        for ref in refs:
-            manifest_mod.load(ref)
+        loaded = [manifest_mod.load(ref) for ref in refs or [plan_mod.DEFAULT_MANIFEST]]
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
-    if args.check_usage:
+    try:  # and a libfabric the suite cannot build against, before any set-up
+        trees = libfabric_trees(args, loaded)
+    except libfabric_prefix.PrefixError as exc:
+        print(f"uet run: {exc}", file=sys.stderr)
+        return 2
+    if args.check_usage:  # ./uet builds these trees after the suite's own
+        print("".join(t.line() + "\n" for t in trees), end="")
         return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
     binaries = case_binaries(args.build)
@@ -264,17 +300,22 @@ def main(argv: list[str]) -> int:
         return 3
     sel = plan_mod.selection(args.only, list(binaries))
     try:
-        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas)
+        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas, libfabric=args.libfabric)
         if not cells:
             raise UsageError(f"--only {' '.join(args.only)} selects no area of this run")
         for c in cells:  # a cell's id names its folder, made and written as root
             folder_inside(args.report, c.id)
         check_report_folder(args.report)
-        versions = preflight(cells, args)
+        sides = side_builds.of_run(plan_mod.manifests_of(cells), args.build)
+        unbuilt = unbuilt_sides(sides, sorted({a for c in cells for a in c.areas}))
+        if unbuilt:
+            print(f"uet run: no case binaries built in {', '.join(unbuilt)} (./uet run builds them)", file=sys.stderr)
+            return 3
+        versions = preflight(cells, args, sides)
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
-    except (UsageError, OutsideFolder) as exc:
+    except (UsageError, OutsideFolder, libfabric_prefix.PrefixError) as exc:
         print(f"uet run: {exc}", file=sys.stderr)
         return 2
 
@@ -311,7 +352,6 @@ def main(argv: list[str]) -> int:
     if mode == "default" and not args.no_decode_check:
         decode = decode_crosscheck(args, progress)
 
-    results: list[Result] = []
     lock = threading.Lock()
     placement = set()
     timings: dict[str, dict] = {}
@@ -319,7 +359,8 @@ def main(argv: list[str]) -> int:
     capped: dict[str, dict] = {}
     placements: dict[str, dict] = {}
 
-    def run_cell(index: int, cell: Cell) -> None:
+    def run_cell(index: int, cell: Cell, attempt: int, cell_seed: int, case_filter: str, sink: list[Result],
+                 prog: Progress) -> None:
         if stop.is_set():
             return
         t0 = time.monotonic()
@@ -327,23 +368,26 @@ def main(argv: list[str]) -> int:
         def on_result(r: Result) -> None:
             if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
                 return
-            r.repro = repro_command(cell, r.case, seed, args.spec_version)
+            r.repro = repro_command(cell, r.case, cell_seed, args.spec_version)
             if r.area != "harness":
-                r.evidence.setdefault("log", f"cells/{cell.id}/{r.area}.log")
+                r.evidence.setdefault("log", f"{place}/{cell.id}/{r.area}.log")
             r.blamed_manifest = blamed_manifest(cell, r.blamed_side)
             with lock:
-                results.append(r)
-            progress.case(r)
+                sink.append(r)
+            prog.case(r)
 
         # Without namespaces (same host, or nodes that may be one host) the sides share a network: each cell
         # gets ports of its own.
         shared = args.same_host or args.placement == "nodes"
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if shared else (INITIATOR_PORT, INITIATOR_PORT + 1)
-        runner = CellRun(cell, args.build, folder_inside(run_dir / "cells", cell.id), seed=seed, case_filter=sel.gtest_filter,
+        # A later attempt keeps its logs and captures apart: the first attempt's evidence stays what it was.
+        place = "cells" if attempt == 1 else f"attempts/{attempt}"
+        folder = folder_inside(run_dir / place, cell.id)
+        runner = CellRun(cell, args.build, folder, seed=cell_seed, case_filter=case_filter,
                          use_namespaces=False if args.same_host else None, on_result=on_result, stop=stop,
                          case_deadline=args.case_deadline, ports=ports, spec_version=args.spec_version,
                          placement=args.placement, cell_deadline=args.cell_deadline, run_ends_at=run_ends_at,
-                         run_deadline=args.run_deadline)
+                         run_deadline=args.run_deadline, sides=sides)
         try:
             runner.run()
         except Exception as exc:  # a cell that cannot start (namespaces, a manifest's environment) is an error
@@ -352,21 +396,33 @@ def main(argv: list[str]) -> int:
                                                  args.spec_version):
             on_result(error)
         with lock:
-            placement.add(runner.placement or "none")
-            losses[cell.id] = runner.loss
-            capped[cell.id] = runner.logs_capped
-            placements[cell.id] = runner.placement_detail or None
-            timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
-                                "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
-            mine = [r for r in results if r.cell == cell.id]
-        progress.cell(cell.id, counts(mine), time.monotonic() - t0)
+            mine = [r for r in sink if r.cell == cell.id]
+            if attempt == 1:
+                placement.add(runner.placement or "none")
+                losses[cell.id] = runner.loss
+                capped[cell.id] = runner.logs_capped
+                placements[cell.id] = runner.placement_detail or None
+                timings[cell.id] = {"wall": round(time.monotonic() - t0, 2),
+                                    "binaries": {a: {k: round(v, 2) for k, v in t.items()} for a, t in runner.timings.items()}}
+        prog.cell(cell.id, counts(mine), time.monotonic() - t0)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_cell, i, c) for i, c in enumerate(cells)]
-        for f in futures:
-            while not f.done():
-                concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
-            f.result()
+    def run_pass(attempt: int, pass_seed: int, plan: list[tuple[int, Cell, str]], prog: Progress) -> list[Result]:
+        """One attempt: each (index, cell, gtest filter) of `plan`, args.jobs at a time."""
+        sink: list[Result] = []
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = [pool.submit(run_cell, i, c, attempt, pass_seed, f, sink, prog) for i, c, f in plan]
+            for f in futures:
+                while not f.done():
+                    concurrent.futures.wait([f], timeout=0.5)  # the main thread stays free for Ctrl-C
+                f.result()
+        return sink
+
+    results = run_pass(1, seed, [(i, c, sel.gtest_filter) for i, c in enumerate(cells)], progress)
+    attempts_info = attempts_mod.run_more(results, [(i, c, sel.gtest_filter) for i, c in enumerate(cells)], seed=seed, repeat=args.repeat, rerun=args.rerun_failures,
+                                          seed_max=SEED_MAX, stop=stop, run_pass=run_pass,
+                                          progress=lambda n: Progress(n, {}, quiet=args.quiet, verbose=args.verbose),
+                                          say=progress.say)
+    results = attempts_info.pop("results")
     if args.placement == "containers":
         release_pool()  # the cells' containers are gone before the report says the run ended
     for sig, handler in previous.items():
@@ -378,11 +434,13 @@ def main(argv: list[str]) -> int:
                    cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                   placements=placements, logs_capped=capped)
+                   placements=placements, logs_capped=capped, sides=sides)
+    ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
+                   say=progress.say)
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
-                 f"warning, {s['error']} error, {s['timeout']} timeout; coverage {doc['coverage']['covered_observable']} "
+                 f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
                  f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
                  f"disagreements; report {run_dir / 'index.html'}")
     if stop.is_set():
@@ -394,11 +452,11 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None, logs_capped=None) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None, sides=None) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
-                                provider_versions=versions, placement=placement)
+                                provider_versions=versions, placement=placement, sides=sides)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)
@@ -407,7 +465,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     summary["exit_status"] = 130 if partial else \
         1 if failing or decode.get("disagreements") or decode.get("error") else 0
     junit = run_dir / "junit.xml"
-    write_junit(results, junit)
+    write_junit(results, junit, run_id=run_id)
     coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
     coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
     cell_rows = []
@@ -439,6 +497,7 @@ def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -
     doc = printable_tree(doc)  # the HTML too shows what binaries printed
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
+    write_statement(doc, run_dir)      # before the HTML, whose conformance page reads it
     render_html(doc, run_dir)
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():

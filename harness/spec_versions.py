@@ -15,7 +15,10 @@ WIRE_YAML = pathlib.Path(__file__).resolve().parent.parent / "spec" / "wire.yaml
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict:
-    return yaml.safe_load(WIRE_YAML.read_text())["spec_versions"]
+    # libyaml's loader where python3-yaml has it: ./uet run reads this to parse its options, before it answers
+    # bad usage, and the pure-Python loader takes a good part of a second over wire.yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(WIRE_YAML.read_text(), Loader=loader)["spec_versions"]
 
 
 def known() -> list[str]:

@@ -10,7 +10,7 @@ import jinja2
 import yaml
 
 from harness import not_applicable as not_applicable_reasons
-from reports import view
+from reports import by_spec_version, ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -51,28 +51,53 @@ def statement_text_lookup(results):
     return text
 
 
+def write_spec_version_pages(env, results, info, run_dir) -> list[dict]:
+    """One matrices page per spec version when the run covers several ([] and no page when it covers one)."""
+    groups = by_spec_version.groups(results)
+    if len(groups) == 1:
+        return []
+    pages = []
+    for version, sub in groups:
+        page = by_spec_version.page_of(version)
+        (run_dir / page).write_text(env.get_template("spec_version.html").render(
+            root="", title="UET conformance run %s: spec %s" % (info["title"], version), info=info, version=version,
+            interop=view.interop_matrix(sub), negotiation=view.negotiation_matrix(sub), failures_page="index.html"),
+            encoding="utf-8")
+        pages.append({"version": version, "page": page,
+                      "counts": view.counts_row(view.verdict_counts(sub.get("results", [])))})
+    return pages
+
+
 def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
-    """Write run_dir/index.html and run_dir/cells/<cell>.html; returns the index's path."""
+    """Write run_dir/index.html, run_dir/conformance.html and run_dir/cells/<cell>.html; returns the index's
+    path."""
     run_dir = pathlib.Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
     text = statement_text_lookup(results)
     info = view.run_info(results)
     cells = view.cells(results)
+    spec_pages = write_spec_version_pages(env, results, info, run_dir)
+    single = not spec_pages   # one spec version: its matrices stay on the index page
     index = env.get_template("index.html").render(
-        root="", title=info["title"], info=info, summary=view.summary(results), cells=cells,
-        interop=view.interop_matrix(results), negotiation=view.negotiation_matrix(results),
+        root="", title="UET conformance run " + info["title"], info=info, summary=view.summary(results), cells=cells,
+        interop=view.interop_matrix(results) if single else None,
+        negotiation=view.negotiation_matrix(results) if single else None, failures_page="", spec_pages=spec_pages,
         coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
                                                                                                     view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results),
+        not_applicable=view.not_applicable(results), ci=ci_view.ci(results),
         na_breakdown=view.not_applicable_breakdown(results, not_applicable_reasons.codes()))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
         path = run_dir / view.page_of(cell["id"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(cell_template.render(root="../", title="%s: %s" % (info["title"], cell["id"]),
+        path.write_text(cell_template.render(root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]),
                                              info=info, cell=page), encoding="utf-8")
+    statement = conformance_view.statement_of(results, run_dir)
+    (run_dir / conformance_view.PAGE).write_text(env.get_template("conformance.html").render(
+        root="", title="%s: conformance statement" % info["title"], info=info,
+        page=conformance_view.page(statement, run_dir)), encoding="utf-8")
     out = run_dir / "index.html"
     out.write_text(index, encoding="utf-8")
     return out

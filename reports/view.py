@@ -5,20 +5,25 @@ the optional parts of the format (negotiation, coverage, evidence, ...) with def
 results.json still renders.
 """
 import collections
+import hashlib
+import pathlib
 import re
 
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout")
+from reports import ci_view
+
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
 VERDICT_LABELS = {"pass": "pass", "fail": "fail", "not_applicable": "not applicable", "warning": "warning",
-                  "error": "error", "timeout": "timeout"}
-FAILING = ("fail", "error", "timeout")
+                  "error": "error", "timeout": "timeout", "flaky": "flaky"}
+FAILING = ("fail", "error", "timeout", "flaky")
 SIDES = ("initiator", "target")
 PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
 MISSING = "—"
+PAGE_NAME_MAX = 120
 
 # The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
 # could not run, which outranks a SHOULD not met.
 AREA_CODES = (
-    ("F", "any fail"),
+    ("F", "any fail or flaky"),
     ("E", "any error or timeout"),
     ("W", "a warning, the rest pass or not applicable"),
     ("P", "all pass (not-applicable checks aside)"),
@@ -45,7 +50,7 @@ def _counts_text(counts):
 
 def area_code(verdicts):
     verdicts = set(verdicts)
-    if "fail" in verdicts:
+    if verdicts & {"fail", "flaky"}:
         return "F"
     if verdicts & {"error", "timeout"} or verdicts - set(VERDICTS):   # a verdict outside the taxonomy: broken
         return "E"
@@ -69,11 +74,23 @@ def page_of(cell_id):
     """The cell page's path relative to the run folder. Manifest names are [A-Za-z0-9_.-] already; the
     replacement only keeps an odd id from escaping cells/."""
     safe = re.sub(r"[^A-Za-z0-9_.+=-]", "_", cell_id).lstrip(".") or "_"
+    if len(safe) > PAGE_NAME_MAX:   # a file name has 255 bytes at most; the hash keeps long ids apart
+        safe = "%s-%s" % (safe[:PAGE_NAME_MAX - 17], hashlib.sha256(cell_id.encode("utf-8", "surrogatepass")).hexdigest()[:16])
     return "cells/%s.html" % safe
 
 
 def manifests_by_name(doc):
     return {m.get("name"): m for m in doc.get("run_info", {}).get("manifests", [])}
+
+
+def side_libfabric(lf):
+    """What a side ran with, in words: its libfabric's version and prefix, and the tree of its case binaries
+    (absent from runs before sides could name a libfabric)."""
+    if not lf:
+        return {"text": MISSING, "build": ""}
+    whose = "the suite's own" if lf.get("source") == "suite" else "named"
+    return {"text": "%s (%s) at %s" % (_value(lf, "version"), whose, _value(lf, "prefix")),
+            "build": _value(lf, "build")}
 
 
 def run_info(doc):
@@ -110,7 +127,8 @@ def run_info(doc):
                   "other_version": bool(checked) and checked not in (m.get("spec_versions") or [checked]),
                   "profiles": ", ".join(m.get("profiles") or []) or MISSING,
                   "uet": "yes" if m.get("uet") else "no",
-                  "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or ""}
+                  "sha256": _short(m.get("sha256")), "sha256_full": m.get("sha256") or "",
+                  "libfabric": side_libfabric(m.get("libfabric"))}
                  for m in info.get("manifests", [])]
     choices = [{"id": _value(c, "id"), "status": _value(c, "status"), "confidence": _value(c, "confidence"),
                 "chose": _value(c, "chose"), "agree": ", ".join(c.get("agree") or []) or "none",
@@ -310,10 +328,13 @@ def result_anchor(result_id):
 
 
 def _link(run_dir, path):
-    """A path of the run folder as a link, or as plain text when the file is not there."""
+    """A path of the run folder as a link, or as plain text when the file is not there; a path that leads
+    out of the run folder (absolute, '..') is never a link: the page is read elsewhere, by others."""
     if not path:
         return None
-    return {"path": path, "exists": (run_dir / path).is_file()}
+    run_dir = pathlib.Path(run_dir).resolve()
+    inside = run_dir in (run_dir / path).resolve().parents
+    return {"path": path, "exists": inside and (run_dir / path).is_file()}
 
 
 def _format_field(value):
@@ -357,7 +378,7 @@ def failure(result, run_dir, statement_text, choice_label=str):
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "malformed": malformed, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
-            "repro": result.get("repro") or MISSING}
+            "repro": result.get("repro") or MISSING, **ci_view.failure_extras(result)}
 
 
 def failures(results, run_dir, statement_text, choice_label=str):

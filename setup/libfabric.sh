@@ -19,6 +19,10 @@
 #                                     local: ignore any system libfabric;
 #                                     system: require a system libfabric >= 2.0.
 #   UET_JOBS=N                        parallel make jobs (default: nproc).
+#   UET_LIBFABRIC_INTO=DIR            build the same libfabric + fabtests into DIR instead: a second
+#                                     installation (to try ./uet run --libfabric DIR). Its lock, logs and
+#                                     work folder go to DIR.setup/; nothing under deps/ is written (the
+#                                     tarball is copied from deps/src when it is there).
 set -euo pipefail
 
 readonly LF_VERSION="2.1.0"
@@ -36,11 +40,19 @@ root="$(cd "$here/.." && pwd)"
 # Resolved: a checkout whose deps/ is a link to another's shares that build, and the stamp must name it the same.
 deps="$(realpath -m "$root/deps")"
 prefix="$deps/libfabric"
-stamp="$prefix/.uet-libfabric-stamp"
-srccache="$deps/src"
-logdir="$deps/logs"
+state="$deps"     # the lock, the logs, the tarball cache and the work folders
+shown="deps/libfabric"
 jobs="${UET_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 mode="${UET_LIBFABRIC:-auto}"
+if [[ -n "${UET_LIBFABRIC_INTO:-}" ]]; then
+    prefix="$(realpath -m "$UET_LIBFABRIC_INTO")"
+    state="$prefix.setup"
+    shown="$prefix"
+    mode=local
+fi
+stamp="$prefix/.uet-libfabric-stamp"
+srccache="$state/src"
+logdir="$state/logs"
 
 say() { echo "setup: libfabric: $*"; }
 die() { echo "setup: libfabric: ERROR: $*" >&2; exit 1; }
@@ -118,29 +130,34 @@ fi
 
 # ---------------------------------------------------------------- 2. local, finished
 if local_install_ok; then
-    say "reusing local libfabric $LF_VERSION in deps/libfabric"
+    say "reusing local libfabric $LF_VERSION in $shown"
     exit 0
 fi
 
 # Only one build at a time (two shells running setup at once).
-mkdir -p "$deps" "$logdir" "$srccache"
-exec 9>"$deps/.libfabric.lock"
+mkdir -p "$state" "$logdir" "$srccache"
+if [[ "$state" != "$deps" ]]; then
+    for f in "$deps/src/libfabric_${LF_VERSION}.orig.tar."*; do
+        if [[ -f "$f" && ! -e "$srccache/$(basename "$f")" ]]; then cp "$f" "$srccache/"; fi
+    done
+fi
+exec 9>"$state/.libfabric.lock"
 if ! flock -n 9; then
     say "another setup is building libfabric; waiting for it"
     flock 9
 fi
 if local_install_ok; then
-    say "reusing local libfabric $LF_VERSION in deps/libfabric (built by another run)"
+    say "reusing local libfabric $LF_VERSION in $shown (built by another run)"
     exit 0
 fi
 
 start=$SECONDS
 if [[ "$mode" == local ]]; then why="UET_LIBFABRIC=local"; else why="no system libfabric >= $LF_MIN_SYSTEM"; fi
-say "$why and no finished local build: building $LF_VERSION into deps/libfabric"
+say "$why and no finished local build: building $LF_VERSION into $shown"
 
 # Leftovers of an interrupted run: half-installed prefix and old build dirs.
-rm -rf "$prefix" "$deps"/.build-libfabric.*
-work="$(mktemp -d "$deps/.build-libfabric.XXXXXX")"
+rm -rf "$prefix" "$state"/.build-libfabric.*
+work="$(mktemp -d "$state/.build-libfabric.XXXXXX")"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
@@ -212,11 +229,11 @@ if [[ -z "$tarball" ]]; then
 fi
 
 # ---------------------------------------------------------------- 3b. build
-run_logged() { # name cmd...: run with output to deps/logs/libfabric-<name>.log
+run_logged() { # name cmd...: run with output to $logdir/libfabric-<name>.log
     local name="$1"; shift
     local log="$logdir/libfabric-$name.log"
     if ! "$@" >"$log" 2>&1; then
-        echo "setup: libfabric: ---- last lines of deps/logs/libfabric-$name.log ----" >&2
+        echo "setup: libfabric: ---- last lines of $logdir/libfabric-$name.log ----" >&2
         tail -n 30 "$log" >&2
         die "step '$name' failed: $*"
     fi
@@ -245,7 +262,7 @@ mkdir -p "$work/build-libfabric" "$work/build-fabtests"
 run_logged configure bash -c "cd '$work/build-libfabric' && '$src/configure' --prefix='$prefix' ${LF_CONFIGURE_FLAGS[*]}"
 built="$(sed -n 's/^\*\*\* Built-in providers:[[:space:]]*//p' "$logdir/libfabric-configure.log" | xargs -n1 | sort | xargs)"
 want="$(xargs -n1 <<<"$LF_PROVIDERS" | sort | xargs)"
-[[ "$built" == "$want" ]] || die "configure selected providers '$built', expected '$want' (see deps/logs/libfabric-configure.log)"
+[[ "$built" == "$want" ]] || die "configure selected providers '$built', expected '$want' (see $logdir/libfabric-configure.log)"
 dso="$(sed -n 's/^\*\*\* DSO providers:[[:space:]]*//p' "$logdir/libfabric-configure.log" | xargs)"
 [[ -z "$dso" ]] || die "configure selected DSO providers '$dso', expected none"
 
@@ -265,12 +282,12 @@ run_logged fabtests-install make -C "$work/build-fabtests" install
 pc="$prefix/lib/pkgconfig/libfabric.pc"
 [[ "$(pkg-config --modversion "$pc" 2>/dev/null)" == "$LF_VERSION" ]] || die "installed $pc does not report $LF_VERSION"
 for b in "${LF_REQUIRED_BINS[@]}"; do
-    [[ -x "$prefix/bin/$b" ]] || die "not installed: deps/libfabric/bin/$b"
+    [[ -x "$prefix/bin/$b" ]] || die "not installed: $shown/bin/$b"
     # Must find the local libfabric through its rpath, without LD_LIBRARY_PATH.
     # (Captured first: with pipefail, `ldd | grep -q` fails when grep exits before ldd.)
-    deps_of="$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/$b")" || die "ldd failed on deps/libfabric/bin/$b"
+    deps_of="$(env -u LD_LIBRARY_PATH ldd "$prefix/bin/$b")" || die "ldd failed on $shown/bin/$b"
     [[ "$deps_of" == *"=> $prefix/lib/libfabric.so"* ]] \
-        || die "deps/libfabric/bin/$b does not resolve libfabric.so to deps/libfabric/lib (rpath missing?)"
+        || die "$shown/bin/$b does not resolve libfabric.so to $shown/lib (rpath missing?)"
 done
 # fi_info -l also lists two providers compiled into libfabric's core in every build
 # (no configure switch): off_coll (software collectives) and ofi_hook_noop.
@@ -279,4 +296,4 @@ want="$(printf '%s\n' tcp udp shm ofi_rxm ofi_rxd sockets off_coll ofi_hook_noop
 [[ "$provs" == "$want" ]] || die "fi_info -l lists '$provs', expected '$want'"
 
 expected_stamp >"$stamp"
-say "built libfabric $LF_VERSION + fabtests into deps/libfabric in $((SECONDS - start)) s (providers: $provs)"
+say "built libfabric $LF_VERSION + fabtests into $shown in $((SECONDS - start)) s (providers: $provs)"

@@ -14,6 +14,10 @@
 
 namespace uet::cases {
 
+// Notes on the case that the pair's addresses cross as fields (the address-format statements are still judged
+// on each side's own bytes).
+void note_address_translated(const Manifest& initiator, const Manifest& target);
+
 // True when the two sides' providers lay out fi_getname alike: addresses pass between them as bytes.
 bool same_address_layout(const Manifest& a, const Manifest& b);
 

@@ -125,10 +125,13 @@ Capture::~Capture() {
 namespace {
 
 struct PairAddresses {
+  const ::testing::TestInfo* test = nullptr;  // the case that opened the pair: another case's is not this one's
   std::vector<uint8_t> initiator, target;
 };
+const ::testing::TestInfo* current_case() { return ::testing::UnitTest::GetInstance()->current_test_info(); }
 PairAddresses& pair_of_case() {
   static PairAddresses p;
+  if (p.test != current_case()) p = {};
   return p;
 }
 
@@ -143,7 +146,13 @@ uint16_t port_in_address(const Manifest& side, const std::vector<uint8_t>& name)
 }  // namespace
 
 void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target) {
-  pair_of_case() = {initiator, target};
+  pair_of_case() = {current_case(), initiator, target};
+}
+
+void pair_address(Side side, const std::vector<uint8_t>& name) {
+  PairAddresses& pair = pair_of_case();
+  pair.test = current_case();
+  (side == Side::initiator ? pair.initiator : pair.target) = name;
 }
 
 bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
@@ -264,37 +273,42 @@ void Capture::keep(codec::Decoded& decoded, Side sender) {
 
 void Capture::drain() {
   const auto root = *codec::root_for_linktype(linktype_);
-  auto frame_decode = std::make_unique<codec::Decoded>();
-  auto datagram_decode = std::make_unique<codec::Decoded>();
-  auto segment = std::make_unique<codec::Decoded>();
+  // Three decodes of a few hundred KB each, made once per capture, not once per look.
+  if (!frame_decode_) {
+    frame_decode_ = std::make_unique<codec::Decoded>();
+    datagram_decode_ = std::make_unique<codec::Decoded>();
+    segment_ = std::make_unique<codec::Decoded>();
+  }
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
   std::vector<uint8_t> bytes;
   while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
     if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
-    // Any port will do for the first look: it finds the UDP header and the IP fragments.
-    codec::decode(data, hdr->caplen, hdr->len, root, decode_options(to_target_), *frame_decode);
-    const codec::Decoded* udp = frame_decode.get();
+    // Any port will do for the first look: it finds the UDP header and the IP fragments. Read as UET for
+    // the target's port, it is the datagram's decode when that is where it goes.
+    const uint16_t first_look = to_target_;
+    codec::decode(data, hdr->caplen, hdr->len, root, decode_options(first_look), *frame_decode_);
+    codec::Decoded* datagram = frame_decode_.get();
     // A fragment is no UET frame on its own; the one that completes a datagram stands for the datagram.
-    if (const codec::Reassembled* whole = reassembler_.add(++frames_, *frame_decode)) {
+    if (const codec::Reassembled* whole = reassembler_.add(++frames_, *frame_decode_)) {
       bytes = whole->frame;
       const auto size = static_cast<uint32_t>(bytes.size());
-      codec::decode(bytes.data(), size, size, root, decode_options(to_target_), *datagram_decode);
-      udp = datagram_decode.get();
-    } else if (frame_decode->fragment) {
+      codec::decode(bytes.data(), size, size, root, decode_options(first_look), *datagram_decode_);
+      datagram = datagram_decode_.get();
+    } else if (frame_decode_->fragment) {
       continue;
     } else {
       bytes.assign(data, data + hdr->caplen);
     }
-    const auto dport = udp->get(wire::Field::udp_dstport);
+    const auto dport = datagram->get(wire::Field::udp_dstport);
     if (!dport) continue;
     const auto port = static_cast<uint16_t>(*dport);
     const auto size = static_cast<uint32_t>(bytes.size());
     // Its sender, by the port it goes to; with one port on both sides, by the address it goes to.
     std::optional<Side> sender;
     if (port && port == to_target_ && port == to_initiator_ && !target_fa_.empty()) {
-      const bool v6 = udp->get(wire::Field::ipv6_dst).has_value();
-      const uint8_t* dst = udp->bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
+      const bool v6 = datagram->get(wire::Field::ipv6_dst).has_value();
+      const uint8_t* dst = datagram->bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
       sender = std::equal(target_fa_.begin(), target_fa_.begin() + std::min<size_t>(target_fa_.size(), v6 ? 16 : 4), dst)
                    ? Side::initiator : Side::target;
     } else if (port && port == to_target_) {
@@ -302,11 +316,20 @@ void Capture::drain() {
     } else if (port && port == to_initiator_) {
       sender = Side::target;
     }
-    codec::decode(bytes.data(), size, size, root, decode_options(port), *datagram_decode);
+    if (port != first_look) {
+      codec::decode(bytes.data(), size, size, root, decode_options(port), *datagram_decode_);
+      datagram = datagram_decode_.get();
+    }
     if (!sender) {
       // An `auto` side's port is the first one whose datagram reads as well-formed UET.
-      const bool uet = datagram_decode->reached_uet && !datagram_decode->n_diags;
-      if (uet && target_auto_ && !to_target_ && port != to_initiator_) {
+      const bool uet = datagram->reached_uet && !datagram->n_diags;
+      // Both ports unknown (no fi_getname told them): the first goes the way the case said it captures.
+      const bool both_unknown = target_auto_ && !to_target_ && initiator_auto_ && !to_initiator_;
+      if (uet && both_unknown && default_sender_ == Side::target) {
+        to_initiator_ = port;
+        sender = Side::target;
+        note("initiator UET port", learned_port(port));
+      } else if (uet && target_auto_ && !to_target_ && port != to_initiator_) {
         to_target_ = port;
         sender = Side::initiator;
         note("target UET port", learned_port(port));
@@ -319,17 +342,17 @@ void Capture::drain() {
         continue;
       }
     }
-    if (!datagram_decode->reached_uet) {
+    if (!datagram->reached_uet) {
       ++other_udp_[port];
       continue;
     }
     // A UDP GSO super-datagram (a capture on a sending host with segmentation offload) holds several UET
     // packets at a stride: each is a frame of its own, as the sender meant it.
-    const auto run = codec::take_gso_run(*datagram_decode, decode_options(port), *segment);
-    keep(*datagram_decode, *sender);
+    const auto run = codec::take_gso_run(*datagram, decode_options(port), *segment_);
+    keep(*datagram, *sender);
     for (uint32_t i = 1; run && i < run->count; ++i) {
-      run->decode_segment(*datagram_decode, i, *segment);
-      keep(*segment, *sender);
+      run->decode_segment(*datagram, i, *segment_);
+      keep(*segment_, *sender);
     }
   }
   // A check that misses a frame the kernel dropped would blame the provider: say so where it shows.

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -104,6 +105,7 @@ class Capture {
   // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
   // as uet-decode does, it is checked as one frame.
   codec::Reassembler reassembler_;
+  std::unique_ptr<codec::Decoded> frame_decode_, datagram_decode_, segment_;
   uint64_t frames_ = 0;
   std::map<uint16_t, uint64_t> other_udp_;  // datagrams that are not UET, by destination port
   std::string error_;
@@ -120,6 +122,9 @@ inline constexpr const char* kTestLinkFilter = "udp or (ip[6:2] & 0x1fff != 0) o
 // capture takes an `auto` side's UET port from its fi_getname where the side's layout has a udp_port, so the
 // two directions are told apart before any traffic (else it learns the port from the first UET datagram).
 void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target);
+// One side's address as the case learns it: the target's when it opens, the initiator's when the target is
+// given it to insert (cases that do not open through OpenBoth).
+void pair_address(Side side, const std::vector<uint8_t>& name);
 
 // One line of a frame's UET fields, values by name (evidence in reports).
 std::string summary(const WireFrame& f);

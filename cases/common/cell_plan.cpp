@@ -57,6 +57,7 @@ CellPlan load_plan() {
     plan.initiator_manifest = doc.at("initiator").at("manifest").get<std::string>();
     plan.target_manifest = doc.at("target").at("manifest").get<std::string>();
     plan.target_place = place_of(doc.at("target").at("place"));
+    plan.target_binary = doc.at("target").value("binary", "");
     plan.results = doc.at("results").get<std::string>();
     plan.captures = doc.at("captures").get<std::string>();
     plan.target_log = doc.value("target_log", "");

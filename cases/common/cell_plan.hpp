@@ -34,6 +34,7 @@ struct CellPlan {
   std::string target_log;  // the target peer's output; empty: the initiator's own
   std::string control_listen;  // the initiator's control-link address; empty: an inherited socketpair
   TargetPlace target_place;
+  std::string target_binary;   // the binary the target runs; empty: this one (/proc/self/exe)
   std::optional<LossPlan> loss;
 };
 

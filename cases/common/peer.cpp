@@ -127,11 +127,18 @@ bool Peer::start(const std::string& role, const TargetPlace& where, const std::m
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string exe(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-  if (n <= 0) return error_ = "cannot find this binary (/proc/self/exe)", false;
-  exe.resize(static_cast<size_t>(n));
   const CellPlan& plan = cell_plan();
+  // The target side's own binary when the plan names one (built against its own libfabric), else this one.
+  std::string exe = plan.target_binary;
+  if (exe.empty()) {
+    exe.assign(4096, '\0');
+    const ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+    if (n <= 0) return error_ = "cannot find this binary (/proc/self/exe)", false;
+    exe.resize(static_cast<size_t>(n));
+  } else if (where.kind != TargetPlace::Kind::agent && ::access(exe.c_str(), X_OK) != 0) {
+    // Checked here, where the error can be told: after fork the child could only exit 127.
+    return error_ = "the cell plan's target binary " + exe + ": " + std::strerror(errno), false;
+  }
   // Over TCP on the pair's control link when the target runs elsewhere and the plan gives one, else over an
   // inherited socketpair (a target beside this process needs nothing else).
   int listen_fd = -1;

@@ -1,6 +1,7 @@
 #include "target.hpp"
 
 #include "address_translation.hpp"
+#include "capture.hpp"
 
 #include <nlohmann/json.hpp>
 #include <poll.h>
@@ -305,17 +306,18 @@ bool Target::start(const EndpointSpec& spec, const std::map<std::string, std::st
             &r, 30000))
     return false;
   name_ = from_hex(r.at("name").get<std::string>());
+  pair_address(Side::target, name_);
   return true;
 }
 
 fi_addr_t Target::insert(const std::vector<uint8_t>& name, fi_addr_t auth_key) {
+  pair_address(Side::initiator, name);  // what the target is given to insert is the initiator's address
   Json req = {{"op", "insert"}};
   if (same_address_layout(manifest(), target_manifest())) {
     req["name"] = to_hex(name.data(), name.size());
   } else {
     req["fields"] = address_fields_json(address_fields(name, manifest()));
-    note("address translated", "the two providers lay out fi_getname differently: the suite carried the "
-                               "initiator's address to the target as fields, encoded there in its layout");
+    note_address_translated(manifest(), target_manifest());
   }
   if (auth_key != FI_ADDR_NOTAVAIL) req["auth_key"] = auth_key;
   Json r;

@@ -16,6 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from harness import fi_info_text, manifest_init, provider_probe  # noqa: E402
+from harness.libfabric_prefix import suite_prefix  # noqa: E402
 
 SAMPLES = pathlib.Path(__file__).with_name("fi_info_samples")
 FI_ADDR_UET = 0x55455400
@@ -53,10 +54,10 @@ def comment_of(text: str, key: str) -> str:
 
 @pytest.fixture(scope="session")
 def cmd_init():
-    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.manifest init ARGS`."""
+    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.manifest_init ARGS` (./uet manifest init)."""
     def run(*args, env=None, timeout=120):
         full = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-        return subprocess.run([sys.executable, "-m", "harness.manifest", "init", *map(str, args)], cwd=REPO, env=full,
+        return subprocess.run([sys.executable, "-m", "harness.manifest_init", *map(str, args)], cwd=REPO, env=full,
                               capture_output=True, text=True, timeout=timeout)
     return run
 
@@ -71,7 +72,7 @@ def cmd_check():
 
 @pytest.fixture(scope="session")
 def libfabric_prefix():
-    prefix = provider_probe.default_prefix()
+    prefix = suite_prefix()
     if not (prefix / "bin" / "fi_info").exists():
         pytest.skip(f"no fi_info in {prefix} (./uet setup builds deps/libfabric)")
     return prefix

@@ -29,7 +29,8 @@ CELL_RESULTS = {
                    ("mr", "Mr.SmallRmaHeader/dgram", "not_applicable")],
 }
 
-EXPECTED_COUNTS = {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "total": 13}
+EXPECTED_COUNTS = {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
+                   "total": 13}
 
 # cell id -> {area: letter}
 EXPECTED_CODES = {
@@ -41,17 +42,17 @@ EXPECTED_CODES = {
 
 # (side, profile) -> counts: FULL's three profiles each count FULL's cells on that side; ai_base counts all.
 EXPECTED_BY_PROFILE = {
-    ("initiator", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1,
+    ("initiator", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
                                "total": 13},
-    ("initiator", "ai_full"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0,
+    ("initiator", "ai_full"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0, "flaky": 0,
                                "total": 7},
-    ("initiator", "hpc"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0,
+    ("initiator", "hpc"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0, "flaky": 0,
                            "total": 7},
-    ("target", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1,
+    ("target", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
                             "total": 13},
-    ("target", "ai_full"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1,
+    ("target", "ai_full"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1, "flaky": 0,
                             "total": 6},
-    ("target", "hpc"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1,
+    ("target", "hpc"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1, "flaky": 0,
                         "total": 6},
 }
 
@@ -117,7 +118,10 @@ EXPECTED_UNCOVERED = ["2.2.4.4-c", "2.2.5.1-c", "2.2.5.1-d"]
 MANIFESTS = [
     {"ref": "cases/manifests/softuet.yaml", "name": FULL, "provider": "softuet", "provider_version": "0.3",
      "profiles": ["ai_base", "ai_full", "hpc"], "uet": True, "sha256": "a1b2c3d4e5f6" + "0" * 52,
-     "spec_versions": ["1.0.1", "1.0.3"], "implements_checked_version": True},
+     "spec_versions": ["1.0.1", "1.0.3"], "implements_checked_version": True,
+     "libfabric": {"source": "named", "version": "2.2.0a1", "api": "2.2", "prefix": "/opt/vendor/libfabric",
+                   "build": "/src/uet/build-libfabric/2.2.0a1-0123456789"}},
+    # a run from before sides named their libfabric: the report shows it as unknown
     {"ref": "cases/manifests/softuet.yaml#ai-base", "name": BASE, "provider": "softuet", "provider_version": "0.3",
      "profiles": ["ai_base"], "uet": True, "sha256": "ffeeddccbbaa" + "1" * 52,
      "spec_versions": ["1.0.3"], "implements_checked_version": False},

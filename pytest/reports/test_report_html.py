@@ -91,9 +91,10 @@ class TestRunInfo:
         table = [t for t in section(root, "run-info").iter("table") if has_class(t, "manifests")][0]
         assert rows(table) == [
             ["softuet", "cases/manifests/softuet.yaml", "softuet", "0.3", "1.0.1, 1.0.3", "ai_base, ai_full, hpc",
-             "yes", "a1b2c3d4e5f6"],
+             "yes", "2.2.0a1 (named) at /opt/vendor/libfabric", "/src/uet/build-libfabric/2.2.0a1-0123456789",
+             "a1b2c3d4e5f6"],
             ["softuet-ai-base", "cases/manifests/softuet.yaml#ai-base", "softuet", "0.3",
-             "1.0.3 (not the checked version)", "ai_base", "yes", "ffeeddccbbaa"]]
+             "1.0.3 (not the checked version)", "ai_base", "yes", "—", "", "ffeeddccbbaa"]]
 
     def test_spec_choices(self, run):
         _, _, root = run
@@ -346,13 +347,13 @@ class TestCellPages:
         fail_cell = parse(run_dir / "cells" / "softuet__softuet-ai-base.html")
         counts = {el.get("data-count"): int(text(el)) for el in fail_cell.iter() if el.get("data-count")}
         assert counts == {"pass": 1, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0,
-                          "total": 4}
+                          "flaky": 0, "total": 4}
         assert [el.get("data-result-id") for el in by_class(fail_cell, "failure")] == [syn.FAIL_ID]
 
 
 class TestLinks:
     def pages(self, run_dir):
-        return [run_dir / "index.html", *sorted((run_dir / "cells").iterdir())]
+        return [run_dir / "index.html", run_dir / "conformance.html", *sorted((run_dir / "cells").iterdir())]
 
     def test_every_local_link_resolves(self, run):
         run_dir, _, _ = run
@@ -393,7 +394,7 @@ class TestRobustness:
                "cells": [{"id": "../../escape me", "initiator": "a", "target": "b"}]}
         render_html(doc, tmp_path / "run")
         assert [p.relative_to(tmp_path).as_posix() for p in sorted(tmp_path.rglob("*.html"))] == [
-            "run/cells/_.._escape_me.html", "run/index.html"]
+            "run/cells/_.._escape_me.html", "run/conformance.html", "run/index.html"]
 
 
 # ---------------------------------------------------------------- in a browser

@@ -1,0 +1,81 @@
+"""The nightly-CI options in real runs: softuet with the wrong_job_id fault knob (its manifest's SOFTUET_FAULTS)
+fails its wire check; a rerun of that deterministic failure stays `fail`; the shipped expectations file
+expects it, so the next run exits 0 and shows it as an expected fail, compared with the first as baseline."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
+EXAMPLE = REPO / "cases" / "expectations" / "example.yaml"
+WIRE = "softuet-wrong-job-id/authz/Claimed/Authz.DirectJobIdIsOnTheWire/rdm"
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
+
+
+def uet_run(build_dir, report, *args):
+    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+    run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", BROKEN, "--only",
+                          "Authz.DirectJobIdIsOnTheWire", "--seed", "5", "--report", report, "--quiet", *map(str, args)],
+                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    folder = (report / "latest").resolve()
+    return run, json.loads((folder / "results.json").read_text()), folder
+
+
+@pytest.fixture(scope="module")
+def runs(build_dir, tmp_path_factory):
+    report = tmp_path_factory.mktemp("runs")
+    first = uet_run(build_dir, report, "--rerun-failures", "1")
+    second = uet_run(build_dir, report, "--expectations", EXAMPLE, "--baseline", first[2])
+    return first, second
+
+
+class TestRerunOfADeterministicFailure:
+    def test_the_knob_fails_the_run_and_the_rerun_stays_fail(self, runs):
+        (run, doc, _), _ = runs
+        assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+        wire = next(r for r in doc["results"] if r["id"] == WIRE)
+        assert wire["verdict"] == "fail"
+        assert [(a["attempt"], a["seed"], a["verdict"]) for a in wire["attempts"]] == [(1, 5, "fail"), (2, 5, "fail")]
+        assert wire["pass_rate"] == 0.0
+        assert doc["attempts"]["passes"] == [{"attempt": 1, "seed": 5, "kind": "first", "checks": 2},
+                                             {"attempt": 2, "seed": 5, "kind": "rerun", "checks": 1}]
+        assert "uet run: rerun 1 of 1, seed 5 (the run's again): 1 failing check(s) in 1 cell(s)" in run.stdout
+        assert (doc["summary"]["fail"], doc["summary"]["flaky"], doc["summary"]["exit_status"]) == (1, 0, 1)
+
+    def test_the_rerun_keeps_its_own_logs(self, runs):
+        (_, _, folder), _ = runs
+        assert (folder / "attempts" / "2" / "softuet-wrong-job-id" / "authz.log").is_file()
+
+
+class TestExpectedFailure:
+    def test_the_expected_failure_exits_0_and_keeps_its_verdict(self, runs):
+        _, (run, doc, _) = runs
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        wire = next(r for r in doc["results"] if r["id"] == WIRE)
+        assert (wire["verdict"], wire["expectation"]["status"], wire["expectation"]["entry"]) == ("fail", "expected_fail", 0)
+        assert {k: doc["expectations"][k] for k in ("expected_fail", "unexpected_pass", "unexpected", "stale")} == {
+            "expected_fail": 1, "unexpected_pass": 0, "unexpected": 0, "stale": []}
+        assert (doc["summary"]["fail"], doc["summary"]["unexpected"], doc["summary"]["exit_status"]) == (1, 0, 0)
+        assert f"    EXPECTED FAIL: {WIRE}: fail, expected fail (the wrong_job_id fault knob" in run.stdout
+
+    def test_the_baseline_comparison_finds_no_change(self, runs):
+        _, (run, doc, _) = runs
+        assert doc["comparison"]["counts"] == {"regressions": 0, "fixes": 0, "changed": 0, "new_checks": 0,
+                                               "removed_checks": 0, "reasons": 0, "blame": 0}
+        assert [a["area"] for a in doc["comparison"]["areas"]] == ["authz"]
+
+    def test_the_report_shows_the_expected_fail(self, runs):
+        _, (_, _, folder) = runs
+        page = ET.parse(folder / "index.html").getroot()
+        ci = next(s for s in page.iter("section") if s.get("id") == "ci")
+        matched = [(tr.get("data-result-id"), tr.get("data-expectation")) for tr in ci.iter("tr") if tr.get("data-expectation")]
+        assert matched == [(WIRE, "expected_fail")]
+        failure = next(d for d in page.iter("div") if d.get("data-result-id") == WIRE)
+        assert [td.get("data-expectation") for td in failure.iter("td") if td.get("data-expectation")] == ["expected_fail"]
+        assert {h.get("data-category") for h in ci.iter("h4") if h.get("data-category")} == {
+            "regressions", "fixes", "changed", "new_checks", "removed_checks", "reasons", "blame"}

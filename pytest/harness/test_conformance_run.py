@@ -1,0 +1,92 @@
+"""The conformance statement of a real run: the broken-vendor example initiating towards a clean softuet, the
+authz area only. The run writes conformance/ and conformance.html, and the statement agrees with results.json:
+every failed check is under each of its statements, not met, on the side it is blamed on and only there."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import openpyxl
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
+sys.path.insert(0, str(REPO))
+from harness import catalogue  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
+
+
+@pytest.fixture(scope="module")
+def run(build_dir, tmp_path_factory):
+    report = tmp_path_factory.mktemp("runs")
+    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "harness.run_suite", "--initiator", BROKEN, "--target",
+                           "softuet.yaml", "--only", "authz", "--seed", "11", "--report", report, "--quiet"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_dir = (report / "latest").resolve()
+    return (run_dir, json.loads((run_dir / "results.json").read_text()),
+            json.loads((run_dir / "conformance" / "statement.json").read_text()))
+
+
+def sheets_of(statement, side, manifest):
+    return [s for s in statement["sheets"] if (s["side"], s["manifest"]) == (side, manifest)]
+
+
+def test_a_sheet_per_side_and_claimed_profile(run):
+    _, _, statement = run
+    assert [(s["side"], s["manifest"], s["profile"]) for s in statement["sheets"]] == [
+        ("initiator", "softuet-wrong-job-id", p) for p in ("ai_base", "ai_full", "hpc")] + [
+        ("target", "softuet", p) for p in ("ai_base", "ai_full", "hpc")]
+
+
+def test_every_failed_check_is_under_its_statements_on_the_blamed_side(run):
+    _, results, statement = run
+    cat = catalogue.load()
+    cells = {c["id"]: c for c in results["cells"]}
+    failed = [r for r in results["results"] if r["verdict"] == "fail"]
+    assert failed
+    seen = 0
+    for r in failed:
+        side = r["blamed_side"]
+        other = "target" if side == "initiator" else "initiator"
+        for ident in r["statements"]:
+            for s in sheets_of(statement, side, cells[r["cell"]][side]):
+                if s["profile"] not in cat.get(ident).profiles:
+                    continue
+                row = next(x for x in s["statements"] if x["id"] == ident)
+                assert r["id"] in row["checks"] and row["status"] == "not_met", (ident, r["id"])
+                seen += 1
+            for s in sheets_of(statement, other, cells[r["cell"]][other]):
+                assert all(r["id"] not in x["checks"] for x in s["statements"])
+    assert seen >= len(failed)
+
+
+def test_every_check_of_the_run_is_in_the_statement(run):
+    _, results, statement = run
+    assert sorted(statement["checks"]) == sorted(r["id"] for r in results["results"])
+    named = {i for s in statement["sheets"] for row in s["statements"] for i in row["checks"]}
+    assert named == {r["id"] for r in results["results"] if r["statements"]}
+
+
+def test_totals_add_up_to_the_rows(run):
+    _, _, statement = run
+    for s in statement["sheets"]:
+        assert s["totals"]["ALL"]["total"] == len(s["statements"])
+        for status in ("met", "not_met", "not_applicable"):
+            assert s["totals"]["ALL"][status] == sum(1 for r in s["statements"] if r["status"] == status)
+
+
+def test_files_and_page(run):
+    run_dir, results, statement = run
+    wb = openpyxl.load_workbook(run_dir / "conformance" / "statement.xlsx", read_only=True)
+    assert wb.sheetnames == ["summary"] + ["%d %s %s" % (n, side, p) for n, side in ((1, "initiator"), (2, "target"))
+                                           for p in ("ai_base", "ai_full", "hpc")]
+    csv_lines = (run_dir / "conformance" / "statement.csv").read_text().count("\n")
+    assert csv_lines > sum(len(s["statements"]) for s in statement["sheets"])   # a header; cells may hold newlines
+    page = ET.parse(run_dir / "conformance.html").getroot()
+    not_met = {tr.get("data-statement") for tr in page.iter("tr") if tr.get("data-status") == "not_met"}
+    assert not_met == {r["id"] for s in statement["sheets"] for r in s["statements"] if r["status"] == "not_met"}

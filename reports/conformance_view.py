@@ -1,0 +1,91 @@
+"""What the conformance statement page (conformance.html) shows, from a statement dict
+(reports/CONFORMANCE-STATEMENT.md): the totals per side, manifest and profile first, then each one's
+statements grouped by status, the ones to act on first."""
+import json
+import pathlib
+
+from harness import catalogue as catalogue_mod
+from harness import conformance_statement as cs
+from harness.conformance_table import level_text
+from reports.view import VERDICT_LABELS, _link
+
+PAGE = "conformance.html"
+# Not met and inconclusive are what a certifier must act on; then what holds; then what was not judged.
+STATUS_ORDER = ("not_met", "inconclusive", "met", "not_observed", "not_applicable")
+EXCERPT = 180
+# Within a statement, the checks that decide it first: what broke, what could not run, then the rest.
+CHECK_ORDER = {"fail": 0, "error": 1, "timeout": 1, "warning": 2, "pass": 3, "not_applicable": 4}
+
+
+def headline(must):
+    """The one line a certifier reads first for a sheet: (css status, text), from its MUST totals."""
+    if must["not_met"]:
+        return "not_met", "%d MUST statement%s not met" % (must["not_met"], "" if must["not_met"] == 1 else "s")
+    if must["inconclusive"]:
+        return "inconclusive", "no MUST statement shown not met; %d inconclusive" % must["inconclusive"]
+    return "met", "every MUST statement a check observed is met (%d met, %d not observed)" % (
+        must["met"], must["not_observed"])
+
+
+def statement_of(results, run_dir):
+    """The run folder's conformance/statement.json when the run wrote one, else computed now from the
+    suite's catalogue (a run folder from before the statement existed still gets its page)."""
+    path = pathlib.Path(run_dir) / cs.FOLDER / "statement.json"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if isinstance(doc, dict) and doc.get("format") == cs.FORMAT:
+            return doc
+    except (OSError, ValueError):
+        pass
+    return cs.compute(results, catalogue_mod.load(None), run_dir)
+
+
+def _anchor(sheet):
+    return "sheet-%s-%s-%s" % (sheet["side"], sheet["manifest"], sheet["profile"])
+
+
+def _totals_row(totals):
+    return [(s, cs.STATUS_LABELS[s], totals[s]) for s in cs.STATUSES] + [("total", "total", totals["total"])]
+
+
+def _check(check, run_dir):
+    ev = check["evidence"]
+    return {"verdict": check["verdict"], "label": VERDICT_LABELS.get(check["verdict"], check["verdict"]),
+            "cell": check["cell"], "placement": check["placement"] or "—",
+            "case": "%s/%s" % (check["area"], check["case"]),
+            "note": check["reason_code"] or check["detail"] or "",
+            "captures": [{"capture": _link(run_dir, c["capture"]), "decoded": _link(run_dir, c["decoded"])}
+                         for c in ev["captures"]],
+            "log": _link(run_dir, ev["log"])}
+
+
+def _row(row, statement, run_dir):
+    text = row["text"]
+    return {"id": row["id"], "level": level_text(row), "status": row["status"],
+            "status_label": cs.STATUS_LABELS[row["status"]], "text": text,
+            "excerpt": text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…",
+            "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
+            "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
+            "checks": sorted((_check(statement["checks"][i], run_dir) for i in row["checks"]),
+                             key=lambda c: CHECK_ORDER.get(c["verdict"], 0))}
+
+
+def page(statement, run_dir):
+    run_dir = pathlib.Path(run_dir)
+    sheets = []
+    for s in statement["sheets"]:
+        rows = [_row(r, statement, run_dir) for r in s["statements"]]
+        groups = [{"status": st, "label": cs.STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
+                  for st in STATUS_ORDER]
+        manifest = statement["manifests"].get(s["manifest"], {})
+        sheets.append({"anchor": _anchor(s), "side": s["side"], "manifest": s["manifest"], "profile": s["profile"],
+                       "ref": manifest.get("ref") or "—", "provider": manifest.get("provider") or "—",
+                       "provider_version": manifest.get("provider_version") or "—",
+                       "headline": headline(s["totals"]["MUST"]), "must": _totals_row(s["totals"]["MUST"]), "should": _totals_row(s["totals"]["SHOULD"]),
+                       "other": _totals_row(s["totals"]["OTHER"]), "groups": [g for g in groups if g["rows"]]})
+    cat = statement["catalogue"]
+    return {"sheets": sheets, "statuses": [(s, cs.STATUS_LABELS[s]) for s in cs.STATUSES],
+            "run": statement["run"], "catalogue": cat,
+            "files": [_link(run_dir, "%s/statement.%s" % (cs.FOLDER, ext)) for ext in ("xlsx", "csv", "json")],
+            "unknown": statement.get("unknown_statements") or []}
