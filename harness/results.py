@@ -12,6 +12,7 @@ import pathlib
 import xml.etree.ElementTree as ET
 
 from harness.diagnostic_statements import add_broken_statements
+from harness.not_applicable import check_code
 from harness.untrusted import printable, printable_tree
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -28,6 +29,7 @@ class Result:
     verdict: str
     statements: list[str] = dataclasses.field(default_factory=list)
     reason: str | None = None
+    reason_code: str | None = None  # not_applicable: a code of spec/not-applicable-reasons.yaml
     message: str | None = None
     detail: str | None = None
     blamed_side: str | None = None
@@ -79,11 +81,12 @@ def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
     expected, seen = expected_and_seen(event.get("message"))
     result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
                   statements=[s for s in (event.get("requirements") or "").split(",") if s],
-                  reason=event.get("reason"), message=event.get("message"), detail=event.get("detail"),
+                  reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
                   evidence={k: event[k] for k in ("frames", "captures", "diagnostics") if event.get(k)})
     add_broken_statements(result)
+    check_code(result)
     return result
 
 
@@ -121,6 +124,8 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             element(props, "property", name="requirements", value=",".join(r.statements))
             if r.blamed_side:
                 element(props, "property", name="blamed_side", value=r.blamed_side)
+            if r.reason_code:
+                element(props, "property", name="reason_code", value=r.reason_code)
             if r.verdict in ("fail", "flaky"):
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif r.verdict in ("error", "timeout"):

@@ -45,6 +45,7 @@ from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
+from harness import not_applicable as not_applicable_mod
 from harness import evidence as evidence_mod
 from harness import libfabric_prefix
 from harness import plan as plan_mod
@@ -459,7 +460,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)
-    summary = counts(results)
+    summary = counts(results) | not_applicable_mod.breakdown(results)
     failing = sum(summary[v] for v in FAILING)
     summary["exit_status"] = 130 if partial else \
         1 if failing or decode.get("disagreements") or decode.get("error") else 0

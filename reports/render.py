@@ -9,6 +9,7 @@ import pathlib
 import jinja2
 import yaml
 
+from harness import not_applicable as not_applicable_reasons
 from reports import by_spec_version, ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -99,7 +100,8 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         negotiation=view.negotiation_matrix(results) if single else None, failures_page="", spec_pages=spec_pages,
         coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
                                                                                                     view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results), ci=ci_view.ci(results))
+        not_applicable=view.not_applicable(results), ci=ci_view.ci(results),
+        na_breakdown=view.not_applicable_breakdown(results, not_applicable_reasons.codes()))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)

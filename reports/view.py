@@ -391,6 +391,32 @@ def failures(results, run_dir, statement_text, choice_label=str):
     return [failure(r, run_dir, statement_text, choice_label) for r in results if r.get("verdict") in FAILING]
 
 
+NA_CLASS_LABELS = {"not-claimed": "not claimed by a manifest",
+                   "no-such-combination": "combinations that do not exist or this run could not make",
+                   "undeclared": "with no declared reason code (a suite bug)"}
+
+
+def not_applicable_breakdown(doc, reasons):
+    """The not-applicable results by class, then by code within it (the reasons file's order), with each code's
+    description, and the sentence the summary shows: what a reader needs to see that nothing that matters was
+    left out. `reasons` is spec/not-applicable-reasons.yaml's codes; a code it lacks counts as undeclared."""
+    by_code = collections.Counter(r.get("reason_code") or "(none)" for r in doc.get("results", [])
+                                  if r.get("verdict") == "not_applicable")
+    classes = []
+    for klass, label in NA_CLASS_LABELS.items():
+        mine = [c for c in reasons if reasons[c]["class"] == klass] if klass != "undeclared" else \
+            sorted(c for c in by_code if c not in reasons)
+        codes = [{"code": c, "count": by_code[c], "description": reasons.get(c, {}).get("description", MISSING),
+                  "allowed": reasons.get(c, {}).get("allowed_in_submission")} for c in mine if by_code[c]]
+        if codes:
+            classes.append({"class": klass, "label": label, "count": sum(c["count"] for c in codes), "codes": codes})
+    total = sum(by_code.values())
+    sentence = "%d not applicable" % total + (": " + "; ".join(
+        "%d %s (%s)" % (k["count"], k["label"], ", ".join("%d %s" % (c["count"], c["code"]) for c in k["codes"]))
+        for k in classes) if classes else "")
+    return {"total": total, "classes": classes, "sentence": sentence}
+
+
 def not_applicable(doc):
     """Not-applicable results grouped by reason, the largest group first."""
     groups = collections.defaultdict(list)

@@ -146,6 +146,28 @@ bool pair_claims(const std::string& profile) {
   return manifest().claims_profile(profile) && target_manifest().claims_profile(profile);
 }
 
+namespace {
+std::vector<std::string>& left_out() {
+  static std::vector<std::string> patterns;
+  return patterns;
+}
+}  // namespace
+
+bool leave_out_instance(const char* pattern) {
+  left_out().push_back(pattern);
+  return true;
+}
+
+std::string without_left_out_instances(const std::string& filter) {
+  std::string out = filter.empty() ? "*" : filter;
+  bool negative = out.find('-') != std::string::npos;
+  for (const auto& p : left_out()) {
+    out += (negative ? ":" : "-") + p;
+    negative = true;
+  }
+  return out;
+}
+
 std::vector<Kind> claimed_kinds() {
   std::vector<Kind> out;
   for (fi_ep_type t : manifest().endpoint_types) out.push_back({t, t == FI_EP_RDM ? "rdm" : "dgram"});

@@ -2,7 +2,7 @@
 // case body runs over (gVisor-style), requirement tracing into the JUnit XML, and honest verdicts.
 //
 // Verdicts: a passing case passes; a failing one fails; a case that does not apply to what the
-// provider claims is skipped with "not applicable: <why>"; a SHOULD that is not met passes with a
+// provider claims is skipped with "not applicable [<code>]: <why>"; a SHOULD that is not met passes with a
 // `warning` property. A provider that claims a feature and lacks it fails ("claimed but unsupported").
 #pragma once
 
@@ -87,7 +87,7 @@ bool pair_claims(const std::string& profile);
 // claimed profile needs it, the case goes on (its failure is "claimed but unsupported": the profile's method).
 // `who` names the side in the reason ("the target", "the initiator").
 #define UET_REQUIRE_JOB_METHOD(side, method, who)                                                             \
-  UET_NOT_APPLICABLE_IF(!(side).claims_job_method(method) && (side).profile_needing_job_method(method).empty(), \
+  UET_NOT_APPLICABLE_IF(!(side).claims_job_method(method) && (side).profile_needing_job_method(method).empty(), "not-claimed-job-id-method", \
                         who << " " << (side).name << " does not claim the " << (method)                        \
                             << " JobID method (job_id_methods), which this case needs");                      \
   if (!(side).claims_job_method(method))                                                                      \
@@ -99,6 +99,17 @@ struct Kind {
   std::string name;  // "rdm" / "dgram"
 };
 std::vector<Kind> claimed_kinds();
+// A case of a suite instantiated for every claimed kind that exists only for RDM endpoints (fi_rma on DGRAM,
+// UUD ordering): its DGRAM instance is left out of the run as if never instantiated (main adds it to the gtest
+// filter's negative part), so the case keeps its name and its RDM instance its id. Write it beside the TEST_P;
+// `why` is for the reader.
+#define UET_RDM_ONLY(suite, name, why) \
+  static const bool uet_rdm_only_##suite##_##name = ::uet::cases::leave_out_instance("*/" #suite "." #name "/dgram")
+bool leave_out_instance(const char* pattern);
+// `filter` (a --gtest_filter) with every instance left out by UET_RDM_ONLY added to its negative part.
+std::string without_left_out_instances(const std::string& filter);
+// The RDM kind alone: the parameter of suites that exist only for RDM endpoints.
+inline Kind rdm_kind() { return {FI_EP_RDM, "rdm"}; }
 inline void PrintTo(const Kind& k, std::ostream* os) { *os << k.name; }
 
 // Names the catalogue statements (spec/catalogue.yaml ids) a case checks; they reach the JUnit XML as
@@ -163,13 +174,16 @@ InfoPtr getinfo(const fi_info* hints, int* rc = nullptr, uint32_t version = FI_V
 
 }  // namespace uet::cases
 
-// Skip a case whose statement does not apply to what the provider claims, saying why.
-#define UET_NOT_APPLICABLE_IF(condition, why) \
-  if (condition) GTEST_SKIP() << "not applicable: " << why << " (" #condition ")"
+// Skip a case whose statement does not apply, saying why: `code` (a string literal) is one of
+// spec/not-applicable-reasons.yaml, so that a reader learns whether anything that matters was left out. The
+// harness makes a skip with an undeclared code an error, and pytest checks every code written here.
+#define UET_NOT_APPLICABLE(code, why) GTEST_SKIP() << "not applicable [" code "]: " << why
+#define UET_NOT_APPLICABLE_IF(condition, code, why) \
+  if (condition) UET_NOT_APPLICABLE(code, why << " (" #condition ")")
 
 // UET-specific statements do not apply to a provider that does not claim UET (either side of a pair).
 #define UET_REQUIRE_UET_PROVIDER()                                                                            \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet,                                                        \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet, "not-uet-provider",                                                        \
                         "the provider does not claim UET (manifest " << ::uet::cases::manifest().name << ")"); \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::target_manifest().uet, "the target's provider does not claim UET (manifest " \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::target_manifest().uet, "not-uet-provider", "the target's provider does not claim UET (manifest " \
                                                                   << ::uet::cases::target_manifest().name << ")")

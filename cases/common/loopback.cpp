@@ -63,8 +63,8 @@ void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {
   }
   const int rc = l.open(spec);
   if (rc == -FI_ENODATA && !manifest().uet) {
-    GTEST_SKIP() << "not applicable: " << manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
-                 << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << " and mr_mode 0x" << std::hex << spec.mr_mode;
+    UET_NOT_APPLICABLE("non-uet-provider-lacks", manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
+                 << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << " and mr_mode 0x" << std::hex << spec.mr_mode);
   }
   ASSERT_EQ(rc, 0) << l.failed << ": " << fi_err(rc);
   if (enable) {

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     return body(channel);
   }
   ::testing::InitGoogleTest(&argc, argv);
+  GTEST_FLAG_SET(filter, without_left_out_instances(GTEST_FLAG_GET(filter)));
   install_verdict_recorder();
   return RUN_ALL_TESTS();
 }

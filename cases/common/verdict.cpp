@@ -107,7 +107,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const auto* result = info.result();
-    std::string verdict = "pass", reason, message, requirements, warning;
+    std::string verdict = "pass", reason, reason_code, message, requirements, warning;
     for (int i = 0; i < result->test_property_count(); ++i) {
       const auto& p = result->GetTestProperty(i);
       if (std::string(p.key()) == "requirements") requirements = p.value();
@@ -124,10 +124,19 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     if (result->Failed()) {
       verdict = "fail";
     } else if (result->Skipped()) {
-      // Every skip of the suite says "not applicable: <why>"; any other skip is a harness error.
-      const auto at = reason.find("not applicable:");
-      verdict = at == std::string::npos ? "error" : "not_applicable";
-      reason = at == std::string::npos ? "skipped without a reason: " + reason : reason.substr(at);
+      // Every skip of the suite says "not applicable [<code>]: <why>" (UET_NOT_APPLICABLE); any other skip is a
+      // harness error. The code travels as reason_code; the harness checks it is declared.
+      static const std::string kOpen = "not applicable [";
+      const auto at = reason.find(kOpen);
+      const auto close = at == std::string::npos ? std::string::npos : reason.find("]: ", at + kOpen.size());
+      if (close == std::string::npos) {
+        verdict = "error";
+        reason = "skipped without a reason code: " + reason;
+      } else {
+        verdict = "not_applicable";
+        reason_code = reason.substr(at + kOpen.size(), close - at - kOpen.size());
+        reason = "not applicable: " + reason.substr(close + 3);
+      }
       message.clear();
     } else if (!warning.empty()) {
       verdict = "warning";
@@ -135,10 +144,12 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     }
     ::testing::Test::RecordProperty("verdict", verdict);
     if (!reason.empty()) ::testing::Test::RecordProperty("reason", reason);
+    if (!reason_code.empty()) ::testing::Test::RecordProperty("reason_code", reason_code);
     const auto& s = state();
     nlohmann::json line = {{"event", "end"},        {"case", name(info)},   {"verdict", verdict},
                            {"requirements", requirements}, {"seconds", seconds()}};
     if (!reason.empty()) line["reason"] = reason;
+    if (!reason_code.empty()) line["reason_code"] = reason_code;
     if (verdict == "fail") {
       line["message"] = first_lines(message, 4000);
       line["blamed_side"] = side_name(s.blamed_side);

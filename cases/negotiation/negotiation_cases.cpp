@@ -33,8 +33,7 @@ class Negotiation : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "profile-dependent operations are RDM operations (a DGRAM "
-                                                           "send is one UET_DATAGRAM_SEND whatever the profiles)");
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
     mine = claimed_caps(manifest());
     theirs = claimed_caps(target_manifest());
     operating = w::operating_profile(mine, theirs);
@@ -49,7 +48,7 @@ class Negotiation : public TwoSided {
   // A send of at least the rendezvous size from a region registered for remote read: the opcode of its
   // first request is the one the operating profile allows, and the target gets every byte.
   void LargeSend(bool tagged) {
-    if (tagged) UET_NOT_APPLICABLE_IF(!tagged_required(), Pair() << ": a side claims neither AI Full nor HPC, so "
+    if (tagged) UET_NOT_APPLICABLE_IF(!tagged_required(), "not-claimed-profile", Pair() << ": a side claims neither AI Full nor HPC, so "
                                                                      "the pair has no fi_tagged (2.2.5.4.2-b)");
     const char* var = tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE";
     const size_t size = provider_size_or_default(var, w::k_rendezvous_size_default, "rendezvous-size-default") + 3001;
@@ -111,7 +110,7 @@ TEST_P(Negotiation, IdempotentWriteUsesRudiOnlyInHpc) {
   RemoteMr safe;
   ASSERT_TRUE(target.register_mr(1, 256, 0, "idempotent+any", &safe)) << target.error();
   constexpr uint64_t kSafe = uint64_t{1} << w::k_mr_key_idempotent_safe_bit;
-  UET_NOT_APPLICABLE_IF(!(safe.key & kSafe), "the target's key lost IDEMPOTENT_SAFE (2.2.5.3.4.1-o checks that)");
+  UET_NOT_APPLICABLE_IF(!(safe.key & kSafe), "not-observable", "the target's key lost IDEMPOTENT_SAFE (2.2.5.3.4.1-o checks that)");
   Capture cap;
   ASSERT_TRUE(cap.start()) << cap.error();
   const std::vector<uint8_t> src(64, 0x3C);
@@ -132,7 +131,7 @@ TEST_P(Negotiation, IdempotentWriteUsesRudiOnlyInHpc) {
   }
 }
 
-UET_INSTANTIATE_TWO_SIDED(Negotiation);
+UET_INSTANTIATE_TWO_SIDED_RDM(Negotiation);
 
 }  // namespace
 }  // namespace uet::cases

@@ -14,7 +14,6 @@ class ScriptedAck : public Scripted {};
 
 TEST_P(ScriptedAck, ResentRequestIsAcknowledgedAgainAndDeliveredOnce) {
   covers({"2.2.6-b", "2.2.5.4.1-b"});
-  UET_NOT_APPLICABLE_IF(!rdm(), "UUD is not acknowledged (2.2.6-a)");
   UET_START_TARGET(FI_MSG);
   ASSERT_EQ(target.post_recv(1, 256), 0) << target.error();
   ASSERT_EQ(target.post_recv(2, 256), 0) << target.error();
@@ -39,7 +38,7 @@ TEST_P(ScriptedAck, ResentRequestIsAcknowledgedAgainAndDeliveredOnce) {
                                   << "duplicate (" << Shown(second) << ")";
 }
 
-UET_INSTANTIATE_SCRIPTED(ScriptedAck);
+UET_INSTANTIATE_SCRIPTED_RDM(ScriptedAck);
 
 }  // namespace
 }  // namespace uet::cases

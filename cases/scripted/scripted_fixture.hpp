@@ -30,7 +30,7 @@ class Scripted : public ::testing::TestWithParam<Kind> {
   // endpoint, UUD for a DGRAM one). Call through UET_START_TARGET.
   void StartTarget(uint64_t caps) {
     const Manifest& theirs = target_manifest();
-    UET_NOT_APPLICABLE_IF(!theirs.uet, "the scripted peer speaks UET and the target, " << theirs.name << " ("
+    UET_NOT_APPLICABLE_IF(!theirs.uet, "not-uet-provider", "the scripted peer speaks UET and the target, " << theirs.name << " ("
                                            << theirs.provider << "), does not claim UET");
     UET_REQUIRE_TARGET_CLAIMS_KIND();
     EndpointSpec spec;
@@ -44,7 +44,7 @@ class Scripted : public ::testing::TestWithParam<Kind> {
       spec.method = JobMethod::direct;
       spec.job = job_ = kScriptJob;
     } else {
-      UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id,
+      UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id, "manifest-lacks-hook",
                             "the target " << theirs.name << " claims no direct JobID method and its manifest does "
                             "not say which JobID the indirect method assigns (indirect_job_id_environment, "
                             "indirect_job_id): the scripted requests cannot carry the endpoint's JobID");
@@ -110,6 +110,12 @@ class Scripted : public ::testing::TestWithParam<Kind> {
 #define UET_START_TARGET(caps)                       \
   ASSERT_NO_FATAL_FAILURE(StartTarget(caps)); \
   if (IsSkipped()) return
+
+// Every kind (RDM and DGRAM), whatever the initiator's manifest claims: the cases ask the target's claims.
+// A suite about what a target answers has only RDM: a UUD datagram is not answered (2.2.6-a).
+#define UET_INSTANTIATE_SCRIPTED_RDM(suite) \
+  INSTANTIATE_TEST_SUITE_P(Claimed, suite, ::testing::Values(::uet::cases::rdm_kind()), \
+                           [](const auto& info) { return info.param.name; })
 
 // Every kind (RDM and DGRAM), whatever the initiator's manifest claims: the cases ask the target's claims.
 #define UET_INSTANTIATE_SCRIPTED(suite)                                                                       \

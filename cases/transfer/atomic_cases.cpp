@@ -30,7 +30,7 @@ std::vector<uint8_t> bytes_of(const std::vector<uint64_t>& v) {
 class Atomic : public TwoSided {
  protected:
   void SetUp() override {
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_atomic is not available on DGRAM endpoints (2.2.5.4.4-a)");
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
   }
   // Target MR 1 holding `values` (uint64).
   void Holding(const std::vector<uint64_t>& values, RemoteMr* mr) {
@@ -109,7 +109,7 @@ TEST_P(Atomic, CompareSwapSwapsOnlyOnEquality) {
   EXPECT_EQ(TargetValues(2), bytes_of({99, 8}));
 }
 
-UET_INSTANTIATE_TWO_SIDED(Atomic);
+UET_INSTANTIATE_TWO_SIDED_RDM(Atomic);
 
 // ---- What the wire shows of atomics: the SES header they take and their extension header
 // (2.2.10.4-b/e/j/k). UET statements, so UET providers only.
@@ -251,11 +251,11 @@ TEST_P(AtomicWire, AtomicsToAnOptimizedKeyTakeTheHeaderOfAWrite) {
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(5, 64, 0, "optimized+any", &mr)) << target.error();
   constexpr uint64_t kOptimized = uint64_t{1} << w::k_mr_key_optimized_bit;
-  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
+  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "not-observable", "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
   const std::vector<uint8_t> name = target.name();
   const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
   ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
-  UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)),
+  UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), "not-observable",
                         "the target FEP does not take the optimized header (address capability bit 7)");
   std::vector<Sent> sent;
   ASSERT_NO_FATAL_FAILURE(WriteAndEachAtomic(5, mr, &sent));
@@ -378,7 +378,7 @@ TEST_P(AtomicWire, EveryValidOperationMapsToItsSesMnemonics) {
   EXPECT_TRUE(mismatches.empty()) << mismatches.size() << " problems in " << issued << " operations reported valid:" << first;
 }
 
-UET_INSTANTIATE_TWO_SIDED(AtomicWire);
+UET_INSTANTIATE_TWO_SIDED_RDM(AtomicWire);
 
 }  // namespace
 }  // namespace uet::cases

@@ -26,7 +26,7 @@ class Authz : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "authorization is checked on RDM endpoints");
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
   }
   // The initiator sends with `job` (direct method); the target holds auth keys A and B (AV method).
   void Open(uint32_t job, uint64_t caps = FI_MSG | FI_RMA) {
@@ -56,8 +56,8 @@ class Authz : public TwoSided {
   // method, in place of the privileged entity); the case is skipped when the manifest does not say.
   void IndirectJobId(uint32_t* job) {
     if (target_manifest().indirect_job_id_environment.empty() || !target_manifest().indirect_job_id) {
-      GTEST_SKIP() << "not applicable: the manifest does not say how the indirect method's JobID is assigned "
-                      "(indirect_job_id_environment, indirect_job_id)";
+      UET_NOT_APPLICABLE("manifest-lacks-hook", "the manifest does not say how the indirect method's JobID is assigned "
+                      "(indirect_job_id_environment, indirect_job_id)");
     }
     *job = *target_manifest().indirect_job_id;
   }
@@ -154,7 +154,7 @@ TEST_P(Authz, UndeliverableInjectWritesAnErrorEntry) {
 // is passed over by a message of JobID A, which the one posted for A takes.
 TEST_P(Authz, TaggedBufferForOneJobIdTakesOnlyIt) {
   covers({"2.2.4.3.2-a", "2.2.4.3.1-c"});
-  UET_NOT_APPLICABLE_IF(!tagged_required(), "tagged receive buffers come with fi_tagged (AI Full, HPC)");
+  UET_NOT_APPLICABLE_IF(!tagged_required(), "not-claimed-profile", "tagged receive buffers come with fi_tagged (AI Full, HPC)");
   ASSERT_NO_FATAL_FAILURE(Open(kJobA, FI_TAGGED));
   if (IsSkipped()) return;
   constexpr uint64_t kTag = 0x7A66;
@@ -274,7 +274,7 @@ TEST_P(Authz, AvAuthKeyJobIdIsOnTheWire) {
   EXPECT_EQ(o.state, Outcome::completed) << "err " << o.error.err;
 }
 
-UET_INSTANTIATE_TWO_SIDED(Authz);
+UET_INSTANTIATE_TWO_SIDED_RDM(Authz);
 
 // Requests that no endpoint of the target takes (choice endpoint-jobid-mismatch). The target FEP has two
 // RDM endpoints: its first of JobID A (direct method, a receive posted) and another of JobID B. A send
@@ -370,7 +370,7 @@ TEST_P(JobIdRefusal, ResourceIndexOutsideTheJobIdIsBadIndex) {
   ExpectRefusedWith(InsertTargetWith(AddrField::start_index, unused), w::ses_return_code::RC_BAD_INDEX);
 }
 
-UET_INSTANTIATE_TWO_SIDED(JobIdRefusal);
+UET_INSTANTIATE_TWO_SIDED_RDM(JobIdRefusal);
 
 // The fallback JobID (spec 2.2.4.2): configured as the manifest's fallback_job_id_environment says, an
 // endpoint opens only with UET_PROVIDER_INITIATOR_ID, and then has that initiator ID. Checked in a
@@ -379,7 +379,7 @@ class Fallback : public ::testing::Test {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(),
+    UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(), "manifest-lacks-hook",
                           "the target manifest does not say how to enable the fallback JobID "
                           "(fallback_job_id_environment)");
     split_env(target_manifest().fallback_job_id_environment, &env, &unset);

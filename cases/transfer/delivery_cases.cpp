@@ -45,7 +45,7 @@ class Delivery : public TwoSided {
   bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
   // Both sides with fi_rma, which DGRAM endpoints do not offer (`placed`: with PlacedSpec).
   void OpenForRma(bool placed = false) {
-    UET_NOT_APPLICABLE_IF(!rdm(), "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+    UET_NOT_APPLICABLE_IF(!rdm(), "no-such-combination", "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
     ASSERT_NO_FATAL_FAILURE(OpenBoth(placed ? PlacedSpec(FI_MSG | FI_RMA) : Spec(FI_MSG | FI_RMA)));
   }
   // Both sides with the direct JobID kPlacedJob where both claim it, so that a case knows the JobID a request
@@ -60,7 +60,7 @@ class Delivery : public TwoSided {
   void SentInHeader(uint64_t opcode, uint64_t next_hdr, const char* header, int* ctx, Outcome* sent) {
     const auto f = cap.find([&](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == opcode; });
     ASSERT_TRUE(f) << "no request of SES opcode " << opcode << " captured";
-    UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr,
+    UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr, "not-observable",
                           "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
     const std::vector<uint8_t>& theirs = target.name();
     Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits)}};
@@ -76,12 +76,12 @@ class Delivery : public TwoSided {
   // OPTIMIZED or the target FEP does not take the optimized header.
   void RegisterOptimizedMr(int id, RemoteMr* mr) {
     ASSERT_TRUE(target.register_mr(id, 256, 0, "optimized+any", mr)) << target.error();
-    UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)),
+    UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)), "not-observable",
                           "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
     const std::vector<uint8_t> name = target.name();
     const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
     ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
-    UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)),
+    UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), "not-observable",
                           "the target FEP does not take the optimized header (address capability bit 7)");
   }
   // Both sides open for RMA; a one-packet write to an MR of the target (OPTIMIZED key for the optimized
@@ -129,10 +129,10 @@ TEST_P(Delivery, EndpointTypeSelectsTheDeliveryMode) {
   }
 }
 
+UET_RDM_ONLY(Delivery, MessageOrderingSelectsRod, "DGRAM endpoints offer no ordering (UUD)");
 TEST_P(Delivery, MessageOrderingSelectsRod) {
   covers({"2.2.6-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "DGRAM endpoints offer no ordering (UUD)");
   EndpointSpec spec = Spec(FI_MSG);
   spec.msg_order = FI_ORDER_SAS;
   std::optional<WireFrame> f;
@@ -160,16 +160,17 @@ TEST_P(Delivery, RequestsCarryRiGenerationZero) {
   EXPECT_EQ(f->get(w::Field::uet_ses_ri_generation), 0u) << "no resource index of the target uses generations";
 }
 
+UET_RDM_ONLY(Delivery, OnePacketSendUsesTheSmallMessageHeader, "datagrams keep the standard header (choice small-message-criteria)");
 TEST_P(Delivery, OnePacketSendUsesTheSmallMessageHeader) {
   covers({"2.2.10.4-d"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "datagrams keep the standard header (choice small-message-criteria)");
   std::optional<WireFrame> f;
   ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &f));
   should(f->get(w::Field::uet_pds_next_hdr) == w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM,
          std::string("a one-packet 64-byte send uses the small message header ") + per_choice("small-message-criteria"));
 }
 
+UET_RDM_ONLY(Delivery, OnePacketWriteUsesTheSmallRmaHeader, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
   covers({"2.2.10.4-f", "2.2.5.3.4.1-k"});
   UET_REQUIRE_UET_PROVIDER();
@@ -190,6 +191,7 @@ TEST_P(Delivery, OnePacketWriteUsesTheSmallRmaHeader) {
          std::string("a one-packet 64-byte write uses the small RMA header ") + per_choice("small-rma-criteria"));
 }
 
+UET_RDM_ONLY(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
   covers({"2.2.5.3.4.1-i", "2.2.5.3.4.1-j", "2.2.10.4-c"});
   UET_REQUIRE_UET_PROVIDER();
@@ -216,6 +218,7 @@ TEST_P(Delivery, WriteToAnOptimizedKeyUsesTheOptimizedHeader) {
 // When neither the optimized nor the small RMA criteria hold, RMA uses the standard header
 // (2.2.5.3.4.1-l): a write with remote CQ data (the small headers' header_data would displace
 // buffer_offset, choice small-rma-criteria) and a write of several packets.
+UET_RDM_ONLY(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
   covers({"2.2.5.3.4.1-l"});
   UET_REQUIRE_UET_PROVIDER();
@@ -248,6 +251,7 @@ TEST_P(Delivery, WriteOutsideTheSmallCriteriaUsesTheStandardHeader) {
 // RUDI carries idempotent operations: never to an MR whose key lacks IDEMPOTENT_SAFE (2.2.5.3.4.1-b).
 // Between HPC FEPs a write to an IDEMPOTENT_SAFE key SHOULD use RUDI (2.2.5.3.4.1-m, choice rudi-criteria);
 // without HPC it MUST NOT (2.2.6-b).
+UET_RDM_ONLY(Delivery, RudiOnlyToIdempotentSafeKeys, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
   covers({"2.2.5.3.4.1-b", "2.2.5.3.4.1-m", "2.2.6-b"});
   UET_REQUIRE_UET_PROVIDER();
@@ -292,10 +296,10 @@ TEST_P(Delivery, RudiOnlyToIdempotentSafeKeys) {
 // (next_hdr 2) and the optimized non-matching header of a one-packet write to an OPTIMIZED key of a FEP
 // whose address says it takes that header (next_hdr 1). Judged by what arrives at the target, whatever the
 // initiator's completion says. Knob standard_header_only breaks all three.
+UET_RDM_ONLY(Delivery, TargetTakesASendInTheSmallMessageHeader, "datagrams keep the standard header (choice small-message-criteria)");
 TEST_P(Delivery, TargetTakesASendInTheSmallMessageHeader) {
   covers({"2.2.10.4-a"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(!rdm(), "datagrams keep the standard header (choice small-message-criteria)");
   UET_OPEN_BOTH(PlacedSpec(FI_MSG));
   ASSERT_TRUE(cap.start()) << cap.error();
   ASSERT_EQ(target.post_recv(1, 128), 0) << target.error();
@@ -312,12 +316,14 @@ TEST_P(Delivery, TargetTakesASendInTheSmallMessageHeader) {
   ExpectCompleted(sent);
 }
 
+UET_RDM_ONLY(Delivery, TargetTakesAWriteInTheSmallRmaHeader, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, TargetTakesAWriteInTheSmallRmaHeader) {
   covers({"2.2.10.4-a"});
   UET_REQUIRE_UET_PROVIDER();
   ASSERT_NO_FATAL_FAILURE(ExpectWriteTaken(w::pds_next_hdr::UET_HDR_REQUEST_MEDIUM, "small RMA header"));
 }
 
+UET_RDM_ONLY(Delivery, TargetTakesAWriteInTheOptimizedHeader, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
 TEST_P(Delivery, TargetTakesAWriteInTheOptimizedHeader) {
   covers({"2.2.10.4-a"});
   UET_REQUIRE_UET_PROVIDER();
@@ -389,8 +395,7 @@ class DeliveryOrdering : public Delivery {
   // must travel as ROD. Flags the provider does not offer configure no ordering: listed, not checked.
   void EachFlagAloneSelectsRod(const std::vector<OrderFlag>& flags, bool write) {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(!rdm(), "DGRAM endpoints offer no ordering: FI_EP_DGRAM is UUD (2.2.6-a)");
-    UET_REQUIRE_TARGET_CLAIMS_KIND();
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
     std::string refused, checked;
     for (const OrderFlag& flag : flags) {
       SCOPED_TRACE(flag.name);
@@ -427,7 +432,7 @@ class DeliveryOrdering : public Delivery {
     }
     RecordProperty("ordering_checked", checked);
     if (!refused.empty()) RecordProperty("ordering_not_offered", refused);
-    UET_NOT_APPLICABLE_IF(checked.empty(), "the provider offers none of the flags as msg_order (fi_getinfo: no match for "
+    UET_NOT_APPLICABLE_IF(checked.empty(), "not-claimed-feature", "the provider offers none of the flags as msg_order (fi_getinfo: no match for "
                                                << refused << "): no ordering is ever active");
   }
 };
@@ -466,14 +471,13 @@ class DeliveryTable : public Delivery {
   // Not applicable unless the pair operates in `table`'s profile.
   void RequireOperatingIn(w::Profile table) {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(!rdm(), "FI_EP_DGRAM is UUD in every profile (2.2.6-a): the tables choose among the RDM modes");
-    UET_REQUIRE_TARGET_CLAIMS_KIND();
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
     const uint8_t mine = claimed_caps(manifest()), theirs = claimed_caps(target_manifest());
     const w::Profile operating = w::operating_profile(mine, theirs);
     rests_on_choice("profile-priority");
     if (!(mine & theirs)) rests_on_choice("no-common-profile");
     rests_on_choice("rudi-criteria");
-    UET_NOT_APPLICABLE_IF(operating != table, "the pair (" << manifest().name << " to " << target_manifest().name
+    UET_NOT_APPLICABLE_IF(operating != table, "not-claimed-profile", "the pair (" << manifest().name << " to " << target_manifest().name
                                                            << ") operates in " << w::profile_name(operating) << ", not "
                                                            << w::profile_name(table) << " " << per_choice("profile-priority"));
   }
@@ -660,8 +664,8 @@ TEST_P(DeliveryTrafficClass, DefDataTcOverridesTheDefault) {
   EXPECT_EQ(*dscp, kDscp) << "the target ran with UET_PROVIDER_DEF_DATA_TC=" << kDscp;
 }
 
-UET_INSTANTIATE_TWO_SIDED(DeliveryOrdering);
-UET_INSTANTIATE_TWO_SIDED(DeliveryTable);
+UET_INSTANTIATE_TWO_SIDED_RDM(DeliveryOrdering);
+UET_INSTANTIATE_TWO_SIDED_RDM(DeliveryTable);
 UET_INSTANTIATE_TWO_SIDED(DeliveryTrafficClass);
 
 }  // namespace

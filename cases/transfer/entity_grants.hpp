@@ -32,8 +32,8 @@ class EntityGrants : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "authorization is checked on RDM endpoints");
-    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared,
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
+    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared, "manifest-lacks-hook",
                           "a side's manifest declares no privileged entity (privileged_entity): the suite cannot "
                           "grant its process a JobID");
     env_.emplace(manifest().privileged_entity.environment);

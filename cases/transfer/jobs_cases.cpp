@@ -125,7 +125,7 @@ class AllocationJobId : public Jobs {
   void SetUp() override {
     Jobs::SetUp();
     if (IsSkipped()) return;
-    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(),
+    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(), "manifest-lacks-hook",
                           "the target's manifest declares no allocation_grant: the suite cannot have its entity answer "
                           "an address allocation with another JobID than job initialisation's");
   }
@@ -159,8 +159,8 @@ TEST_P(AllocationJobId, WithSeveralJobIdsAndAvAuthKeysTheResponsesJobIdIsIgnored
   EXPECT_EQ(target.completion(1, 200).state, RecvResult::none) << "the target's buffer took the message";
 }
 
-UET_INSTANTIATE_TWO_SIDED(Jobs);
-UET_INSTANTIATE_TWO_SIDED(AllocationJobId);
+UET_INSTANTIATE_TWO_SIDED_RDM(Jobs);
+UET_INSTANTIATE_TWO_SIDED_RDM(AllocationJobId);
 
 }  // namespace
 }  // namespace uet::cases

@@ -64,7 +64,7 @@ TEST_P(Msg, MessagesKeepTheirBoundariesInPostingOrder) {
 TEST_P(Msg, SenddataDeliversRemoteCqData) {
   covers({"2.2.5.4.1-d"});
   UET_OPEN_BOTH(Spec(FI_MSG));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0,
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
                         manifest().provider << " offers no remote CQ data (cq_data_size 0)");
   ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   Capture cap;
@@ -106,10 +106,10 @@ TEST_P(Msg, SendUsesTheTable2_22Opcode) {
 // A directed receive (FI_DIRECTED_RECV) for another initiator is passed over; one for this initiator
 // takes the message. The other initiator is this one's UET address with another initiator ID and
 // PIDonFEP (a UET address, so UET providers only).
+UET_RDM_ONLY(Msg, DirectedReceiveTakesOnlyItsInitiator, "directed receives are checked on RDM endpoints");
 TEST_P(Msg, DirectedReceiveTakesOnlyItsInitiator) {
   covers({"2.2.5.4.1-b", "2.2.4.3.1-e", "2.2.2-c"});
   UET_REQUIRE_UET_PROVIDER();
-  UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "directed receives are checked on RDM endpoints");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_DIRECTED_RECV));
   fi_addr_t src_other = FI_ADDR_NOTAVAIL, src_me = FI_ADDR_NOTAVAIL;
   ASSERT_NO_FATAL_FAILURE(InsertOtherInitiatorAndMe(&src_other, &src_me));
@@ -128,10 +128,9 @@ TEST_P(Msg, DirectedReceiveTakesOnlyItsInitiator) {
 // it (deferrable send) or pull it later (rendezvous); whichever it does, the initiator must carry it
 // through and the receive posted later gets it whole. One small and one multi-packet message (the
 // latter at or above softuet's rendezvous size, so deferral and rendezvous are exercised too).
+UET_RDM_ONLY(Msg, UnexpectedMessageArrivesInTheReceivePostedLater, "a datagram that finds no posted receive may be dropped (FI_EP_DGRAM is unreliable)");
 TEST_P(Msg, UnexpectedMessageArrivesInTheReceivePostedLater) {
   covers({"2.2.5.4.1.1-a", "2.2.5.4.1.1-b", "2.2.5.4.1-a"});
-  UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM,
-                        "a datagram that finds no posted receive may be dropped (FI_EP_DGRAM is unreliable)");
   UET_OPEN_BOTH(Spec(FI_MSG));
   int id = 0;
   for (const size_t len : {size_t{64}, big()}) {

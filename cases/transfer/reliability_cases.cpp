@@ -30,9 +30,8 @@ class Reliability : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "DGRAM is unreliable delivery (UUD, 2.2.6-a): nothing to "
-                                                           "make up for");
-    UET_NOT_APPLICABLE_IF(!cell_plan().loss, "no loss was applied to the pair (the harness applies a counted drop "
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
+    UET_NOT_APPLICABLE_IF(!cell_plan().loss, "no-loss-applied", "no loss was applied to the pair (the harness applies a counted drop "
                                              "pattern where the placement can impair the test link)");
     note("loss", cell_plan().loss->pattern);
   }
@@ -126,7 +125,7 @@ TEST_P(Reliability, OrderedMessagesArriveInOrderUnderLoss) {
   ExpectRetransmissions();
 }
 
-UET_INSTANTIATE_TWO_SIDED(Reliability);
+UET_INSTANTIATE_TWO_SIDED_RDM(Reliability);
 
 }  // namespace
 }  // namespace uet::cases

@@ -40,8 +40,7 @@ class Rendezvous : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM,
-                          "a DGRAM send is one UET_DATAGRAM_SEND over UUD (2.2.6-a, digest F.3): no rendezvous or deferrable send");
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
   }
   // The size of a message at `threshold` or above that ends in a partial packet.
   static size_t large(uint64_t threshold) { return threshold + 3001; }
@@ -58,7 +57,7 @@ class Rendezvous : public TwoSided {
   // UET_RENDEZVOUS_SEND/TSEND with the extension header and at most UET_PROVIDER_MAX_EAGER_SIZE eager bytes;
   // the target gets every byte.
   void RendezvousSend(bool tagged) {
-    UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous,
+    UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous, "not-claimed-profile",
                           "the pair does not operate in HPC (rendezvous: 2.2.5.4.1.2-b; uet/wire/profiles.hpp)");
     const uint64_t threshold = rendezvous_size(tagged), max_eager = max_eager_size();
     if (HasFailure()) return;
@@ -105,7 +104,7 @@ class Rendezvous : public TwoSided {
     const bool deferrable = w::large_send_kind(mine, theirs) == w::LargeSend::deferrable ||
                             (w::large_send_kind(mine, theirs) == w::LargeSend::rendezvous && manifest().claims_profile("ai_full") &&
                              target_manifest().claims_profile("ai_full"));
-    UET_NOT_APPLICABLE_IF(!deferrable, "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
+    UET_NOT_APPLICABLE_IF(!deferrable, "not-claimed-profile", "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
                                        "uet/wire/profiles.hpp)");
     const uint64_t threshold = rendezvous_size(tagged);
     if (HasFailure()) return;
@@ -188,7 +187,7 @@ TEST_P(Rendezvous, LargeTaggedSendIsDeferrableAndRestartsWithItsTokens) {
   DeferrableSend(true);
 }
 
-UET_INSTANTIATE_TWO_SIDED(Rendezvous);
+UET_INSTANTIATE_TWO_SIDED_RDM(Rendezvous);
 
 }  // namespace
 }  // namespace uet::cases

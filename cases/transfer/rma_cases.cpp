@@ -17,7 +17,7 @@ namespace w = uet::wire;
 class Rma : public TwoSided {
  protected:
   void SetUp() override {
-    UET_NOT_APPLICABLE_IF(GetParam().ep_type != FI_EP_RDM, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+    UET_REQUIRE_PAIR_CLAIMS_KIND();
   }
   // A write of `len` bytes at `off` of the target MR; its outcome at the initiator.
   Outcome Write(const std::vector<uint8_t>& src, const RemoteMr& mr, uint64_t off, uint64_t key_delta = 0) {
@@ -62,7 +62,7 @@ TEST_P(Rma, WriteThenReadBack) {
 TEST_P(Rma, WritedataCompletesAtTheTargetWithTheData) {
   covers({"2.2.5.4.3-b"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0,
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
                         manifest().provider << " offers no remote CQ data");
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();
@@ -101,7 +101,7 @@ TEST_P(Rma, WriteWithAnUnknownKeyFails) {
   EXPECT_EQ(target.read_mr(1, 0, 64), std::vector<uint8_t>(64, 0));
 }
 
-UET_INSTANTIATE_TWO_SIDED(Rma);
+UET_INSTANTIATE_TWO_SIDED_RDM(Rma);
 
 TEST(RmaDgram, DgramEndpointsOfferNoRma) {
   covers({"2.2.5.4.3-a", "2.2.5.4.4-a"});

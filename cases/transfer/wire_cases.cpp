@@ -201,10 +201,10 @@ TEST_P(Wire, PdsHeaderCarriesThePdcOfItsDeliveryMode) {
 // for both). Checked for FI_CSWAP on FI_UINT64 and FI_MSWAP on FI_UINT32 where the provider reports them
 // valid. MSWAP has no CAS header (choice cas-for-mswap): its value then its mask travel as payload. No
 // softuet knob moves the operands; the case also checks ses.atomic_opcode, which knob wrong_amo_opcode breaks.
+UET_RDM_ONLY(Wire, CompareAndSwapValuesTravelInTheCasHeader, "fi_atomic is not available on DGRAM endpoints (2.2.5.4.4-a)");
 TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
   covers({"2.2.10.4-l"});
   if (IsSkipped()) return;
-  UET_NOT_APPLICABLE_IF(!rdm(), "fi_atomic is not available on DGRAM endpoints (2.2.5.4.4-a)");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_ATOMIC));
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();
@@ -281,7 +281,7 @@ TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
         << (at_start ? "start" : "end") << " of 16 bytes (as compare_value), zeros elsewhere";
     ++checked;
   }
-  UET_NOT_APPLICABLE_IF(checked == 0, "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
+  UET_NOT_APPLICABLE_IF(checked == 0, "not-claimed-feature", "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
                                       "(fi_compare_atomicvalid)");
 }
 
@@ -321,10 +321,10 @@ TEST_P(Wire, RequestsAddressTheTargetEndpoint) {
 // header reserves as invalid). A message too long for the small message header (request_length has 14
 // bits there) travels in standard headers, each with the message's message_id. RDM only: what a datagram
 // (UET_DATAGRAM_SEND) carries in message_id depends on the spec version. Knob message_id_zero breaks it.
+UET_RDM_ONLY(Wire, NumberedRequestsCarryANonzeroMessageId, "RDM requests are numbered; a datagram's message_id depends on the spec version");
 TEST_P(Wire, NumberedRequestsCarryANonzeroMessageId) {
   covers({"2.2.10.4-a"});
   if (IsSkipped()) return;
-  UET_NOT_APPLICABLE_IF(!rdm(), "a datagram's message_id depends on the spec version; RDM requests are numbered");
   int ctx = 0;
   std::optional<Frame> f;
   ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), w::k_small_message_max_length + 1, &ctx, &f));

@@ -1,6 +1,7 @@
 """The scripted area (uet-cases-scripted): the target alone, played against by the suite's own scripted peer
 (cases/common/scripted_peer.hpp), no initiator provider. Against softuet every RDM case passes and every
-DGRAM case the target cannot answer is not applicable with its reason; each target-side fault knob fails
+DGRAM case that exists but does not apply is not applicable with its reason code and reason (a case about a
+write or about what a target answers has no DGRAM instance); each target-side fault knob fails
 exactly the cases of its rule, blamed on the target, with a message that says what the target did; an
 initiator's fault knob changes nothing, and a cell whose initiator is not UET still checks a UET target, since no
 initiator provider takes part."""
@@ -38,17 +39,16 @@ FULL_PACKET = OVERSIZE + "FullPacketIsDeliveredIntactOrRefused"
 RESENT = ACK + "ResentRequestIsAcknowledgedAgainAndDeliveredOnce"
 CASES = [SEND_STD, SEND_MEDIUM, WRITE_MEDIUM, WRITE_OPTIMIZED, BAD_JOB, BAD_PID, BAD_INDEX, TRUNCATED, FULL_PACKET, RESENT]
 
-UUD_NOT_ANSWERED = "not applicable: a UUD datagram is not answered (2.2.6-a): there is no return code to check (!rdm())"
+# (reason_code, reason) of each DGRAM instance that is not applicable: a datagram takes the small-message header
+# from spec 1.0.3 on, so under 1.0.1 that case exists and does not apply. The cases about writes (no fi_rma on
+# DGRAM) and about what a target answers or acknowledges (UUD answers nothing) have no DGRAM instance at all.
 DGRAM_REASONS = {
-    SEND_MEDIUM: "not applicable: before spec 1.0.3 a datagram takes the standard header (choice small-message-criteria, "
-                 "confidence medium) (!rdm() && !w::rule_holds(w::VersionRule::datagram_medium_header, "
-                 "manifest().checked_spec_version))",
-    WRITE_MEDIUM: "not applicable: fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a) (!rdm())",
-    WRITE_OPTIMIZED: "not applicable: fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a) (!rdm())",
-    BAD_JOB: UUD_NOT_ANSWERED, BAD_PID: UUD_NOT_ANSWERED, BAD_INDEX: UUD_NOT_ANSWERED,
-    TRUNCATED: UUD_NOT_ANSWERED, FULL_PACKET: UUD_NOT_ANSWERED,
-    RESENT: "not applicable: UUD is not acknowledged (2.2.6-a) (!rdm())",
+    SEND_MEDIUM: ("no-such-combination",
+                  "not applicable: before spec 1.0.3 a datagram takes the standard header (choice small-message-criteria, "
+                  "confidence medium) (!rdm() && !w::rule_holds(w::VersionRule::datagram_medium_header, "
+                  "manifest().checked_spec_version))"),
 }
+RDM_ONLY = [WRITE_MEDIUM, WRITE_OPTIMIZED, BAD_JOB, BAD_PID, BAD_INDEX, TRUNCATED, FULL_PACKET, RESENT]
 STATEMENTS = {
     SEND_STD: ["2.2.10.4-a", "2.2.5.4.1-b"], SEND_MEDIUM: ["2.2.10.4-a", "2.2.5.4.1-b"],
     WRITE_MEDIUM: ["2.2.10.4-a", "2.2.5.4.3-b"], WRITE_OPTIMIZED: ["2.2.10.4-a", "2.2.5.4.3-b"],
@@ -124,8 +124,13 @@ class TestAgainstSoftuet:
     def test_a_datagram_in_the_standard_header_passes_and_the_other_dgram_cases_say_why_not(self, scripted):
         got = scripted()
         assert got[dgram(SEND_STD)].verdict == "pass", got[dgram(SEND_STD)].message
-        assert {c: (got[dgram(c)].verdict, got[dgram(c)].reason) for c in DGRAM_REASONS} == \
-            {c: ("not_applicable", reason) for c, reason in DGRAM_REASONS.items()}
+        assert {c: (got[dgram(c)].verdict, got[dgram(c)].reason_code, got[dgram(c)].reason) for c in DGRAM_REASONS} == \
+            {c: ("not_applicable", *why) for c, why in DGRAM_REASONS.items()}
+
+    def test_cases_about_writes_and_answers_have_no_dgram_instance(self, scripted):
+        got = scripted()
+        assert [dgram(c) for c in RDM_ONLY if dgram(c) in got] == []
+        assert sorted(c for c in got if c.endswith("/dgram")) == sorted(dgram(c) for c in [SEND_STD, *DGRAM_REASONS])
 
     def test_each_case_names_its_statements(self, scripted):
         got = scripted()
@@ -172,5 +177,5 @@ class TestIndependentOfTheInitiator:
         got = scripted(target=TCP_RXM, only="*/rdm")
         reason = ("not applicable: the scripted peer speaks UET and the target, tcp_rxm (tcp;ofi_rxm), does not claim "
                   "UET (!theirs.uet)")
-        assert {rdm(c): (got[rdm(c)].verdict, got[rdm(c)].reason) for c in CASES} == \
-            {rdm(c): ("not_applicable", reason) for c in CASES}
+        assert {rdm(c): (got[rdm(c)].verdict, got[rdm(c)].reason_code, got[rdm(c)].reason) for c in CASES} == \
+            {rdm(c): ("not_applicable", "not-uet-provider", reason) for c in CASES}

@@ -59,6 +59,11 @@ EXPECTED_BY_PROFILE = {
 REASON_TAGGED = "not applicable: the target claims ai_base only; tagged messages need hpc"
 REASON_SMALL_RMA = "not applicable: the small RMA header is optional (Table 2-15 MISSING)"
 EXPECTED_NA_GROUPS = [(REASON_TAGGED, 2), (REASON_SMALL_RMA, 1)]
+CODE_TAGGED, CODE_SMALL_RMA = "not-claimed-profile", "no-such-combination"
+# The summary's breakdown: by class (spec/not-applicable-reasons.yaml's), then by code, with the descriptions.
+EXPECTED_NA_SENTENCE = ("3 not applicable: 2 not claimed by a manifest (2 not-claimed-profile); 1 combinations that do "
+                        "not exist or this run could not make (1 no-such-combination)")
+EXPECTED_NA_CODES = [("not-claimed", CODE_TAGGED, 2), ("no-such-combination", CODE_SMALL_RMA, 1)]
 
 FAIL_ID = "softuet__softuet-ai-base/authz/Claimed/Authz.DirectJobIdIsOnTheWire/rdm"
 ERROR_ID = "softuet-ai-base__softuet-ai-base/authz/Claimed/Authz.DirectJobIdIsOnTheWire/rdm"
@@ -146,6 +151,7 @@ def _result(initiator, target, area, case, verdict):
                   initiator, target, case.split("/")[-2] if "/" in case else case, SEED)}
     if verdict == "not_applicable":
         result["reason"] = REASON_SMALL_RMA if "SmallRma" in case else REASON_TAGGED
+        result["reason_code"] = CODE_SMALL_RMA if "SmallRma" in case else CODE_TAGGED
     elif verdict == "warning":
         result["reason"] = "SHOULD not met: the target did not log the mismatched JobID"
     elif verdict == "timeout":
@@ -202,7 +208,9 @@ def results_document(partial=False):
             "placement": "namespaces", "manifests": MANIFESTS,
             "spec_data": {"wire_yaml_sha256": "0123456789abcdef" * 4, "catalogue_sha256": "fedcba9876543210" * 4},
             "choices": CHOICES},
-        "summary": dict(EXPECTED_COUNTS, exit_status=1),
+        "summary": dict(EXPECTED_COUNTS, exit_status=1,
+                        not_applicable_by_code={CODE_TAGGED: 2, CODE_SMALL_RMA: 1},
+                        not_applicable_by_class={"not-claimed": 2, "no-such-combination": 1}),
         "cells": cells,
         "results": results,
         "negotiation": _negotiation(FAIL_ID),

@@ -312,9 +312,31 @@ class TestFailures:
 class TestNotApplicable:
     def test_grouped_by_reason_with_counts(self, run):
         _, _, root = run
-        table = section(root, "not-applicable").find("table")
+        table = by_class(section(root, "not-applicable"), "na-reasons")[0]
         got = [(text(tr[1].find("details/summary")), int(text(tr[0]))) for tr in table.find("tbody")]
         assert got == syn.EXPECTED_NA_GROUPS
+
+    def test_the_summary_says_the_count_by_class_and_code(self, run):
+        _, _, root = run
+        assert [text(p) for p in by_class(section(root, "summary"), "na-sentence")] == [syn.EXPECTED_NA_SENTENCE]
+
+    def test_each_code_with_its_class_description_and_whether_a_submission_may_hold_it(self, run, repo_root):
+        _, _, root = run
+        reasons = yaml.safe_load((repo_root / "spec" / "not-applicable-reasons.yaml").read_text())["codes"]
+        table = by_class(section(root, "not-applicable"), "na-codes")[0]
+        got = [(tr.get("data-na-class"), tr.get("data-na-code"), int(text(tr[0])), text(tr[3]), text(tr[4]))
+               for tr in table.find("tbody")]
+        assert got == [(k, c, n, reasons[c]["description"], "allowed") for k, c, n in syn.EXPECTED_NA_CODES]
+
+    def test_an_undeclared_code_is_counted_as_a_suite_bug(self, render):
+        doc = syn.results_document()
+        doc["results"][-1]["reason_code"] = "<made-up>"
+        root = render(doc)
+        assert [text(p) for p in by_class(section(root, "summary"), "na-sentence")] == [
+            "3 not applicable: 2 not claimed by a manifest (2 not-claimed-profile); 1 with no declared reason code "
+            "(a suite bug) (1 <made-up>)"]
+        rows = by_class(section(root, "not-applicable"), "na-codes")[0].find("tbody")
+        assert [(tr.get("data-na-code"), text(tr[4])) for tr in rows][-1] == ("<made-up>", "unknown")
 
 
 class TestCellPages:
