@@ -154,7 +154,8 @@ class Manifest:
             "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
             "port": port, "environment": environment,
             "wire": {"interface": self.data.get("host_interface") or expand(wire["interface"]),
-                     "udp_port": udp_port(expand(wire["udp_port"]))} if wire else None,
+                     "udp_port": udp_port(expand(wire["udp_port"])),
+                     "udp_port_chosen_by": udp_port_chooser(wire["udp_port"])} if wire else None,
             "indirect_job_id_environment": env("indirect_job_id_environment"),
             "indirect_job_id": int(str(job), 0) if job is not None else None,
             "fallback_job_id_environment": env("fallback_job_id_environment"),
@@ -187,6 +188,14 @@ def udp_port(value: str) -> int | str:
     """A side's UET port as the cases read it: a number, or "auto" (the provider binds one of its own choosing,
     which the capture learns from the traffic)."""
     return "auto" if str(value) == "auto" else int(value)
+
+
+def udp_port_chooser(value) -> str:
+    """Who chose a side's UET port: "suite" ({port}: the harness gives each cell's sides ports of their own),
+    "manifest" (a fixed number the provider is configured with) or "provider" (auto). Only the last two say
+    what the provider does when nobody tells it a port, which is what UDP port 4793 is about."""
+    text = str(value)
+    return "provider" if text == "auto" else "suite" if "{port}" in text else "manifest"
 
 
 def schema() -> dict:

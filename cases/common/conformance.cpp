@@ -56,6 +56,7 @@ Manifest load_manifest(const std::string& p, const char* side) {
       const auto& port = doc["wire"].at("udp_port");
       m.wire_udp_port_auto = port.is_string() && port.get<std::string>() == "auto";
       if (!m.wire_udp_port_auto) m.wire_udp_port = port.get<uint16_t>();
+      m.wire_udp_port_chosen_by = doc["wire"].value("udp_port_chosen_by", "suite");
     }
     m.indirect_job_id_environment = env_of(doc.value("indirect_job_id_environment", nlohmann::json::object()));
     if (doc.contains("indirect_job_id") && !doc["indirect_job_id"].is_null())

@@ -36,6 +36,7 @@ struct Manifest {
   std::string wire_interface;             // empty: no wire observations
   uint16_t wire_udp_port = 0;             // the UDP port this side's FEP receives UET on (0 with auto)
   bool wire_udp_port_auto = false;        // the provider binds a port of its own choosing (wire: udp_port: auto)
+  std::string wire_udp_port_chosen_by;    // "suite" ({port}), "manifest" (a fixed number) or "provider" (auto)
   Env indirect_job_id_environment;
   std::optional<uint32_t> indirect_job_id;
   Env fallback_job_id_environment;

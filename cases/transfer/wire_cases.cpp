@@ -335,6 +335,42 @@ TEST_P(Wire, NumberedRequestsCarryANonzeroMessageId) {
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
 }
 
+// UET goes over UDP to destination port 4793 (digest I.1; Table 2-36's UDP row, MISSING: choice uet-udp-port).
+// Only a port a provider chose says anything: where the suite gave a side its port ({port} in its manifest,
+// so that cells run side by side) that side did as it was told. A side whose manifest names another number,
+// or `auto` (it binds a port of its own; personality own-port), fails, blamed on the side whose port it is:
+// its requests (the target's) or its ACKs (the initiator's, RDM) go elsewhere than 4793.
+TEST_P(Wire, UetTravelsToUdpPort4793) {
+  covers({"2.2.10.1-a"});
+  if (IsSkipped()) return;
+  const bool target_chose = target_manifest().wire_udp_port_chosen_by != "suite";
+  const bool initiator_chose = manifest().wire_udp_port_chosen_by != "suite" && rdm();
+  UET_NOT_APPLICABLE_IF(!target_chose && !initiator_chose,
+                        "the suite gave the sides their UET ports ({port} in their manifests): no provider chose one");
+  rests_on_choice("uet-udp-port");
+  int ctx = 0;
+  std::optional<Frame> f;
+  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &ctx, &f));
+  if (IsSkipped()) return;
+  ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
+  if (target_chose) {
+    observing(Side::target, "wire: the UDP port the target takes UET on (" + target_manifest().wire_udp_port_chosen_by +
+                                "'s choice)");
+    EXPECT_EQ(f->get(w::Field::udp_dstport), w::kUdpPort)
+        << "requests go to the target's UDP port " << f->get(w::Field::udp_dstport).value_or(0) << ", not UET's "
+        << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+  }
+  if (initiator_chose) {
+    const auto ack = cap.find(Side::target, [](const Frame&) { return true; });
+    ASSERT_TRUE(ack) << "no frame from the target (an ACK of the RDM request) to learn the initiator's UET port";
+    observing(Side::initiator, "wire: the UDP port the initiator takes UET on (" + manifest().wire_udp_port_chosen_by +
+                                   "'s choice)");
+    EXPECT_EQ(ack->get(w::Field::udp_dstport), w::kUdpPort)
+        << "the target's ACKs go to the initiator's UDP port " << ack->get(w::Field::udp_dstport).value_or(0)
+        << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+  }
+}
+
 UET_INSTANTIATE_TWO_SIDED(Wire);
 
 }  // namespace
