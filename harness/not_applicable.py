@@ -36,8 +36,10 @@ def load(path: pathlib.Path = REASONS_PATH) -> dict[str, dict]:
     """{code: {class, description, allowed_in_submission}} of a reasons file, validated."""
     try:
         doc = yaml.safe_load(pathlib.Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ReasonsError(f"{path}: {e}") from None
+    except OSError as e:
+        raise ReasonsError(f"{path}: cannot be read ({e.strerror or e})") from None
+    except yaml.YAMLError as e:
+        raise ReasonsError(f"{path}: not YAML ({e})") from None
     try:
         jsonschema.validate(doc, SCHEMA)
     except jsonschema.ValidationError as e:
@@ -70,3 +72,19 @@ def breakdown(results) -> dict[str, dict[str, int]]:
     return {"not_applicable_by_code": {c: by_code[c] for c in table if by_code[c]},
             "not_applicable_by_class": {k: sum(n for c, n in by_code.items() if table.get(c, {}).get("class") == k)
                                         for k in CLASSES}}
+
+
+def submission_problem(result: dict, table: dict[str, dict] | None) -> str | None:
+    """Why a not-applicable result of a submission package is not allowed there, or None when it is (`table`
+    None: no reasons file could be read, so no code is allowed)."""
+    code = result.get("reason_code")
+    if not code:
+        return f"{result.get('id')}: not applicable without a reason code (reason: {result.get('reason')!r})"
+    if table is None:
+        return f"{result.get('id')}: not applicable under reason code {code!r}, which no reason code list allows"
+    entry = table.get(code)
+    if entry is None:
+        return f"{result.get('id')}: not applicable under reason code {code!r}, which spec/not-applicable-reasons.yaml does not list"
+    if not entry["allowed_in_submission"]:
+        return f"{result.get('id')}: not applicable under reason code {code!r} ({entry['class']}), not allowed in a submission"
+    return None

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from harness import catalogue as catalogue_mod
-from harness import na_reasons, package_archive, package_sums
+from harness import not_applicable, package_archive, package_sums
 from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
 from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, read_json,
@@ -42,7 +42,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("package", type=pathlib.Path, help="a .tar.zst that ./uet certify wrote")
     p.add_argument("--report", type=pathlib.Path, default=None,
                    help="folder for verification.json and verification.txt (default out/verifications/<package>)")
-    p.add_argument("--reasons", type=pathlib.Path, default=na_reasons.REASONS_PATH,
+    p.add_argument("--reasons", type=pathlib.Path, default=not_applicable.REASONS_PATH,
                    help="the not-applicable reason codes (default spec/not-applicable-reasons.yaml)")
     p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
                    help=argparse.SUPPRESS)
@@ -68,8 +68,8 @@ def check_extracted(root: pathlib.Path, members: list[str], args) -> tuple[list[
     refs = [m.ref for m in manifests] if len(manifests) == len(mustpass.get("refs") or []) else []
     findings += mustpass_findings(mustpass, manifests, refs, suite, doc, catalogue_mod.load())
     try:
-        reasons, why = na_reasons.load(args.reasons), None
-    except na_reasons.ReasonsError as exc:
+        reasons, why = not_applicable.load(args.reasons), None
+    except not_applicable.ReasonsError as exc:
         reasons, why = None, str(exc)
     findings += verdict_findings(doc, reasons, why)
     capture_problems, stats = capture_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode")

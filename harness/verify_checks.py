@@ -12,7 +12,7 @@ import yaml
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import na_reasons, suite_identity
+from harness import not_applicable, suite_identity
 from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
 from harness.decode_compare import cross_check
 from harness.results import FAILING
@@ -158,7 +158,7 @@ def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | Non
         if r.get("verdict") in FAILING:
             out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({r['reason']})" if r.get("reason") else "")))
         elif r.get("verdict") == "not_applicable":
-            if why := na_reasons.problem(r, reasons):
+            if why := not_applicable.submission_problem(r, reasons):
                 out.append(Finding("not-applicable", why))
         elif r.get("verdict") not in ("pass", "warning"):
             out.append(Finding("verdict", f"{r.get('id')}: unknown verdict {r.get('verdict')!r}"))

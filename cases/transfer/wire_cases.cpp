@@ -65,6 +65,31 @@ class Wire : public TwoSided {
     ASSERT_EQ(r.state, RecvResult::completed) << target.error();
     EXPECT_EQ(r.bytes, data_[id]) << "the message the target received";
   }
+  // UET goes over UDP to destination port 4793 (digest I.1; Table 2-36's UDP row, MISSING: choice
+  // uet-udp-port). Only a port a provider chose says anything: where the suite gave a side its port ({port} in
+  // its manifest, so that cells run side by side) that side did as it was told. A side whose manifest names
+  // another number, or `auto` (it binds a port of its own; personality own-port), is blamed for its port: the
+  // target's requests, or (RDM) the initiator's ACKs, go elsewhere than 4793.
+  void ExpectUetPortWhereChosen(const Frame& request) {
+    if (target_manifest().wire_udp_port_chosen_by != "suite") {
+      rests_on_choice("uet-udp-port");
+      observing(Side::target, "wire: the UDP port the target takes UET on (the " +
+                                  target_manifest().wire_udp_port_chosen_by + "'s choice)");
+      EXPECT_EQ(request.get(w::Field::udp_dstport), w::kUdpPort)
+          << "requests go to the target's UDP port " << request.get(w::Field::udp_dstport).value_or(0)
+          << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+    }
+    if (manifest().wire_udp_port_chosen_by != "suite" && rdm()) {
+      rests_on_choice("uet-udp-port");
+      const auto ack = cap.find(Side::target, [](const Frame&) { return true; });
+      observing(Side::initiator, "wire: the UDP port the initiator takes UET on (the " +
+                                     manifest().wire_udp_port_chosen_by + "'s choice)");
+      ASSERT_TRUE(ack) << "no frame from the target (an ACK of the RDM request) to learn the initiator's UET port";
+      EXPECT_EQ(ack->get(w::Field::udp_dstport), w::kUdpPort)
+          << "the target's ACKs go to the initiator's UDP port " << ack->get(w::Field::udp_dstport).value_or(0)
+          << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+    }
+  }
   std::map<int, std::vector<uint8_t>> data_;
   Capture cap;
 };
@@ -86,7 +111,8 @@ std::string hex(const std::vector<uint8_t>& b) { return b.empty() ? "(none)" : t
 // target's FA, UDP (protocol 17) to the target's UET port (the manifest's `wire: udp_port`), DSCP = the
 // domain's tclass (FI_TC_DSCP|46 here), and an ECN field the sender never sets to CE (congestion marks
 // are the network's; NSCC owns the rest). Knob wrong_dscp breaks the DSCP; no softuet knob breaks the
-// addresses, protocol, port or ECN (a provider that got them wrong would not reach the target at all).
+// addresses, protocol, port or ECN (a provider that got them wrong would not reach the target at all); a UET
+// port a provider chose must be 4793 (ExpectUetPortWhereChosen; personality own-port breaks it).
 TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
   covers({"2.2.10.1-a"});
   if (IsSkipped()) return;
@@ -129,6 +155,7 @@ TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
   EXPECT_EQ(f->get(w::Field::udp_dstport), port) << "UDP destination: the target's UET port ("
                                                  << (in_address ? "its address" : "its manifest") << ")";
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
+  ExpectUetPortWhereChosen(*f);
 }
 
 // 2.2.10.3-a: UUD uses no PDC, and RUD/ROD requests carry their PDC's state. A datagram is a UUD request,
@@ -333,42 +360,6 @@ TEST_P(Wire, NumberedRequestsCarryANonzeroMessageId) {
                                                     << "-byte message's request has no standard header (no message_id)";
   EXPECT_NE(f->get(w::Field::uet_ses_message_id), 0u) << "ses.message_id 0 is invalid in a numbered request";
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
-}
-
-// UET goes over UDP to destination port 4793 (digest I.1; Table 2-36's UDP row, MISSING: choice uet-udp-port).
-// Only a port a provider chose says anything: where the suite gave a side its port ({port} in its manifest,
-// so that cells run side by side) that side did as it was told. A side whose manifest names another number,
-// or `auto` (it binds a port of its own; personality own-port), fails, blamed on the side whose port it is:
-// its requests (the target's) or its ACKs (the initiator's, RDM) go elsewhere than 4793.
-TEST_P(Wire, UetTravelsToUdpPort4793) {
-  covers({"2.2.10.1-a"});
-  if (IsSkipped()) return;
-  const bool target_chose = target_manifest().wire_udp_port_chosen_by != "suite";
-  const bool initiator_chose = manifest().wire_udp_port_chosen_by != "suite" && rdm();
-  UET_NOT_APPLICABLE_IF(!target_chose && !initiator_chose,
-                        "the suite gave the sides their UET ports ({port} in their manifests): no provider chose one");
-  rests_on_choice("uet-udp-port");
-  int ctx = 0;
-  std::optional<Frame> f;
-  ASSERT_NO_FATAL_FAILURE(SendCaptured(Spec(FI_MSG), 64, &ctx, &f));
-  if (IsSkipped()) return;
-  ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));
-  if (target_chose) {
-    observing(Side::target, "wire: the UDP port the target takes UET on (" + target_manifest().wire_udp_port_chosen_by +
-                                "'s choice)");
-    EXPECT_EQ(f->get(w::Field::udp_dstport), w::kUdpPort)
-        << "requests go to the target's UDP port " << f->get(w::Field::udp_dstport).value_or(0) << ", not UET's "
-        << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
-  }
-  if (initiator_chose) {
-    const auto ack = cap.find(Side::target, [](const Frame&) { return true; });
-    ASSERT_TRUE(ack) << "no frame from the target (an ACK of the RDM request) to learn the initiator's UET port";
-    observing(Side::initiator, "wire: the UDP port the initiator takes UET on (" + manifest().wire_udp_port_chosen_by +
-                                   "'s choice)");
-    EXPECT_EQ(ack->get(w::Field::udp_dstport), w::kUdpPort)
-        << "the target's ACKs go to the initiator's UDP port " << ack->get(w::Field::udp_dstport).value_or(0)
-        << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
-  }
 }
 
 UET_INSTANTIATE_TWO_SIDED(Wire);

@@ -1,7 +1,8 @@
-"""Wire.UetTravelsToUdpPort4793 (2.2.10.1-a, choice uet-udp-port): a provider that binds a UET port of its own
+"""UDP port 4793 in Wire.IpHeaderFollowsTheAddressesAndTrafficClass (2.2.10.1-a, choice uet-udp-port): a provider
+that binds a UET port of its own
 (personality own-port, manifest `wire: {udp_port: auto}`) fails it, blamed on the side whose port it is, with
-the port it used; where the suite gives each side its port ({port}), no provider chose one and the check is
-not applicable, saying so."""
+the port it used; where the suite gives each side its port ({port}), no provider chose one and the port is not
+held against it."""
 import os
 import pathlib
 import sys
@@ -16,14 +17,14 @@ from harness.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
-CASE = "Claimed/Wire.UetTravelsToUdpPort4793/rdm"
+CASE = "Claimed/Wire.IpHeaderFollowsTheAddressesAndTrafficClass/rdm"
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 OWN_PORT = REPO / "cases" / "manifests" / "personalities" / "own-port.yaml"
 
 
 def run(tmp_path, initiator, target=None):
     results = run_manifest(initiator, pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")), tmp_path,
-                           target=target, areas=["wire"], case_filter="Claimed/Wire.UetTravelsToUdpPort4793/*")
+                           target=target, areas=["wire"], case_filter="Claimed/Wire.IpHeaderFollowsTheAddressesAndTrafficClass/*")
     return {r.case: r for r in results}
 
 
@@ -37,8 +38,8 @@ class TestUdpPort4793:
 
     def test_ports_the_suite_gave_are_not_the_providers_choice(self, tmp_path):
         got = run(tmp_path, SOFTUET)[CASE]
-        assert got.verdict == "not_applicable"
-        assert "the suite gave the sides their UET ports ({port} in their manifests): no provider chose one" in got.reason
+        assert got.verdict == "pass", got.message
+        assert "uet-udp-port" not in got.choices
 
     def test_only_the_side_that_chose_is_blamed(self, tmp_path):
         got = run(tmp_path, SOFTUET, target=OWN_PORT)[CASE]

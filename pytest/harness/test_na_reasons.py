@@ -1,5 +1,6 @@
-"""The not-applicable reason codes as ./uet verify reads them: the list's shape checked entry by entry, each
-problem named with the file and the entry."""
+"""A submission's not-applicable results as ./uet verify judges them against the declared reason codes
+(spec/not-applicable-reasons.yaml, read by harness/not_applicable.py): a result without a code, with a code no
+list declares, or with one a submission may not hold is named with its id."""
 import pathlib
 import sys
 
@@ -7,38 +8,29 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-from harness import na_reasons  # noqa: E402
+from harness import not_applicable  # noqa: E402
 
-ENTRY = "- {id: a, class: not-claimed, description: d, allowed_in_submission: true}\n"
-
-
-def load(tmp_path, text):
-    path = tmp_path / "reasons.yaml"
-    path.write_text(text)
-    return path, na_reasons.load(path)
+TABLE = {"fine": {"class": "not-claimed", "description": "d", "allowed_in_submission": True},
+         "hidden": {"class": "not-claimed", "description": "d", "allowed_in_submission": False}}
 
 
-def test_a_list_and_a_mapping_of_reasons_read_the_same(tmp_path):
-    assert load(tmp_path, ENTRY)[1] == load(tmp_path, "reasons:\n" + ENTRY.replace("- ", "  - "))[1] == {
-        "a": {"id": "a", "class": "not-claimed", "description": "d", "allowed_in_submission": True}}
+@pytest.mark.parametrize("result, problem", [
+    ({"id": "c/a/X", "reason": "not applicable: no dgram"},
+     "c/a/X: not applicable without a reason code (reason: 'not applicable: no dgram')"),
+    ({"id": "c/a/X", "reason_code": "fine"}, None),
+    ({"id": "c/a/X", "reason_code": "hidden"},
+     "c/a/X: not applicable under reason code 'hidden' (not-claimed), not allowed in a submission"),
+    ({"id": "c/a/X", "reason_code": "because"},
+     "c/a/X: not applicable under reason code 'because', which spec/not-applicable-reasons.yaml does not list")])
+def test_each_result_is_judged_by_its_code(result, problem):
+    assert not_applicable.submission_problem(result, TABLE) == problem
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("- {id: a, class: maybe, allowed_in_submission: true}\n",
-     "entry 1 (a): class 'maybe' is not one of not-claimed, no-such-combination"),
-    ("- {id: a, class: not-claimed, allowed_in_submission: yes please}\n",
-     "entry 1 (a): allowed_in_submission must be true or false"),
-    (ENTRY + ENTRY, "entry 2: id 'a' is listed twice"),
-    ("- {class: not-claimed}\n", "entry 1: needs an `id` (a string)"),
-    ("just: text\n", "a list of reason codes was expected, not dict")])
-def test_a_bad_list_is_named(tmp_path, text, problem):
-    path = tmp_path / "reasons.yaml"
-    path.write_text(text)
-    with pytest.raises(na_reasons.ReasonsError) as err:
-        na_reasons.load(path)
-    assert str(err.value) == f"{path}: {problem}"
+def test_without_a_list_no_code_is_allowed():
+    assert not_applicable.submission_problem({"id": "c/a/X", "reason_code": "fine"}, None) == \
+        "c/a/X: not applicable under reason code 'fine', which no reason code list allows"
 
 
-def test_a_result_without_a_code_is_not_allowed():
-    assert na_reasons.problem({"id": "c/a/X", "reason": "not applicable: no dgram"}, {}) == \
-        "c/a/X: not applicable without a reason code (reason: 'not applicable: no dgram')"
+def test_the_suites_list_allows_what_hides_no_claimed_feature():
+    table = not_applicable.load()
+    assert {c for c, e in table.items() if not e["allowed_in_submission"]} >= {"manifest-lacks-hook"}
