@@ -18,9 +18,9 @@ import pathlib
 import sys
 
 from harness.results import FAILING
+from harness.compare_categories import CATEGORIES, TITLES
 
 HELD = ("pass", "warning")  # the check's MUSTs held
-CATEGORIES = ("regressions", "fixes", "changed", "new_checks", "removed_checks", "reasons", "blame")
 
 
 class RunError(Exception):
@@ -98,10 +98,6 @@ def compare(old: dict, new: dict) -> dict:
     return {"old": _side(old), "new": _side(new), **out, "areas": areas,
             "counts": {c: len(out[c]) for c in CATEGORIES}, "exit_status": 1 if out["regressions"] else 0}
 
-
-TITLES = {"regressions": "regressions (held before, failing now)", "fixes": "fixes (failing before, held now)",
-          "changed": "other verdict changes", "new_checks": "new checks", "removed_checks": "removed checks",
-          "reasons": "changed reasons (same verdict)", "blame": "changed blame (same verdict)"}
 
 
 def as_text(c: dict) -> str:

@@ -22,16 +22,11 @@ import sys
 import yaml
 
 from harness import catalogue as catalogue_mod
+from harness.conformance_terms import LEVEL_GROUPS, STATUSES
 
 FORMAT = 1
 FOLDER = "conformance"
 SIDES = ("initiator", "target")
-STATUSES = ("met", "not_met", "inconclusive", "not_observed", "not_applicable")
-STATUS_LABELS = {"met": "met", "not_met": "not met", "inconclusive": "inconclusive",
-                 "not_observed": "not observed", "not_applicable": "not applicable"}
-# The totals a certifier reads first: MUST NOT is a MUST, SHOULD NOT a SHOULD.
-LEVEL_GROUPS = {"MUST": ("MUST", "MUST NOT"), "SHOULD": ("SHOULD", "SHOULD NOT"),
-                "OTHER": ("MAY", "NOT REQUIRED", "INFO")}
 SHOULD_LEVELS = LEVEL_GROUPS["SHOULD"]
 REASONS_PATH = catalogue_mod.REPO / "spec" / "not-applicable-reasons.yaml"
 

@@ -2,7 +2,7 @@
 and statement, the shape of a lab's checklist. The CSV and the workbook both take their cells from here."""
 import csv
 
-from harness.conformance_statement import STATUS_LABELS
+from harness.conformance_terms import STATUS_LABELS
 
 COLUMNS = ("side", "manifest", "profile", "statement", "level", "clause", "actor", "text", "condition", "claim",
            "status", "verdicts", "checks", "evidence", "not observed because", "not applicable because",

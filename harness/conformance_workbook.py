@@ -6,7 +6,7 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Alignment, Font, NamedStyle, PatternFill
 from openpyxl.utils import get_column_letter
 
-from harness.conformance_statement import LEVEL_GROUPS, STATUSES, STATUS_LABELS
+from harness.conformance_terms import LEVEL_GROUPS, STATUSES, STATUS_LABELS
 from harness.conformance_table import COLUMNS, rows_of
 
 # Fills Excel's own conditional formats use, so a printed sheet reads the way labs expect.

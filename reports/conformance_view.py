@@ -7,6 +7,7 @@ import pathlib
 
 from harness import catalogue as catalogue_mod
 from harness import conformance_statement as cs
+from harness.conformance_terms import STATUS_LABELS, STATUSES
 from harness.conformance_table import level_text
 from reports.view import VERDICT_LABELS, _link, safe_file_name
 
@@ -48,7 +49,7 @@ def _anchor(sheet):
 
 
 def _totals_row(totals):
-    return [(s, cs.STATUS_LABELS[s], totals[s]) for s in cs.STATUSES] + [("total", "total", totals["total"])]
+    return [(s, STATUS_LABELS[s], totals[s]) for s in STATUSES] + [("total", "total", totals["total"])]
 
 
 def _check(check, run_dir):
@@ -73,7 +74,7 @@ def _shown_check(ident, statement, run_dir, shown):
 def _row(row, statement, run_dir, shown):
     text = row["text"]
     return {"id": row["id"], "level": level_text(row), "status": row["status"],
-            "status_label": cs.STATUS_LABELS[row["status"]], "text": text,
+            "status_label": STATUS_LABELS[row["status"]], "text": text,
             "excerpt": text if len(text) <= EXCERPT else text[:EXCERPT - 1].rstrip() + "…",
             "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
             "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
@@ -110,7 +111,7 @@ def page(statement, run_dir):
     run_dir = pathlib.Path(run_dir)
     cat = statement["catalogue"]
     return {"sheets": [_sheet_head(s, path, statement) for s, path in zip(statement["sheets"], sheet_paths(statement))],
-            "statuses": [(s, cs.STATUS_LABELS[s]) for s in cs.STATUSES],
+            "statuses": [(s, STATUS_LABELS[s]) for s in STATUSES],
             "run": statement["run"], "catalogue": cat,
             "files": [_link(run_dir, "%s/statement.%s" % (cs.FOLDER, ext)) for ext in ("xlsx", "csv", "json")],
             "unknown": statement.get("unknown_statements") or []}
@@ -123,6 +124,6 @@ def sheet_pages(statement, run_dir):
     shown = {}
     for s, path in zip(statement["sheets"], sheet_paths(statement)):
         rows = [_row(r, statement, run_dir, shown) for r in s["statements"]]
-        groups = [{"status": st, "label": cs.STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
+        groups = [{"status": st, "label": STATUS_LABELS[st], "rows": [r for r in rows if r["status"] == st]}
                   for st in STATUS_ORDER]
         yield path, dict(_sheet_head(s, path, statement), groups=[g for g in groups if g["rows"]])

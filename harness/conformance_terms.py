@@ -1,0 +1,9 @@
+"""The words of the conformance statement: a statement's statuses and how the levels are totalled. Shared by
+the statement (harness/conformance_statement.py), its CSV and its workbook, which the statement writes."""
+
+STATUSES = ("met", "not_met", "inconclusive", "not_observed", "not_applicable")
+STATUS_LABELS = {"met": "met", "not_met": "not met", "inconclusive": "inconclusive",
+                 "not_observed": "not observed", "not_applicable": "not applicable"}
+# The totals a certifier reads first: MUST NOT is a MUST, SHOULD NOT a SHOULD.
+LEVEL_GROUPS = {"MUST": ("MUST", "MUST NOT"), "SHOULD": ("SHOULD", "SHOULD NOT"),
+                "OTHER": ("MAY", "NOT REQUIRED", "INFO")}
