@@ -77,7 +77,7 @@ class Wire : public TwoSided {
                                   target_manifest().wire_udp_port_chosen_by + "'s choice)");
       EXPECT_EQ(request.get(w::Field::udp_dstport), w::kUdpPort)
           << "requests go to the target's UDP port " << request.get(w::Field::udp_dstport).value_or(0)
-          << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+          << ", not UET's " << w::kUdpPort << " " << per_choice("uet-udp-port");
     }
     if (manifest().wire_udp_port_chosen_by != "suite" && rdm()) {
       rests_on_choice("uet-udp-port");
@@ -87,7 +87,7 @@ class Wire : public TwoSided {
       ASSERT_TRUE(ack) << "no frame from the target (an ACK of the RDM request) to learn the initiator's UET port";
       EXPECT_EQ(ack->get(w::Field::udp_dstport), w::kUdpPort)
           << "the target's ACKs go to the initiator's UDP port " << ack->get(w::Field::udp_dstport).value_or(0)
-          << ", not UET's " << w::kUdpPort << " (" << per_choice("uet-udp-port") << ")";
+          << ", not UET's " << w::kUdpPort << " " << per_choice("uet-udp-port");
     }
   }
   std::map<int, std::vector<uint8_t>> data_;
