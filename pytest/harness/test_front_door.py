@@ -89,7 +89,7 @@ class TestManifestCheck:
         assert record["environment"]["SOFTUET_PROFILES"] == "hpc"
         assert record["environment"]["SOFTUET_FAULTS"] == "no_ack"
         assert record["environment"]["SOFTUET_UDP_PORT"] == "5000"
-        assert record["wire"] == {"interface": "any", "udp_port": 5000}
+        assert record["wire"] == {"interface": "any", "udp_port": 5000, "udp_port_chosen_by": "suite"}
         loop = tmp_path / "loop.yaml"
         loop.write_text("extends: loop.yaml\n")
         run = cmd_manifest("check", loop)

@@ -122,7 +122,7 @@ class TestRunReport:
     def test_the_conformance_statement_page_is_inert(self, runs, cmd_chromium):
         _, run_dir = runs
         dom, dumped = scan(cmd_chromium, run_dir / "conformance.html")
-        assert_inert(dom, dumped, SHOWN_RUN_ID + ": conformance statement")
+        assert_inert(dom, dumped, "UET conformance run " + SHOWN_RUN_ID + ": conformance statement")
         assert "PWNED" in dumped
 
     def test_every_cell_page_is_inert(self, runs, cmd_chromium):
