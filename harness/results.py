@@ -126,6 +126,8 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
                 element(props, "property", name="blamed_side", value=r.blamed_side)
             if r.reason_code:
                 element(props, "property", name="reason_code", value=r.reason_code)
+            if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
+                element(props, "property", name="expectation", value=r.expectation.get("status", ""))
             if r.verdict in ("fail", "flaky"):
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif r.verdict in ("error", "timeout"):

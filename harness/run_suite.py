@@ -437,6 +437,11 @@ def main(argv: list[str]) -> int:
                    placements=placements, logs_capped=capped, sides=sides)
     ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
                    say=progress.say)
+    if args.expectations_doc is not None:  # the JUnit says what the expectations made of each verdict too
+        made = {r["id"]: r.get("expectation") for r in doc["results"]}
+        for r in results:
+            r.expectation = made.get(r.id)
+        write_junit(results, run_dir / "junit.xml", run_id=run_id)
     write_outputs(doc, run_dir, args.report)
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "

@@ -63,6 +63,14 @@ class TestExpectedFailure:
         assert (doc["summary"]["fail"], doc["summary"]["unexpected"], doc["summary"]["exit_status"]) == (1, 0, 0)
         assert f"    EXPECTED FAIL: {WIRE}: fail, expected fail (the wrong_job_id fault knob" in run.stdout
 
+    def test_the_junit_says_the_failure_was_expected(self, runs):
+        _, (_, _, folder) = runs
+        case = next(tc for tc in ET.parse(folder / "junit.xml").getroot().iter("testcase")
+                    if tc.get("name") == WIRE.split("/authz/", 1)[1])
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        assert (props["verdict"], props["expectation"]) == ("fail", "expected_fail")
+        assert case.find("failure") is not None   # still a failure: the verdict is what the check did
+
     def test_the_baseline_comparison_finds_no_change(self, runs):
         _, (run, doc, _) = runs
         assert doc["comparison"]["counts"] == {"regressions": 0, "fixes": 0, "changed": 0, "new_checks": 0,
