@@ -28,7 +28,8 @@ def matrix(cells, results: list[Result]) -> dict | None:
         mine = [r for r in results if r.cell == c.id and r.area == AREA]
         tally = counts(mine)
         verdict = ("fail" if tally["fail"] else "error" if tally["error"] or tally["timeout"] else
-                   "warning" if tally["warning"] else "pass" if tally["pass"] else "not_applicable")
+                   "flaky" if tally["flaky"] else "warning" if tally["warning"] else
+                   "pass" if tally["pass"] else "not_applicable")
         operating = next((r.notes.get("operating_profile") for r in mine if r.notes.get("operating_profile")), None)
         out_cells.append({"initiator": name[c.initiator.name], "target": name[c.target.name], "cell": c.id,
                           "common": None if operating in (None, "none") else operating, "verdict": verdict,

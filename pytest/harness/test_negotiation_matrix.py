@@ -1,0 +1,34 @@
+"""The negotiation matrix's verdict per pair (harness/negotiation.py), from the negotiation cases' results of
+each cell: a failure outranks an error, an error a flaky result, a flaky one a warning; a pair whose cases all
+did not apply is not applicable."""
+import pathlib
+import sys
+import types
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from harness import negotiation  # noqa: E402
+from harness.results import Result  # noqa: E402
+
+AI_BASE = types.SimpleNamespace(name="a", profiles=["ai_base"])
+HPC = types.SimpleNamespace(name="h", profiles=["hpc"])
+CELL = types.SimpleNamespace(id="a__h", initiator=AI_BASE, target=HPC, areas=["negotiation"])
+
+
+def verdict_of(*verdicts):
+    results = [Result("a__h", "negotiation", "uet-cases-negotiation", f"N.C{i}", v) for i, v in enumerate(verdicts)]
+    m = negotiation.matrix([CELL], results)
+    return m["cells"][0]["verdict"], m["failing"]
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    (("pass", "flaky", "fail"), ("fail", 1)),
+    (("pass", "flaky", "timeout"), ("error", 1)),
+    (("pass", "flaky", "warning"), ("flaky", 1)),
+    (("pass", "warning"), ("warning", 0)),
+    (("pass", "not_applicable"), ("pass", 0)),
+    (("not_applicable",), ("not_applicable", 0))])
+def test_the_pairs_verdict(verdicts, expected):
+    assert verdict_of(*verdicts) == expected
