@@ -19,16 +19,14 @@ import json
 import pathlib
 import sys
 
-import yaml
-
 from harness import catalogue as catalogue_mod
+from harness import not_applicable
 from harness.conformance_terms import LEVEL_GROUPS, STATUSES
 
 FORMAT = 1
 FOLDER = "conformance"
 SIDES = ("initiator", "target")
 SHOULD_LEVELS = LEVEL_GROUPS["SHOULD"]
-REASONS_PATH = catalogue_mod.REPO / "spec" / "not-applicable-reasons.yaml"
 
 
 class RunFolderError(ValueError):
@@ -53,20 +51,6 @@ def status_of(level, verdicts):
     if seen:
         return "not_applicable" if seen == {"not_applicable"} else "inconclusive"
     return "not_observed"
-
-
-def load_reasons(path=REASONS_PATH):
-    """reason_code -> {class, description, allowed_in_submission} from the declared list, {} when there is
-    none yet (results then carry only their reason text)."""
-    try:
-        data = yaml.safe_load(pathlib.Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise RunFolderError("%s: cannot read it: %s" % (path, exc)) from None
-    entries = data.get("reasons") if isinstance(data, dict) else data
-    return {e["id"]: {k: e.get(k) for k in ("class", "description", "allowed_in_submission")}
-            for e in entries or [] if isinstance(e, dict) and "id" in e}
 
 
 def _sha256(path):
@@ -173,7 +157,7 @@ def _totals(rows):
 
 def compute(results, cat, run_dir=None, reasons=None):
     """The statement as a dict (reports/CONFORMANCE-STATEMENT.md) from a results.json dict and a Catalogue."""
-    reasons = load_reasons() if reasons is None else reasons
+    reasons = not_applicable.codes() if reasons is None else reasons
     info = results.get("run_info") or {}
     cells = {c["id"]: c for c in results.get("cells") or [] if isinstance(c, dict) and "id" in c}
     cell_ids_of = collections.defaultdict(list)

@@ -125,14 +125,13 @@ class TestCompute:
         assert statement["catalogue"]["matches_run"] is False and statement["catalogue"]["statements"] == 9
         assert statement["unknown_statements"] == ["9.9.9-z"]
 
-    def test_reasons_file_read_and_absent(self, tmp_path):
-        path = tmp_path / "reasons.yaml"
-        path.write_text("reasons:\n- {id: no-dgram, class: no-such-combination, description: DGRAM has no atomics,"
-                        " allowed_in_submission: true}\n")
-        assert cs.load_reasons(path) == {"no-dgram": {"class": "no-such-combination",
-                                                      "description": "DGRAM has no atomics",
-                                                      "allowed_in_submission": True}}
-        assert cs.load_reasons(tmp_path / "none.yaml") == {}
+    def test_by_default_the_codes_are_the_suites_declared_ones(self, cat):
+        doc = syn.results_document()
+        code = next(r for r in doc["results"] if r.get("reason_code"))
+        code["reason_code"] = "not-claimed-profile"     # a code of spec/not-applicable-reasons.yaml
+        statement = cs.compute(doc, cat)
+        check = next(c for c in statement["checks"].values() if c["reason_code"] == "not-claimed-profile")
+        assert check["reason_class"] == "not-claimed"
 
 
 class TestCsv:
