@@ -502,8 +502,7 @@ def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -
     doc = printable_tree(doc)  # the HTML too shows what binaries printed
     write_results_json(doc, run_dir / "results.json")
     (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
-    write_statement(doc, run_dir)      # before the HTML, whose conformance page reads it
-    render_html(doc, run_dir)
+    render_html(doc, run_dir, statement=write_statement(doc, run_dir))
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():
         latest.unlink(missing_ok=True)

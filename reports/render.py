@@ -83,9 +83,10 @@ def render_conformance(env, info, statement, run_dir):
                                                           sheet["profile"])), encoding="utf-8")
 
 
-def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
+def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = None) -> pathlib.Path:
     """Write run_dir/index.html, run_dir/cells/<cell>.html, run_dir/conformance.html and a page per sheet of
-    the conformance statement in run_dir/conformance/; returns the index's path."""
+    the conformance statement in run_dir/conformance/ (`statement`, as the run just wrote it, else read back
+    from the run folder); returns the index's path."""
     run_dir = pathlib.Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
@@ -109,7 +110,7 @@ def render_html(results: dict, run_dir: pathlib.Path) -> pathlib.Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(cell_template.render(root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]),
                                              info=info, cell=page), encoding="utf-8")
-    render_conformance(env, info, conformance_view.statement_of(results, run_dir), run_dir)
+    render_conformance(env, info, statement or conformance_view.statement_of(results, run_dir), run_dir)
     out = run_dir / "index.html"
     out.write_text(index, encoding="utf-8")
     return out
