@@ -1,18 +1,5 @@
-"""./uet certify: the mustpass of a provider's claims, run, and sealed as a submission package.
-
-examples:
-  ./uet certify --provider cases/manifests/softuet.yaml#hpc
-  ./uet certify --initiator a.yaml --target b.yaml --seed 7
-
-It derives the mustpass (harness/mustpass.py), runs the suite with nothing left out and a fixed seed
-(printed), and writes out/submissions/<provider>-<date>-<suite commit>.tar.zst: the whole run folder, the
-manifests, mustpass.json, suite.json (commit, changes, hashes of the binaries and spec data) and SHA256SUMS.
-Its layout: reports/SUBMISSION-FORMAT.md. ./uet verify PACKAGE checks one offline.
-
-exit status: 0 the package is written and every mustpass check passed or is not applicable; 1 it is written
-and the run failed (a verifier will reject it); 2 bad usage; 3 the suite is not built or the run could not
-finish.
-"""
+"""./uet certify's work: the mustpass of a provider's claims, run, and sealed as a submission package (its
+options and help: harness/commands/certify.py)."""
 from __future__ import annotations
 
 import argparse
@@ -34,7 +21,8 @@ from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import package_archive, package_sums, suite_identity
 from harness.run_cases import case_binaries
-from harness.run_suite import SEED_MAX
+from harness.commands import certify as certify_options
+from harness.commands.run import SEED_MAX
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 RUN_MEMBER = "run"          # the run folder's place in the package
@@ -48,29 +36,7 @@ class CertifyError(Exception):
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="./uet certify", description=__doc__.split("\n\n")[0],
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--provider", metavar="MANIFEST", help="the provider to certify (both sides)")
-    who.add_argument("--initiator", metavar="MANIFEST", help="the initiator of a pair (with --target)")
-    p.add_argument("--target", metavar="MANIFEST", help="the target of the pair (with --initiator)")
-    p.add_argument("--seed", type=int, default=None, help=f"the run's seed, 0 to {SEED_MAX} (default: a new one, printed)")
-    p.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "submissions",
-                   help="where the package is written (default out/submissions)")
-    p.add_argument("--jobs", type=int, default=None, help="passed to ./uet run")
-    # The suite's own tests make small packages; the mustpass then records what was left out and a
-    # verifier rejects the package as incomplete.
-    p.add_argument("--only", action="append", default=[], help=argparse.SUPPRESS)
-    p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
-                   help=argparse.SUPPRESS)
-    p.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    if bool(args.initiator) != bool(args.target):
-        p.error("--initiator and --target go together (for one provider against itself use --provider)")
-    if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
-        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX}")
-    return args
+    return certify_options.parse(argv)
 
 
 class OutsidePackage(ValueError):

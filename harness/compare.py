@@ -1,22 +1,12 @@
-"""./uet compare OLD NEW: what changed between two runs (run folders or results.json files), check by check
-on the stable result ids: regressions, fixes, other verdict changes, new and removed checks, changed reasons
-and blame, and the time per area.
-
-examples:
-  ./uet compare out/runs/20261126-020000-s7 out/runs/latest
-  ./uet compare last-night/results.json tonight/results.json --json
-  ./uet compare OLD NEW --html compare.html
-
-exit status: 0 no regression; 1 a regression (a check that passed now fails, errors, times out or is
-flaky); 2 bad usage (a run folder without results.json, a file that is not a run's results).
-"""
+"""./uet compare's work: what changed between two runs, check by check on the stable result ids (its options
+and help: harness/commands/compare.py)."""
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
 
+from harness.commands import compare as compare_options
 from harness.results import FAILING
 from harness.compare_categories import CATEGORIES, TITLES
 
@@ -122,14 +112,7 @@ def as_text(c: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="./uet compare", description=__doc__.split("\n\n")[0],
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("old", type=pathlib.Path, help="the earlier run: its folder or results.json")
-    p.add_argument("new", type=pathlib.Path, help="the later run: its folder or results.json")
-    p.add_argument("--json", action="store_true", help="print the comparison as JSON instead of text")
-    p.add_argument("--html", type=pathlib.Path, metavar="FILE", help="also write it as an HTML page; e.g. --html c.html")
-    args = p.parse_args(argv)
+    args = compare_options.parse(argv)
     try:
         result = compare(load_run(args.old), load_run(args.new))
     except RunError as exc:

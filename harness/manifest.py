@@ -16,7 +16,6 @@ binaries read it as JSON (named by their cell plan: harness/cell_plan.py), so no
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import json
@@ -30,10 +29,13 @@ import jsonschema
 import yaml
 
 from harness import address_layout, spec_versions
+from harness.commands import manifest as manifest_options
+from harness.commands import manifest_ref
+from harness.commands.manifest_ref import split as split_ref
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
-MANIFESTS = REPO / "cases" / "manifests"
+MANIFESTS = manifest_ref.MANIFESTS
 JOB_ID_METHODS = ("indirect", "direct", "av")   # what a manifest claims when it says nothing (job_id_methods)
 MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
 # A manifest is input from whoever hands it over, read by a harness running as root: each limit turns what
@@ -343,11 +345,6 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def split_ref(ref: str) -> tuple[pathlib.Path, str | None]:
-    path, _, variant = str(ref).partition("#")
-    return pathlib.Path(path), (variant or None)
-
-
 def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) -> tuple[dict, list[str], dict]:
     """(merged keys, texts read, the file's own keys) of path[#variant] with its extends chain."""
     path = path.resolve()
@@ -380,9 +377,7 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
 
 def load(ref: str | pathlib.Path) -> Manifest:
     """The manifest named by `ref` (path[#variant]); raises ManifestError naming every problem."""
-    path, variant = split_ref(str(ref))
-    if not path.exists() and not path.is_absolute() and (MANIFESTS / path).exists():
-        path = MANIFESTS / path  # a bare name: one of the suite's own manifests
+    path, variant = manifest_ref.path_of(str(ref)), split_ref(str(ref))[1]
     full = schema()
     merged, texts, own = _layers(path, variant, (), full)
     problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
@@ -424,18 +419,7 @@ def environment_over(base: dict, record: dict) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m harness.manifest", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("check", help="validate manifests; name every problem (exit 1 if any)")
-    check.add_argument("refs", nargs="+", metavar="FILE[#VARIANT]")
-    resolve = sub.add_parser("resolve", help="print (or write) the resolved record a case binary reads")
-    resolve.add_argument("ref", metavar="FILE[#VARIANT]")
-    resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
-    resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
-    resolve.add_argument("-o", "--output", type=pathlib.Path)
-    # `init` is harness.manifest_init's own command (./uet manifest init): it probes providers, which this
-    # library, loaded by everything, must not depend on.
-    args = parser.parse_args(argv)
+    args = manifest_options.parse(argv)
     if args.command == "check":
         bad = 0
         for ref in args.refs:

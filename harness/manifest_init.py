@@ -16,7 +16,6 @@ bin/fi_info, no lib/libfabric.so, no such provider).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import pathlib
 import shlex
@@ -27,6 +26,7 @@ import textwrap
 import yaml
 
 from harness import address_layout, libfabric_prefix, provider_probe
+from harness.commands import manifest as manifest_options
 from harness.fi_info_text import Offer
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -207,29 +207,6 @@ def compose(probe: provider_probe.Probe, *, command: str, provider_path: str | N
     return "\n".join(lines) + "\n"
 
 
-def _timeout(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (0 < value <= 3600):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a deadline: give seconds, more than 0 and at most 3600")
-    return value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--provider", required=True, metavar="NAME",
-                        help="the libfabric provider to describe, as fi_getinfo names it (e.g. softuet, 'tcp;ofi_rxm')")
-    parser.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
-                        help="the libfabric installation to ask (PREFIX/bin/fi_info, PREFIX/lib/libfabric.so; default: "
-                        "the suite's own, deps/libfabric). A provider outside it is found through FI_PROVIDER_PATH")
-    parser.add_argument("-o", "--output", type=pathlib.Path, metavar="FILE",
-                        help="write the manifest there (default: standard output); an existing FILE is refused")
-    parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    parser.add_argument("--timeout", type=_timeout, default=provider_probe.PROBE_TIMEOUT_S, metavar="S",
-                        help=f"how long fi_info may take in all (default {provider_probe.PROBE_TIMEOUT_S:g} s)")
-
-
 def _fail(message: str, status: int) -> int:
     print(f"manifest init: {message}", file=sys.stderr)
     return status
@@ -297,9 +274,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="./uet manifest init", description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return run(manifest_options.parse_init(argv))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import threading
 import time
 
 from harness import cell_plan
+from harness.commands.run import CASE_DEADLINE_S, CELL_DEADLINE_S
 from harness import manifest as manifest_mod
 from harness import entity as entity_mod
 from harness import side_builds
@@ -44,8 +45,6 @@ SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
 ENTITY_AREAS = ("entity", "jobs", "security")
 # Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
 LOSSY_AREAS = {"reliability": 7}
-CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
-CELL_DEADLINE_S = 1800.0      # one cell; softuet's cells take 1 to 2 minutes
 INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
 

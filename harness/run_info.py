@@ -14,6 +14,7 @@ import subprocess
 
 import yaml
 
+from harness.commands.manifest import PROBE_TIMEOUT_S  # one deadline for fi_getinfo: a run's and init's
 from harness import manifest as manifest_mod
 from harness.libfabric_prefix import suite_prefix
 from harness.side_builds import Side
@@ -43,8 +44,6 @@ def libfabric_version() -> str:
             return line.split(":", 1)[1].strip()
     return out.strip() or "unknown"
 
-
-PROBE_TIMEOUT_S = 30.0
 
 
 def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path, side: Side | None = None) -> tuple[str, str]:

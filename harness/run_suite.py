@@ -1,29 +1,10 @@
-"""./uet run: the conformance suite against a provider, a pair of providers or a matrix of them.
-
-examples:
-  ./uet run                                   the embedded default: softuet in namespace pairs, every
-                                              profile set, and the golden-corpus decoder cross-check
-  ./uet run --provider vendor.yaml            one provider against itself (a certification run)
-  ./uet run --initiator a.yaml --target b.yaml    one interop cell (a plugfest)
-  ./uet run --matrix a.yaml b.yaml c.yaml     every ordered pair, initiator x target (a nightly CI)
-  ./uet run --provider softuet.yaml#hpc --only authz --only 2.2.4.4-a --seed 7
-  ./uet run --libfabric /opt/vendor/libfabric --provider vendor.yaml    against a vendor's own libfabric
-
-A manifest is FILE or FILE#VARIANT (python3 -m harness.manifest check FILE names its problems); a bare
-name is looked up in cases/manifests/. The run writes out/runs/<run-id>/ (results.json, junit.xml,
-summary.txt, index.html, each cell's logs and manifests) and points out/runs/latest at it.
-
-exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
-decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
-folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0); 3 the suite is not built; 130
-interrupted (the partial report is written).
-"""
+"""./uet run's work: the cells of a run, their verdicts and the report (its options and help:
+harness/commands/run.py)."""
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
 import datetime
-import math
 import os
 import pathlib
 import random
@@ -36,10 +17,11 @@ import time
 import jsonschema
 import yaml
 
-from containers.choice import PLACEMENTS
 from containers.podman import release_pool
 from harness import attempts as attempts_mod
 from harness import ci_options
+from harness.commands import run as run_options
+from harness.commands.run import SEED_MAX  # noqa: F401 -- certify's seeds are the run's
 from harness import ci_summary
 from harness import coverage as coverage_mod
 from harness import catalogue as catalogue_mod
@@ -56,7 +38,7 @@ from harness.conformance_statement import write as write_statement
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
-from harness.run_cases import CELL_DEADLINE_S, INITIATOR_PORT, Cell, CellRun, case_binaries
+from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
 from harness.untrusted import OutsideFolder, folder_inside, printable_tree
 from reports.render import render_html
 
@@ -64,10 +46,6 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 # Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
 AREA_WEIGHT = {"authz": 8, "msg": 6, "delivery": 5, "completion": 4, "rendezvous": 3, "rma": 2, "atomic": 2,
                "tagged": 2}
-# googletest parses --gtest_random_seed as an int32 (and folds it into 1..99999 itself); past it every binary
-# prints its help and runs nothing. The seeds the run draws are in this range, so their repro commands hold.
-SEED_MAX = (1 << 31) - 1
-CASE_DEADLINE_MAX_S = 86400.0
 
 
 class UsageError(Exception):
@@ -75,85 +53,21 @@ class UsageError(Exception):
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="./uet run", description=__doc__.split("\n\n")[0],
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    who = p.add_mutually_exclusive_group()
-    who.add_argument("--provider", metavar="MANIFEST", help="run the suite against this provider (both sides); "
-                     "e.g. --provider cases/manifests/softuet.yaml#ai_full")
-    who.add_argument("--initiator", metavar="MANIFEST", help="the initiator of one interop cell (with --target); "
-                     "e.g. --initiator a.yaml --target b.yaml")
-    who.add_argument("--matrix", nargs="+", metavar="MANIFEST", help="every ordered pair of these providers; "
-                     "e.g. --matrix a.yaml b.yaml")
-    who.add_argument("--pair", metavar="FILE", type=pathlib.Path,
-                     help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
-                          "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
-    p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
-    p.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
-                   help="run the sides against the libfabric installed at PREFIX (bin/fi_info or lib/libfabric.so, "
-                        "lib/pkgconfig/libfabric.pc; 2.0 or newer): ./uet builds the case binaries against it in "
-                        "build-libfabric/<version>-<hash>/ and runs them with its lib first in LD_LIBRARY_PATH; a "
-                        "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
-    p.add_argument("--only", action="append", default=[], metavar="PATTERN",
-                   help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
-                        "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")
-    # The case binaries wait 84 % of their time (./uet bench run-time): four cells overlap on 2 cores.
-    p.add_argument("--jobs", type=int, default=4, help="cells run side by side (default 4); e.g. --jobs 2")
-    p.add_argument("--seed", type=int, default=None, help=f"the run's seed, 0 to {SEED_MAX} (default: a new one, "
-                   "printed); e.g. --seed 7")
-    p.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "runs",
-                   help="the folder runs are written under (default out/runs); e.g. --report /tmp/runs")
-    p.add_argument("--placement", choices=PLACEMENTS, default=None,
-                   help="where the two sides of a cell run: namespaces (the default, as root), containers (podman, "
-                        "each side its own container) or nodes (each side on a node of a Slurm allocation); "
-                        "e.g. --placement containers")
-    p.add_argument("--same-host", action="store_true",
-                   help="run both sides on this host without namespaces (no root needed; wire checks then "
-                        "fail for want of a capture)")
-    p.add_argument("--no-decode-check", action="store_true", help="skip the golden-corpus decoder cross-check")
-    p.add_argument("--case-deadline", type=float, default=90.0,
-                   help=f"seconds a case may take, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f} (default 90)")
-    p.add_argument("--cell-deadline", type=float, default=CELL_DEADLINE_S,
-                   help=f"seconds a cell may take, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f} (default "
-                        f"{CELL_DEADLINE_S:.0f}); past it the cell's remaining cases are errors 'not run: budget'")
-    p.add_argument("--run-deadline", type=float, default=None,
-                   help="seconds the whole run may take (default: no limit beyond the cells' own); past it every "
-                        "case without a verdict is an error 'not run: budget'; e.g. --run-deadline 3600")
-    p.add_argument("--spec-version", choices=spec_versions.known(), default=spec_versions.default(),
-                   help="the UEC spec version to check against (default %(default)s; spec/wire.yaml spec_versions); "
-                        "e.g. --spec-version 1.0.3")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
-    out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
-    ci_options.add_arguments(p)
-    p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
-                   help=argparse.SUPPRESS)
-    p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
-    # ./uet asks this before it builds: bad usage (options, manifests) is answered without a build.
-    p.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
+    """The options (harness/commands/run.py checks what needs only the standard library), then what needs the
+    set-up's packages: the pair file, the spec version, the CI options' files."""
+    args, p = run_options.parse(argv)
     if args.pair:
-        if args.target:
-            p.error("--target goes with --initiator, not with --pair (the pair file names the target)")
         try:
             read_pair_file(args)
         except UsageError as exc:
             p.error(str(exc))
-    if args.target and not args.initiator:
-        p.error("--target goes with --initiator (an interop cell); e.g. --initiator a.yaml --target b.yaml")
-    if args.initiator and not args.target:
-        p.error("--initiator needs --target (for one provider against itself use --provider)")
-    if args.jobs < 1:
-        p.error("--jobs must be at least 1")
-    if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
-        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX} (googletest's --gtest_random_seed "
-                "is a 32-bit integer; past it the case binaries run nothing)")
-    for option, value in (("--case-deadline", args.case_deadline), ("--cell-deadline", args.cell_deadline),
-                          ("--run-deadline", args.run_deadline)):
-        if value is not None and not (math.isfinite(value) and 0 < value <= CASE_DEADLINE_MAX_S):
-            p.error(f"{option} {value} is not a deadline: give seconds, more than 0 and at most {CASE_DEADLINE_MAX_S:.0f}")
-    if args.same_host and args.placement:
-        p.error("--same-host and --placement exclude each other (--same-host is both sides on this host)")
+        if args.target and not args.initiator:
+            p.error("--target goes with --initiator (an interop cell); e.g. --initiator a.yaml --target b.yaml")
+    if args.spec_version is None:
+        args.spec_version = spec_versions.default()
+    elif args.spec_version not in spec_versions.known():
+        p.error(f"argument --spec-version: invalid choice: {args.spec_version!r} (choose from "
+                f"{', '.join(map(repr, spec_versions.known()))})")
     ci_options.check(args, p)
     return args
 

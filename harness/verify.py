@@ -1,31 +1,16 @@
-"""./uet verify PACKAGE: whether a submission package (./uet certify) is valid, offline, without a provider.
-
-examples:
-  ./uet verify out/submissions/softuet-hpc-20261127-8577eed291c3.tar.zst
-  ./uet verify PACKAGE --report /tmp/verification
-
-It checks the archive before extracting anything (no path outside it, no links, devices or oversized
-members), that SHA256SUMS matches every member with none missing or extra, that the suite commit is in this
-checkout's history and its tree was unmodified, the binaries' and spec data's hashes against this
-checkout's build when this checkout is that commit (otherwise a caveat says they could not be re-checked),
-that the mustpass ran in full for every claimed profile with no fail, error or timeout, that every
-not-applicable result has a reason code spec/not-applicable-reasons.yaml allows in a submission, that
-every capture re-decodes with both decoders to the decode kept beside it, and that every evidence frame is
-in its capture. One line per finding, then the verdict; the report: <report>/verification.json and .txt.
-
-exit status: 0 a valid submission (caveats allowed); 1 an invalid one; 2 bad usage or an unreadable package.
-"""
+"""./uet verify's work: whether a submission package is valid, offline (its options and help:
+harness/commands/verify.py)."""
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import pathlib
 import sys
 import tempfile
 import time
 
 from harness import catalogue as catalogue_mod
+from harness.commands import verify as verify_options
 from harness import not_applicable, package_archive, package_sums
 from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
@@ -36,21 +21,8 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="./uet verify", description=__doc__.split("\n\n")[0],
-                                epilog="\n\n".join(__doc__.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("package", type=pathlib.Path, help="a .tar.zst that ./uet certify wrote")
-    p.add_argument("--report", type=pathlib.Path, default=None,
-                   help="folder for verification.json and verification.txt (default out/verifications/<package>)")
-    p.add_argument("--reasons", type=pathlib.Path, default=not_applicable.REASONS_PATH,
-                   help="the not-applicable reason codes (default spec/not-applicable-reasons.yaml)")
-    p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
-                   help=argparse.SUPPRESS)
-    p.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    caller = pathlib.Path(os.environ.get("UET_CALLER_DIR", os.getcwd()))  # ./uet runs from the repository
-    args.package = caller / args.package
-    args.report = caller / args.report if args.report else None
+    args = verify_options.parse(argv)
+    args.reasons = args.reasons or not_applicable.REASONS_PATH
     return args
 
 
@@ -111,10 +83,7 @@ def write_report(folder: pathlib.Path, package: pathlib.Path, findings: list[Fin
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.check_usage:  # ./uet asks before it builds
-        if not args.package.is_file():
-            print(f"uet verify: no package at {args.package}", file=sys.stderr)
-            return 2
-        return 0
+        return verify_options.main(argv)
     t0 = time.monotonic()
     try:
         findings, stats = verify(args)

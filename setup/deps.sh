@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages listed in setup/packages.txt that are missing.
-# Idempotent: when everything is present it prints one line and does nothing else.
+# Idempotent: when everything is present it prints one line (none with UET_DEPS_QUIET set) and does nothing else.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +27,7 @@ for p in "${pkgs[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
-    echo "setup: deps: all ${#pkgs[@]} Debian packages already installed"
+    [[ -n "${UET_DEPS_QUIET:-}" ]] || echo "setup: deps: all ${#pkgs[@]} Debian packages already installed"
     exit 0
 fi
 

@@ -214,6 +214,7 @@ def uet_tree(tmp_path):
     (root / "setup").mkdir(parents=True)
     shutil.copy(REPO / "uet", root / "uet")
     (root / "setup" / "all.sh").write_text("exit 0\n")
+    (root / "setup" / "deps.sh").write_text("exit 0\n")
     (root / "setup" / "env.sh").write_text("export UET_PYTHON=/usr/bin/python3\n")
     tools = tmp_path / "bin"
     tools.mkdir()
@@ -231,6 +232,8 @@ class TestUetScript:
         (root / "harness").mkdir()
         (root / "harness" / "__init__.py").write_text("")
         (root / "harness" / f"{module}.py").write_text(STUB_HARNESS)
+        (root / "harness" / "commands").symlink_to(REPO / "harness" / "commands")  # the options and the guard
+        (root / "containers").symlink_to(REPO / "containers")
         proc = subprocess.Popen(["bash", str(root / "uet"), command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env, start_new_session=True)
         try:
