@@ -3,6 +3,7 @@ line naming the command and what failed, the traceback goes to a log the line na
 is 3. A missing Debian Python package is named with the package that provides it.
 
     python3 -m harness.commands.guard "./uet run" harness.run_suite [ARGS...]
+    python3 -m harness.commands.guard "./uet bench decode" bench/decode_bench.py [ARGS...]   (a script: run as __main__)
 
 Standard library only (see harness/commands/__init__.py): it runs before the set-up.
 """
@@ -12,6 +13,7 @@ import datetime
 import importlib
 import os
 import pathlib
+import runpy
 import sys
 import tempfile
 import traceback
@@ -52,6 +54,10 @@ def shown(path: pathlib.Path) -> str:
 
 def run(command: str, module_name: str, argv: list[str]) -> int:
     try:
+        if module_name.endswith(".py"):
+            sys.argv = [module_name, *argv]
+            runpy.run_path(module_name, run_name="__main__")
+            return 0
         module = importlib.import_module(module_name)
         return module.main(argv) or 0
     except KeyboardInterrupt:
