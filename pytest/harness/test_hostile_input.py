@@ -267,7 +267,7 @@ class TestUetScript:
         assert not calls.exists(), "cmake ran: " + calls.read_text()
 
     @pytest.mark.parametrize("args,message", [
-        (["test", "--bogus"], "unknown option for ./uet test: '--bogus' (./uet test [--workers N])"),
+        (["test", "--bogus"], "unknown option for ./uet test: '--bogus' (./uet test [--workers N] | --fresh-machine"),
         (["test", "--workers", "0"], "--workers needs a number from 1 to 99 (got '0')"),
         (["build", "--everything"], "unknown option for ./uet build: '--everything' (./uet build [--all])"),
         (["selftest", "--knob", "no_such_knob"], "no such knob: no_such_knob (fep/src/faults.def lists them)"),
