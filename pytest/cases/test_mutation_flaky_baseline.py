@@ -1,13 +1,14 @@
 """One flaky baseline case does not stop the mutation run (issue 33: one failure of a baseline case turned
 into an error of every test of test_mutation.py).
 
-A real flake: the mutation run goes with SOFTUET_FAULTS=wrong_job_id and SOFTUET_FAULTS_ONCE in its
-environment, so the knob acts in the first process that opens a softuet domain and in no later one. That
-process is the authz binary of one of the baselines (they run at once; a cell runs authz before msg): its
-cases that see the JobID fail once, and pass when run again with the seed. The build holds only the authz
+A real flake: the mutation run goes with SOFTUET_FAULTS=fallback_without_initiator and SOFTUET_FAULTS_ONCE
+in its environment, so the knob acts in the first process that opens a softuet domain and in no later one.
+That process is the target of the first case of an authz binary (the baselines run at once; a cell runs
+authz before msg), Fallback.EndpointNeedsUetProviderInitiatorId, which the knob fails (an endpoint opens
+without UET_PROVIDER_INITIATOR_ID) once: run again with the seed, it passes. The build holds only the authz
 and msg binaries, so the run is short, and two knobs run beside the rerun: one that needs the flaky case
-(wrong_job_id, whose case is Authz.DirectJobIdIsOnTheWire) and one that does not (no_header_data, caught by
-a msg case)."""
+(fallback_without_initiator, whose case it is in fep/faults-checks.yaml) and one that does not
+(no_header_data, caught by a msg case)."""
 import json
 import os
 import subprocess
@@ -19,7 +20,7 @@ from harness.mutation import named_checks, short_case
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cases run in namespace pairs and capture: root")
 
-FLAKY_KNOB, OTHER_KNOB = "wrong_job_id", "no_header_data"
+FLAKY_KNOB, OTHER_KNOB = "fallback_without_initiator", "no_header_data"
 AREAS = ("authz", "msg")
 
 
@@ -54,7 +55,7 @@ class TestAFlakyBaselineCase:
         report, _, run = flaky_run
         flaky = report["baseline_flaky"]
         assert {short_case(x["case"]) for x in flaky} >= set(named_checks()[FLAKY_KNOB]), run.stderr[-3000:]
-        cell = flaky[0]["cell"]  # the one whose authz binary opened the first domain
+        cell = flaky[0]["cell"]  # the one whose authz binary's first target opened the first domain
         assert {(x["cell"], x["area"], x["first_verdict"], x["rerun_verdict"]) for x in flaky} == \
             {(cell, "authz", "fail", "pass")}
         assert report["baseline_failed"] == []
