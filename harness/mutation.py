@@ -155,8 +155,8 @@ class KnobResult:
     # every case verdict with the knob on ({"cell", "stage", "case", "verdict"}): what pytest's verdict tests
     # read instead of running the knob again
     verdicts: list[dict] = dataclasses.field(default_factory=list)
-    # baseline cases still being run again that this knob had to wait for, and those of them that failed
-    # twice (never tried with the knob), each "cell: case"
+    # the failed baseline cases run again that this knob needed (it waited for their reruns if they were still
+    # going), and those of them that failed twice (never tried with the knob), each "cell: case"
     waited_for: list[str] = dataclasses.field(default_factory=list)
     baseline_failed: list[str] = dataclasses.field(default_factory=list)
 
