@@ -49,7 +49,9 @@ from .impair import Impairment
 from .processes import finish, read_json_events, stop_process
 
 PREFIX = "uet"
-CLI_TAG = "cli"
+# The owner tag of the CLI's pairs; UET_CLI_TAG gives a caller its own (lowercase letters and digits, not
+# all digits: a numeric owner is a PID), so that the tests' `down --all` never touches another run's pairs.
+CLI_TAG = os.environ.get("UET_CLI_TAG") or "cli"
 MAX_INDEX = 511  # 198.18.0.0/15 holds 512 /24s; index 0 is left unused
 NETNS_DIR = "/run/netns"
 PROBE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe.py")

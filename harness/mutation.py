@@ -29,8 +29,16 @@ for every knob (the wire checks only for a knob no case catches), about 20 minut
 Writes out/report/mutation.json (the score; per knob the checks that caught it, "cell: case" or "wire:
 test", the stage, the errors, the seconds, how many cases and wire checks ran for it and every case verdict
 with it on; and the baselines, cell by case) and prints one line per knob as it ends. pytest's verdict tests
-(pytest/cases/test_mutation.py) read that file: each knob runs once. Exit status 0 when every knob is caught, 1 when one is not, 3 when the harness
-cannot run (no case binaries, a baseline that is not clean).
+(pytest/cases/test_mutation.py) read that file: each knob runs once.
+
+A baseline case that fails is run again on its own with the same seed (harness/mutation_baseline.py): one
+that then passes is flaky, one that fails again failed twice; mutation.json names both (baseline_flaky,
+baseline_failed) and so does stderr. Only the knobs that need such a case wait for its rerun; a knob is
+never tried against a case that failed twice (and the knob says so in its errors). One flake does not stop
+the run: every other knob runs as usual.
+
+Exit status 0 when every knob is caught and every baseline case passed the first time, 1 when a knob is not
+caught or a baseline case was flaky or failed twice, 3 when the harness cannot run (no case binaries).
 
 Knobs run --jobs at a time (default 2). As root every run of cases makes a namespace pair of its own
 (softuet.yaml says peer_netns), so two knobs never share a UDP port; without root both sides of every run
@@ -56,6 +64,8 @@ import typing
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
+from harness.mutation_baseline import Baseline, short_case  # noqa: F401 - short_case: pytest's tests import it here
+
 if typing.TYPE_CHECKING:
     from harness.results import Result
 
@@ -72,6 +82,9 @@ NAMED_CHECKS = REPO / "fep" / "faults-checks.yaml"
 # The areas of the pairs of different profile sets: the negotiation cases are about such pairs; every other
 # area runs in the softuet variants against themselves.
 PAIR_AREAS = ["negotiation"]
+# The seed of every run of cases here (gtest's order, the counted loss's offset): a baseline case that failed
+# runs again with the same one, so that a second failure is the same failure.
+SEED = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,12 +135,6 @@ def named_checks() -> dict[str, list[str]]:
     return yaml.safe_load(NAMED_CHECKS.read_text()) or {}
 
 
-def short_case(case: str) -> str:
-    """'Claimed/Authz.MrForOneJobIdRefusesAnother/rdm' -> 'Authz.MrForOneJobIdRefusesAnother' (any kind)."""
-    suite, _, name = case.partition(".")
-    return f"{suite.split('/')[-1]}.{name.split('/')[0]}"
-
-
 def ref_of(variant: str) -> str:
     """The manifest reference of a variant label ("softuet.yaml#ai_base" -> an absolute path#variant)."""
     _, _, v = variant.partition("#")
@@ -148,26 +155,14 @@ class KnobResult:
     # every case verdict with the knob on ({"cell", "stage", "case", "verdict"}): what pytest's verdict tests
     # read instead of running the knob again
     verdicts: list[dict] = dataclasses.field(default_factory=list)
+    # the failed baseline cases run again that this knob needed (it waited for their reruns if they were still
+    # going), and those of them that failed twice (never tried with the knob), each "cell: case"
+    waited_for: list[str] = dataclasses.field(default_factory=list)
+    baseline_failed: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def caught(self) -> bool:
         return bool(self.caught_by)
-
-
-@dataclasses.dataclass
-class Baseline:
-    """One cell without a knob: its verdicts, and the statements each passing case covers."""
-    cell: MutationCell
-    results: list[Result]
-
-    def __post_init__(self):
-        self.passing = {r.case: r for r in self.results if r.verdict == "pass"}
-
-    def covering(self, statement: str) -> list[Result]:
-        return [r for r in self.passing.values() if statement in r.statements]
-
-    def problems(self) -> list[Result]:
-        return [r for r in self.results if r.verdict in ("fail", *BROKEN)]
 
 
 @dataclasses.dataclass
@@ -246,6 +241,9 @@ def wire_checks(build: pathlib.Path, xml: pathlib.Path, knob: str | None, tests:
             stop(proc)
             verdicts["pytest"] = f"error: the wire checks took more than {WIRE_TIMEOUT_S} s"
             break
+        except (OSError, ValueError):  # stop_all() ended the session from another thread, its pipes with it
+            verdicts["pytest"] = "error: the wire checks were stopped before their end"
+            break
         finally:
             with _live_lock:
                 _live.discard(proc)
@@ -294,9 +292,10 @@ class Mutation:
         areas = sorted({c.area for c in cases}) if cases else cell.areas(self.build)
         case_filter = ":".join(sorted(c.case for c in cases)) if cases else "*"
         out = self.work / r.knob / f"{stage.replace(' ', '-')}-{cell.dir}"
+        # The knob acts in every process: a SOFTUET_FAULTS_ONCE around the run must not turn it off.
         results = _run_cases().run_manifest(ref_of(cell.initiator), self.build, out, areas=areas, case_filter=case_filter,
-                                         target=ref_of(cell.target) if cell.target else None,
-                                         extra_env={"SOFTUET_FAULTS": r.knob})
+                                         target=ref_of(cell.target) if cell.target else None, seed=SEED,
+                                         extra_env={"SOFTUET_FAULTS": r.knob, "SOFTUET_FAULTS_ONCE": None})
         r.cases_run += len(results)
         r.verdicts += [{"cell": cell.label, "stage": stage, "case": v.case, "verdict": v.verdict} for v in results]
         for v in results:
@@ -322,18 +321,34 @@ class Mutation:
         if r.caught_by:
             r.stage = r.stage or stage
 
+    def settle(self, r: KnobResult, base: Baseline, statement: str | None, named: set[str],
+               everything: bool = False) -> None:
+        """Waits for the reruns of the cell's failed baseline cases that the knob needs; records them, and
+        those that failed twice (the knob is not tried against them)."""
+        r.waited_for += [f"{base.cell.label}: {c}" for c in base.wait(statement, named, everything)]
+        broken = base.failed_twice if everything else base.failed_twice_needed(statement, named)
+        for x in broken:
+            name = f"{base.cell.label}: {x['case']}"
+            if name not in r.baseline_failed:
+                r.baseline_failed.append(name)
+                r.errors.append(f"baseline: {name}: failed twice without the knob ({x['first_verdict']}, then "
+                                f"{x['rerun_verdict']}: {(x['rerun_reason'] or '')[:200]}): not tried with the knob")
+
     def mutate(self, knob: tuple[str, str, str]) -> KnobResult:
         name, statement, rule = knob
         start = time.monotonic()
         r = KnobResult(name, statement, rule)
+        named = set(self.named.get(name, ()))
         if self.full:
-            for cell in self.baselines:
+            for cell, base in self.baselines.items():
+                self.settle(r, base, statement, named, everything=True)
                 self.cases(r, cell, "full", None)
         else:
             # 1. the cases that name the statement, where they pass, up to the first cell that catches it; and
             # the cases fep/faults-checks.yaml names for the knob, each in the first cell where it passes
-            pending = set(self.named.get(name, ()))
+            pending = set(named)
             for cell, base in self.baselines.items():
+                self.settle(r, base, None if r.caught else statement, pending)
                 chosen = {} if r.caught else {c.case: c for c in base.covering(statement)}
                 for case in base.passing.values():
                     if pending & {case.case, short_case(case.case)}:
@@ -343,8 +358,9 @@ class Mutation:
                     self.cases(r, cell, "targeted", list(chosen.values()))
             if not r.caught:  # 2. the wire checks that name it
                 self.wire(r, "targeted wire", statement)
-            for cell in self.baselines:  # 3. every case
+            for cell, base in self.baselines.items():  # 3. every case
                 if not r.caught:
+                    self.settle(r, base, statement, named, everything=True)
                     self.cases(r, cell, "broad", None)
         if not r.caught:  # 4. every wire check
             self.wire(r, "broad wire", None)
@@ -363,25 +379,37 @@ def print_table(results: list[KnobResult]) -> None:
         print(f"{r.knob:<{width}}  {r.statement:<14} {shown or 'NOT CAUGHT'}")
 
 
-def baselines(mutation: Mutation, cells: list[MutationCell], jobs: int) -> str | None:
-    """Runs the cells without a knob into mutation.baselines; what is wrong with them (None: clean)."""
+def baselines(mutation: Mutation, cells: list[MutationCell], jobs: int) -> None:
+    """Runs the cells without a knob into mutation.baselines (a binary that ran no case, as it could not
+    start, stands for its whole area among the failures)."""
     build, work = mutation.build, mutation.work
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         runs = list(pool.map(lambda c: _run_cases().run_manifest(
             ref_of(c.initiator), build, work / "baseline" / c.dir, areas=c.areas(build),
-            target=ref_of(c.target) if c.target else None), cells))
+            target=ref_of(c.target) if c.target else None, seed=SEED), cells))
     for cell, results in zip(cells, runs):
-        base = mutation.baselines[cell] = Baseline(cell, results)
-        bad = base.problems()
-        if bad:
-            return (f"the baseline of {cell.label} is not clean ({bad[0].case}: {bad[0].verdict}"
-                    f"{': ' + bad[0].reason if bad[0].reason else ''}; {work / 'baseline' / cell.dir}); "
-                    "a knob is only caught against passing cases")
-        silent = sorted(set(cell.areas(build)) - {r.area for r in results})
-        if silent:  # a binary that ran no case (it could not start) would hide the cases it holds
-            return (f"the baseline of {cell.label} has no verdict from uet-cases-{', uet-cases-'.join(silent)} "
-                    f"(see {work / 'baseline' / cell.dir}/<area>.log)")
-    return None
+        mutation.baselines[cell] = Baseline(cell, results, cell.areas(build))
+
+
+def rerun_failures(mutation: Mutation, base: Baseline) -> None:
+    """Runs a baseline's failed cases again with the seed, then says what became of each."""
+    cell, work = base.cell, mutation.work / "baseline" / base.cell.dir
+
+    def run(area: str, case_filter: str) -> list[Result]:
+        return _run_cases().run_manifest(ref_of(cell.initiator), mutation.build, work / f"rerun-{area}", areas=[area],
+                                         case_filter=case_filter, target=ref_of(cell.target) if cell.target else None,
+                                         seed=SEED)
+
+    print(f"mutation: the baseline of {cell.label}: {len(base.pending)} failed, run again with seed {SEED}: "
+          f"{', '.join(sorted(base.pending))}", file=sys.stderr, flush=True)
+    base.rerun(run)
+    for x in base.flaky:
+        print(f"mutation: FLAKY in the baseline of {cell.label}: {x['case']} ({x['first_verdict']}: "
+              f"{(x['first_reason'] or '')[:200]}; then {x['rerun_verdict']} with seed {SEED})", file=sys.stderr, flush=True)
+    for x in base.failed_twice:
+        print(f"mutation: the baseline of {cell.label}: {x['case']} failed twice ({x['first_verdict']}, then "
+              f"{x['rerun_verdict']}: {(x['rerun_reason'] or '')[:200]}; {work}): the knobs that need it are not "
+              "tried against it", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str]) -> int:
@@ -427,14 +455,18 @@ def main(argv: list[str]) -> int:
     print(f"mutation: baselines of {len(cells)} cells ({', '.join(c.label for c in cells)}) and of the wire checks",
           flush=True)
     try:  # the baselines wait more than they compute: every cell at once, unless one at a time was asked for
-        problem = baselines(mutation, cells, len(cells) if jobs > 1 else 1)
+        baselines(mutation, cells, len(cells) if jobs > 1 else 1)
     except BaseException:
         stop_all()
         raise
-    if problem:
-        print(f"mutation: {problem}", file=sys.stderr)
-        stop_all()
-        return 3
+    # The failed cases run again beside the knobs (only those that need them wait), unless runs share the
+    # host's ports: then before them.
+    reruns = [threading.Thread(target=rerun_failures, args=(mutation, b), daemon=True)
+              for b in mutation.baselines.values() if b.pending]
+    for t in reruns:
+        t.start()
+        if jobs == 1:
+            t.join()
     print(f"mutation: case baselines done in {time.monotonic() - started:.0f} s "
           f"({', '.join(f'{c.label}: {len(b.passing)} passing' for c, b in mutation.baselines.items())})", flush=True)
     print_lock = threading.Lock()
@@ -458,17 +490,25 @@ def main(argv: list[str]) -> int:
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(one, chosen))  # in faults.def order
+        for t in reruns:
+            t.join()
     finally:
         stop_all()
     caught = sum(r.caught for r in results)
+    flaky = [x for b in mutation.baselines.values() for x in b.flaky]
+    failed = [x for b in mutation.baselines.values() for x in b.failed_twice]
     seconds = round(time.monotonic() - started, 1)
     report = {"score": f"{caught}/{len(results)}", "caught": caught, "knobs": len(results),
               "mode": "full" if args.full else "targeted", "cells": [c.label for c in cells], "seconds": seconds,
+              "seed": SEED,
+              # baseline cases that failed, then passed when run again with the seed; and those that failed twice
+              "baseline_flaky": flaky, "baseline_failed": failed,
               "results": [dict(dataclasses.asdict(r), caught=r.caught) for r in results],
               # each cell without a knob, case by case: pytest's verdict tests read these instead of running
               # the same cells again
               "baselines": {c.label: [{"area": v.area, "case": v.case, "verdict": v.verdict, "reason": v.reason,
-                                       "statements": v.statements} for v in b.results]
+                                       "statements": v.statements,
+                                       "flaky": any(x["case"] == v.case for x in b.flaky)} for v in b.results]
                             for c, b in mutation.baselines.items()}}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "mutation.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -476,8 +516,13 @@ def main(argv: list[str]) -> int:
     print(f"mutation score: {caught}/{len(results)} knobs caught ({seconds:.0f} s)")
     for r in results:
         if not r.caught:
-            print(f"  not caught: {r.knob} ({r.statement}: {r.rule}) -- a missing case")
-    return 0 if caught == len(results) else 1
+            also = f"; it needed baseline cases that failed twice: {', '.join(r.baseline_failed)}" if r.baseline_failed else ""
+            print(f"  not caught: {r.knob} ({r.statement}: {r.rule}) -- a missing case{also}")
+    for x in flaky:
+        print(f"  flaky baseline case: {x['cell']}: {x['case']} ({x['first_verdict']}, then {x['rerun_verdict']})")
+    for x in failed:
+        print(f"  baseline case failed twice: {x['cell']}: {x['case']} ({x['first_verdict']}, then {x['rerun_verdict']})")
+    return 0 if caught == len(results) and not flaky and not failed else 1
 
 
 if __name__ == "__main__":

@@ -407,10 +407,12 @@ def _loss_port(record: dict, suite_port: int) -> int | str:
 def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathlib.Path, *, target=None,
                  areas: list[str] | None = None, extra_env: dict | None = None, case_filter: str = "*",
                  use_namespaces: bool | None = None, ports: tuple[int, int] = (INITIATOR_PORT, TARGET_PORT),
-                 on_result=None, per_cell_folder: bool = False, placement: str | None = None) -> list[Result]:
+                 on_result=None, per_cell_folder: bool = False, placement: str | None = None,
+                 seed: int = 0) -> list[Result]:
     """The results of one cell, for tests and the mutation run: `initiator` (and `target`, default the
     same) are manifest references; `areas` default to every area the cell runs; `extra_env` goes over both
-    sides' environment (a fault knob)."""
+    sides' environment (a fault knob); `seed` orders the cases and places the counted loss, so a rerun
+    with the same seed repeats what the first run did."""
     init = manifest_mod.load(initiator)
     tgt = manifest_mod.load(target) if target else init
     if extra_env:  # both sides: the target process inherits it unless its manifest sets the same keys
@@ -420,7 +422,7 @@ def run_manifest(initiator: str | pathlib.Path, build: pathlib.Path, out: pathli
     solo = init.ref == tgt.ref
     cell = Cell(init, tgt, areas or areas_for(solo, build))
     return CellRun(cell, build, folder_inside(out, cell.id) if per_cell_folder else out, case_filter=case_filter,
-                   use_namespaces=use_namespaces, ports=ports, on_result=on_result, placement=placement).run()
+                   seed=seed, use_namespaces=use_namespaces, ports=ports, on_result=on_result, placement=placement).run()
 
 
 def describe_status(rc: int | None) -> str:

@@ -38,13 +38,16 @@ ImpostorFolders::ImpostorFolders(const std::string& user) {
     problem_ = "the impostor's user '" + user + "' is root: an impostor must not run as root";
     return;
   }
-  // mkdtemp makes a new folder with a name nobody could guess, 0700: nothing of another user is in it.
-  char top[] = "/tmp/uet-impostor-XXXXXX";
-  if (!mkdtemp(top)) {
-    problem_ = failed("mkdtemp /tmp/uet-impostor-XXXXXX");
+  // mkdtemp makes a new folder with a name nobody could guess, 0700: nothing of another user is in it. In
+  // TMPDIR when the run gives one (a test's own folder, so that it sees only its own impostors; every
+  // folder above it must let the impostor's user through), else in /tmp.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmpdir && *tmpdir == '/' ? tmpdir : "/tmp") + "/uet-impostor-XXXXXX";
+  if (!mkdtemp(pattern.data())) {
+    problem_ = failed("mkdtemp " + pattern);
     return;
   }
-  top_ = top;
+  top_ = pattern;
   bin_ = top_ + "/bin";
   own_ = top_ + "/own";
   // 0755: the impostor reaches its binary, and nobody but root writes beside it.

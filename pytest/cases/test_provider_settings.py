@@ -4,7 +4,6 @@ rendezvous sizes gets the spec's defaults (the verdict rests on their choice); a
 import os
 import pathlib
 import sys
-import time
 
 import pytest
 
@@ -34,9 +33,8 @@ class TestRendezvousSizes:
 
     def test_a_size_that_means_never_fails_at_once_naming_it(self, build_dir, tmp_path):
         manifest = softuet_with(tmp_path, "never", '  UET_PROVIDER_MSG_RENDEZVOUS_SIZE: "4294967295"\n')
-        t0 = time.monotonic()
         [r] = run_manifest(manifest, build_dir, tmp_path / "run", areas=["rendezvous"], case_filter=CASE)
-        assert r.verdict == "fail" and time.monotonic() - t0 < 30
+        assert r.verdict == "fail", (r.verdict, r.reason)  # a failure, not a timeout: no 4 GiB message was tried
         assert ("UET_PROVIDER_MSG_RENDEZVOUS_SIZE=4294967295 in the manifest's environment is not a size from 1 to "
                 "67108864 bytes: give the provider's real size, or leave it out if the provider has no such feature") \
             in r.message

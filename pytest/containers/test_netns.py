@@ -22,6 +22,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from containers import host, netns  # noqa: E402
+from containers.host import HostLock  # noqa: E402
 from containers.netns import NamespaceError, NamespacePair  # noqa: E402
 
 # alone: these tests pick a free pair index before making a pair by hand, and count the stale pairs of the
@@ -131,8 +132,14 @@ def free_index():
     return max(i for i in range(1, netns.MAX_INDEX + 1) if i not in used)
 
 
-def add_fake_pair(owner, index):
-    """Namespaces named like a pair (with a veth between them), as a crashed run would leave."""
+def add_fake_pair(owner, index=None):
+    """Namespaces named like a pair (with a veth between them), as a crashed run would leave; at a free index
+    (None) taken under the host lock, as a real pair takes one, so that no run beside this one takes it too."""
+    with HostLock():
+        return _add_fake_pair(owner, free_index() if index is None else index)
+
+
+def _add_fake_pair(owner, index):
     names = [f"uet-{owner}-{index}-a", f"uet-{owner}-{index}-b"]
     for name in names:
         subprocess.run(["ip", "netns", "add", name], check=True, timeout=10)
@@ -354,26 +361,25 @@ class TestCleanup:
         assert not set(p.names) & set(netns.list_namespaces())
 
     def test_cleanup_stale_removes_pairs_of_dead_pids(self):
-        pid, index = dead_pid(), free_index()
-        names = add_fake_pair(pid, index)
+        names = add_fake_pair(dead_pid())
         try:
-            assert sorted(netns.cleanup_stale()) == sorted(names)
+            # another run's crashed pairs may go too: only this test's are its business
+            assert set(names) <= set(netns.cleanup_stale())
             assert not set(names) & set(netns.list_namespaces())
         finally:
             for name in names:
                 subprocess.run(["ip", "netns", "del", name], capture_output=True)
 
     def test_cleanup_stale_keeps_live_and_cli_pairs(self, pair):
-        index = free_index()
-        cli = add_fake_pair("cli", index)
+        cli = add_fake_pair(CLI_TAG)
         try:
-            assert netns.cleanup_stale() == []
+            assert not (set(pair.names) | set(cli)) & set(netns.cleanup_stale())
             assert set(pair.names) | set(cli) <= set(netns.list_namespaces())
         finally:
-            netns.delete_pair(f"uet-cli-{index}")
+            netns.delete_pair(cli[0].removesuffix("-a"))
 
     def test_creating_a_pair_removes_stale_pairs(self):
-        names = add_fake_pair(dead_pid(), free_index())
+        names = add_fake_pair(dead_pid())
         try:
             with NamespacePair():
                 assert not set(names) & set(netns.list_namespaces())
@@ -416,7 +422,7 @@ class TestCleanup:
             proc.kill()  # SIGKILL: no atexit, no handler -- the pair stays behind
             proc.wait(timeout=20)
             assert set(names) <= set(netns.list_namespaces())
-            assert sorted(netns.cleanup_stale()) == sorted(names)
+            assert set(names) <= set(netns.cleanup_stale())
             assert not set(names) & set(netns.list_namespaces())
         finally:
             if proc.poll() is None:
@@ -585,9 +591,13 @@ class TestTwoPairs:
             netns.addresses_for(512)
 
 
-def cli(*args, timeout=30, **kwargs):
+# The CLI's pairs of this test process only (UET_CLI_TAG): `down --all` must not remove another run's.
+CLI_TAG = f"cli{os.getpid()}x"
+
+
+def cli(*args, timeout=120, **kwargs):
     return subprocess.run([PY, "-m", "containers", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=timeout, **kwargs)
+                          timeout=timeout, env=dict(os.environ, UET_CLI_TAG=CLI_TAG), **kwargs)
 
 
 class TestCli:
@@ -597,14 +607,14 @@ class TestCli:
         info = json.loads(up.stdout)
         prefix = info["prefix"]
         try:
-            assert prefix == f"uet-cli-{info['index']}"
+            assert prefix == f"uet-{CLI_TAG}-{info['index']}"
             assert {info["a"]["netns"], info["b"]["netns"]} <= set(netns.list_namespaces())
             listed = {p["prefix"]: p for p in json.loads(cli("list").stdout)}
             assert listed[prefix]["a"]["ipv4"] == info["a"]["ipv4"]
             ex = cli("exec", "--pair", prefix, "b", "--", "ip", "-j", "addr", "show", "dev", info["b"]["ifname"])
             assert ex.returncode == 0, ex.stderr
             assert info["b"]["ipv4"] in {a["local"] for a in json.loads(ex.stdout)[0]["addr_info"]}
-            assert netns.cleanup_stale() == []  # CLI pairs are not stale
+            assert not {info["a"]["netns"], info["b"]["netns"]} & set(netns.cleanup_stale())  # CLI pairs are not stale
             down = cli("down", prefix)
             assert down.returncode == 0, down.stderr
             assert json.loads(down.stdout) == {"removed": [info["a"]["netns"], info["b"]["netns"]]}
@@ -617,17 +627,17 @@ class TestCli:
         try:
             down = cli("down", "--all")
             assert down.returncode == 0, down.stderr
-            assert not any(n.startswith("uet-cli-") for n in netns.list_namespaces())
+            assert not any(n.startswith(f"uet-{CLI_TAG}-") for n in netns.list_namespaces())
         finally:
             for prefix in prefixes:
                 netns.delete_pair(prefix)
 
     def test_cleanup_stale_command_reports_what_it_removed(self):
-        names = add_fake_pair(dead_pid(), free_index())
+        names = add_fake_pair(dead_pid())
         try:
             proc = cli("cleanup-stale")
             assert proc.returncode == 0, proc.stderr
-            assert sorted(json.loads(proc.stdout)["removed"]) == sorted(names)
+            assert set(names) <= set(json.loads(proc.stdout)["removed"])
         finally:
             for name in names:
                 subprocess.run(["ip", "netns", "del", name], capture_output=True)

@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -26,7 +27,7 @@ from containers.choice import open_placement  # noqa: E402
 from containers.placement import PlacementError  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
-# alone: leftovers() counts every agent, slurmd and container of the host, whoever started it.
+# alone: the tests kill a container and a slurmd mid-case, and the placements are heavy.
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)"),
               pytest.mark.alone]
 
@@ -40,22 +41,53 @@ def verdicts(results):
     return {f"{r.area}/{r.case}": r.verdict for r in results}
 
 
+def ours(entry: pathlib.Path, marks: tuple[bytes, ...]) -> bool:
+    """A process that names one of `marks` in its command line, its environment or an open file: slurmstepd
+    rewrites its command line and environment but keeps its node's log (in the cluster's folder) open."""
+    if any(m in (entry / "cmdline").read_bytes() or m in (entry / "environ").read_bytes() for m in marks):
+        return True
+    for fd in (entry / "fd").iterdir():
+        try:
+            if any(m in os.readlink(fd).encode() for m in marks):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def own_process(entry: pathlib.Path, cmdline: str) -> bool:
+    """`entry` (/proc/<pid>) runs `cmdline` for this process's local Slurm cluster (its folder
+    uet-nodes-<pid>-* in its environment, SLURM_CONF)."""
+    try:
+        return (entry / "cmdline").read_bytes().replace(b"\0", b" ").strip() == cmdline.encode() and \
+            f"uet-nodes-{os.getpid()}-".encode() in (entry / "environ").read_bytes()
+    except OSError:
+        return False
+
+
 def leftovers(before_netns):
-    """What a run left: namespaces, the suite's containers, agents and local Slurm daemons (once the
-    containers it kept for further cells are removed, as a run waits for before it ends)."""
+    """What this process's runs left: namespaces, containers, agents and local Slurm daemons (once the
+    containers it kept for further cells are removed, as a run waits for before it ends). Only its own:
+    their names carry its PID (namespaces uet-<pid>-<n>-<side>, containers named after them and labelled
+    uet.owner=<pid>, the local cluster's folder uet-nodes-<pid>-*), so another run of the suite on the host
+    is none of its business."""
     podman.release_pool()
-    left = [n for n in netns.list_namespaces() if n.startswith("uet-") and n not in before_netns]
-    ps = image.podman("ps", "-a", "--filter", "label=uet.owner", "--format", "{{.Names}}", check=False)
+    pid = os.getpid()
+    left = [n for n in netns.list_namespaces() if n.startswith(f"uet-{pid}-") and n not in before_netns]
+    ps = image.podman("ps", "-a", "--filter", f"label=uet.owner={pid}", "--format", "{{.Names}}", check=False)
     left += ps.stdout.split()
+    marks = (f"uet-{pid}-".encode(), f"uet-nodes-{pid}-".encode())
     for entry in pathlib.Path("/proc").glob("[0-9]*"):
         try:
             comm = (entry / "comm").read_text().strip()
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError):
+            if state == "Z" or comm not in ("uet-agent", "slurmstepd", "conmon", "slurmd", "slurmctld", "munged") \
+                    or int(entry.name) == pid or not ours(entry, marks):
+                continue
+        except (OSError, IndexError, ValueError):
             continue
-        if state != "Z" and (comm in ("uet-agent", "slurmstepd", "conmon") or "slurmd -D -N uetn" in cmdline):
-            left.append(f"{entry.name} {cmdline}")
+        left.append(f"{entry.name} {cmdline}")
     return left
 
 
@@ -79,7 +111,9 @@ class TestSameVerdicts:
             trace = [json.loads(line) for line in (tmp_path / "privileged-entity-trace.jsonl").read_text().splitlines()]
             starts = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_START"]
             ends = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_END"]
-            assert len(starts) == 2 and starts == ends and len(set(starts)) == 1  # one prolog, one epilog per node
+            # the job ID that each node's prolog (JOB_START) and epilog (JOB_END) gave: one of each per node
+            job = starts[0] if starts else None
+            assert {"JOB_START": starts, "JOB_END": ends} == {"JOB_START": [job, job], "JOB_END": [job, job]}
 
     def test_a_pair_files_placement_reaches_run_info(self, build_dir, tmp_path):
         pair = tmp_path / "pair.yaml"
@@ -132,8 +166,9 @@ class TestLostSides:
     def test_a_container_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
         before = netns.list_namespaces()
 
-        def kill():
-            image.podman("kill", *image.podman("ps", "--filter", "label=uet.side=b", "--format", "{{.Names}}").stdout.split())
+        def kill():  # this process's side b only: another run's containers are not ours to kill
+            image.podman("kill", *image.podman("ps", "--filter", "label=uet.side=b", "--filter",
+                                               f"label=uet.owner={os.getpid()}", "--format", "{{.Names}}").stdout.split())
         watcher = kill_when_the_second_case_starts(tmp_path, "msg", kill)
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="containers")
         watcher.join()
@@ -143,8 +178,11 @@ class TestLostSides:
     def test_a_nodes_slurmd_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
         before = netns.list_namespaces()
 
-        def kill():
-            subprocess.run(["pkill", "-KILL", "-f", "slurmd -D -N uetn2"], check=True)
+        def kill():  # the uetn2 of this process's cluster only: another run's nodes have the same names
+            mine = [int(e.name) for e in pathlib.Path("/proc").glob("[0-9]*") if own_process(e, "slurmd -D -N uetn2")]
+            assert mine, "no slurmd of this run's cluster for uetn2"
+            for pid in mine:
+                os.kill(pid, signal.SIGKILL)
         watcher = kill_when_the_second_case_starts(tmp_path, "msg", kill)
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="nodes")
         watcher.join()

@@ -7,7 +7,6 @@ import pathlib
 import stat
 import subprocess
 import sys
-import time
 
 import pytest
 import yaml
@@ -321,11 +320,10 @@ class TestUsage:
         (("--provider", "udp", "--timeout", "0"), "argument --timeout: '0' is not a deadline"),
         (("--provider",), "argument --provider: expected one argument")])
     def test_bad_usage_is_2_at_once(self, args, said):
-        t0 = time.monotonic()
-        run = subprocess.run([str(REPO / "uet"), "manifest", "init", *args], capture_output=True, text=True, timeout=60)
+        run = subprocess.run([str(REPO / "uet"), "manifest", "init", *args], capture_output=True, text=True, timeout=120)
         assert run.returncode == 2
         assert said in run.stderr
-        assert time.monotonic() - t0 < 10  # no set-up, no build
+        assert "setup:" not in run.stdout + run.stderr and "building" not in run.stdout + run.stderr  # answered first
 
     def test_an_output_in_a_missing_folder_is_usage(self, cmd_init, tmp_path):
         run = cmd_init("--provider", "udp", "-o", tmp_path / "no" / "x.yaml")
@@ -386,10 +384,8 @@ class TestRefusals:
     def test_a_provider_that_hangs_or_crashes_in_fi_getinfo(self, cmd_init, hostile_provider, processes_mapping,
                                                             libfabric_prefix, tmp_path, mode, said):
         out = tmp_path / "hostile.yaml"
-        t0 = time.monotonic()
         run = cmd_init("--provider", "hostile", "--timeout", "2", "-o", out,
                        env={"FI_PROVIDER_PATH": str(hostile_provider), "HOSTILE_PROVIDER_MODE": mode})
-        assert time.monotonic() - t0 < 2 + 10
-        assert (run.returncode, run.stderr) == (1, said)
+        assert (run.returncode, run.stderr) == (1, said)  # for a hang: the --timeout's own message
         assert not out.exists()
         assert processes_mapping(hostile_provider / "libhostile-fi.so") == []

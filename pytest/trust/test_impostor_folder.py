@@ -3,12 +3,19 @@ case (ControlApi.AnEntityNotRunningAsRootIsNotBelieved) used to make a mode-0777
 uet-entity into it as root: a `nobody` process that planted a link there had root overwrite a file of its
 choice. Now root copies only into a folder only root may write (cases/single/impostor_folders.cpp), and
 the impostor's own folder is emptied with the impostor's rights. A racer running as nobody plants links
-in every uet-impostor-* folder it can while the case runs; the file they point at must stay as it was."""
+in every uet-impostor-* folder it can while the case runs; the file they point at must stay as it was.
+
+The case makes its folders in TMPDIR, here a folder of the test's own: another run of the suite on the host
+makes impostor folders of its own in /tmp, which these tests must not see."""
 import json
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+
+import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -21,9 +28,9 @@ RACER = textwrap.dedent("""
     # Plants links named as what root writes (the binary's copy) in every impostor folder it can write,
     # as fast as it can, until its standard input closes; says what it saw and planted.
     import json, os, select, sys
-    target, seen, planted = sys.argv[1], set(), []
+    target, tmp, seen, planted = sys.argv[1], sys.argv[2], set(), []
     while not select.select([sys.stdin], [], [], 0)[0]:
-        for entry in os.scandir("/tmp"):
+        for entry in os.scandir(tmp):
             if not entry.name.startswith("uet-impostor-"):
                 continue
             seen.add(entry.name)
@@ -37,17 +44,28 @@ RACER = textwrap.dedent("""
 """)
 
 
+@pytest.fixture
+def own_tmp():
+    """A TMPDIR for the case that only this test looks in: root's, 0755 (the impostor, as nobody, passes
+    through it to its folders; nobody may write in it). Not under tmp_path, which nobody may not pass."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="uet-test-impostor-tmp-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 class TestImpostorFolder:
-    def test_a_racer_as_nobody_cannot_make_root_write_through_a_link(self, build_dir, tmp_path):
+    def test_a_racer_as_nobody_cannot_make_root_write_through_a_link(self, build_dir, tmp_path, own_tmp):
         victim_dir = tmp_path / "victim"
         victim_dir.mkdir()
         victim = victim_dir / "root-owned"
         victim.write_text("root's own file\n")
         racer = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable,
-                                  "-c", RACER, str(victim)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                  "-c", RACER, str(victim), str(own_tmp)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             results = run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "out",
-                                   areas=["entity"], case_filter=CASE, ports=(48440, 48441))
+                                   areas=["entity"], case_filter=CASE, ports=(48440, 48441),
+                                   extra_env={"TMPDIR": str(own_tmp)})
         finally:
             said, _ = racer.communicate("", timeout=30)
         raced = json.loads(said)
@@ -55,24 +73,24 @@ class TestImpostorFolder:
         assert victim.read_bytes() == b"root's own file\n", "root wrote through a link nobody planted"
         assert raced["planted"] == []
         assert [(r.case, r.verdict) for r in results] == [(CASE, "pass")], results[0].reason
-        assert not [p for p in pathlib.Path("/tmp").glob("uet-impostor-*") if p.name in raced["seen"]]
+        assert list(own_tmp.iterdir()) == [], "the case left its impostor folders behind"
 
-    def test_the_folders_belong_to_root_and_to_the_impostor(self, build_dir, tmp_path):
+    def test_the_folders_belong_to_root_and_to_the_impostor(self, build_dir, tmp_path, own_tmp):
         """While the impostor runs: its parent and bin folder are root's 0755, its own folder is nobody's
         0700 (read from the running impostor's socket, which lives there)."""
         watcher = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
             import json, os, select, sys
             while not select.select([sys.stdin], [], [], 0)[0]:
-                for e in os.scandir("/tmp"):
+                for e in os.scandir(sys.argv[1]):
                     if e.name.startswith("uet-impostor-") and os.path.exists(e.path + "/own/control.sock"):
                         st = {p: os.stat(e.path + p) for p in ("", "/bin", "/own")}
                         print(json.dumps({p: [s.st_uid, oct(s.st_mode & 0o7777)] for p, s in st.items()}))
                         sys.exit()
             print("{}")
-        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        """), str(own_tmp)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             run_manifest(REPO / "cases" / "manifests" / "softuet.yaml", build_dir, tmp_path / "out",
-                         areas=["entity"], case_filter=CASE, ports=(48442, 48443))
+                         areas=["entity"], case_filter=CASE, ports=(48442, 48443), extra_env={"TMPDIR": str(own_tmp)})
         finally:
             said, _ = watcher.communicate("", timeout=30)
         nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True).stdout)
