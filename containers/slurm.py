@@ -25,6 +25,9 @@ def missing_binaries() -> list[str]:
     return [b for b in BINARIES if not shutil.which(b) and not os.path.exists(f"/usr/sbin/{b}")]
 
 
+PORT_ATTEMPTS = 3
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -104,10 +107,25 @@ class SlurmCluster:
                                f"--log-file={f}/log/munged.log", f"--pid-file={f}/munge/munged.pid",
                                f"--seed-file={f}/munge/seed"])
         self.wait_for(lambda: (f / "munge" / "munge.sock").exists(), "munged's socket")
-        self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
-        for n in self.nodes:
-            self._spawn(f"slurmd-{n}", ["slurmd", "-D", "-N", n])
-        self.wait_for(self.all_idle, f"{len(self.nodes)} idle node(s)")
+        # The daemons' ports are free ones the kernel named a moment before: another cluster starting on the
+        # host (a second run of the suite) may take one first. Then they start again on others.
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            first = len(self.procs)
+            self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
+            for n in self.nodes:
+                self._spawn(f"slurmd-{n}", ["slurmd", "-D", "-N", n])
+            try:
+                self.wait_for(self.all_idle, f"{len(self.nodes)} idle node(s)")
+                return self
+            except SlurmError as exc:
+                if "Address already in use" not in str(exc) or attempt == PORT_ATTEMPTS:
+                    raise
+            for p in self.procs[first:]:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+            del self.procs[first:]
+            self._write_config()
         return self
 
     def all_idle(self) -> bool:
