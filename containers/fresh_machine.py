@@ -8,7 +8,7 @@ release, from the mirror apt already uses): no Python, no compiler, no libfabric
 is privileged and shares the host's network, as root on a VM is: the set-up reaches the Debian mirror, and
 ./uet run makes its namespace pairs.
 
-    python3 -m containers.fresh_machine [--commands run|run,test] [--keep] [--log FILE]
+    ./uet test --fresh-machine [--commands run|run,test] [--commit REV] [--keep] [--log FILE]
 
 Exit status: 0 every command exited 0; 1 one did not (its output is in the log); 2 bad usage; 3 the
 container could not be made. Prints each command's time and status.
@@ -64,10 +64,12 @@ def image(say=print) -> str:
     return tag
 
 
-def clone(into: pathlib.Path) -> pathlib.Path:
-    """A clone of this checkout's HEAD: what a newcomer gets, without this checkout's builds and outputs."""
+def clone(into: pathlib.Path, commit: str) -> pathlib.Path:
+    """A clone of this checkout at `commit`: what a newcomer gets, without this checkout's builds and outputs."""
     where = into / "uet"
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(where)], check=True, timeout=600,
+                   capture_output=True)
+    subprocess.run(["git", "-C", str(where), "checkout", "--quiet", "--detach", commit], check=True, timeout=600,
                    capture_output=True)
     return where
 
@@ -88,6 +90,8 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="./uet test --fresh-machine", description=__doc__.split("\n\n")[0])
     p.add_argument("--commands", default="run", help="which of the README's commands, in order: run, or run,test "
                    "(default run)")
+    p.add_argument("--commit", default="HEAD", metavar="REV", help="the commit of this checkout to clone (default "
+                   "HEAD; e.g. an older one, to show what a newcomer met then)")
     p.add_argument("--keep", action="store_true", help="leave the container and the clone for a look")
     p.add_argument("--log", type=pathlib.Path, default=REPO / "out" / "fresh-machine" / "last.log",
                    help="the commands' output (default out/fresh-machine/last.log)")
@@ -95,6 +99,10 @@ def main(argv: list[str]) -> int:
     wanted = args.commands.split(",")
     if not wanted or any(w not in COMMANDS for w in wanted):
         p.error(f"--commands {args.commands}: a list of {', '.join(COMMANDS)}")
+    known = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{args.commit}^{{commit}}"],
+                           capture_output=True, text=True)
+    if known.returncode != 0:
+        p.error(f"--commit {args.commit}: no such commit in {REPO}")
     if os.geteuid() != 0:
         p.error("the container is privileged (namespace pairs, captures, apt): run as root")
     try:
@@ -107,7 +115,7 @@ def main(argv: list[str]) -> int:
     args.log.parent.mkdir(parents=True, exist_ok=True)
     failed = False
     try:
-        checkout = clone(work)
+        checkout = clone(work, args.commit)
         commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
         podman("run", "--detach", "--name", name, "--privileged", "--network", "host",
