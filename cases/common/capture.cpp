@@ -1,4 +1,5 @@
 #include "capture.hpp"
+#include "liveness.hpp"
 
 #include "cell_plan.hpp"
 
@@ -380,20 +381,25 @@ std::optional<WireFrame> Capture::find(const std::function<bool(const WireFrame&
 
 std::optional<WireFrame> Capture::find(Side sender, const std::function<bool(const WireFrame&)>& want, int timeout_ms) {
   if (!pcap_) return std::nullopt;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  LivenessDeadline deadline(timeout_ms);
   const char* who = sender == Side::initiator ? "the initiator" : "the target";
-  for (;;) {
+  for (size_t frames = seen_.size();;) {
     drain();
     for (size_t& i = searched_[sender == Side::initiator ? 0 : 1]; i < seen_.size(); ++i) {
       if (seen_[i].sender == sender && want(seen_[i])) {
         // What the case asserts next is about this frame, which its sender put on the wire.
         observing(sender, std::string("wire: a frame ") + who + " sent");
         evidence_frame(sender, summary(seen_[i]));
+        LivenessDeadline::ended();
         return seen_[i++];
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
+    // Frames still coming are progress: the exchange the case waits on is under way.
+    if (seen_.size() > frames) deadline.progressed();
+    frames = seen_.size();
+    const int left = deadline.left_ms();
+    if (left == 0) {
+      deadline.timed_out();
       if (seen_.empty() && timeout_ms > 0 && !silence_reported_) report_silence();
       // No frame of the kind the case wanted: the sender did not send it. The frames it did send are
       // the evidence.
@@ -403,7 +409,7 @@ std::optional<WireFrame> Capture::find(Side sender, const std::function<bool(con
       return std::nullopt;
     }
     pollfd pfd{pcap_get_selectable_fd(pcap_), POLLIN, 0};
-    ::poll(&pfd, 1, static_cast<int>(std::min<long>(left, 50)));
+    ::poll(&pfd, 1, std::min(left, 50));
   }
 }
 

@@ -1,4 +1,5 @@
 #include "endpoint.hpp"
+#include "liveness.hpp"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -252,13 +253,22 @@ Outcome CqReader::poll(void* context) {
 }
 
 Outcome CqReader::wait(void* context, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
+  LivenessDeadline deadline(timeout_ms);
+  for (size_t seen = done_.size();;) {
     Outcome o = poll(context);
-    if (o.state != Outcome::timed_out) return o;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return o;
-    drain(static_cast<int>(std::min<long>(left, 20)));
+    if (o.state != Outcome::timed_out) {
+      LivenessDeadline::ended();
+      return o;
+    }
+    // Another operation's completion is progress: the provider is alive, this one may be behind it.
+    if (done_.size() > seen) deadline.progressed();
+    seen = done_.size();
+    const int left = deadline.left_ms();
+    if (left == 0) {
+      o.host_busy = deadline.timed_out();
+      return o;
+    }
+    drain(std::min(left, 20));
   }
 }
 

@@ -41,6 +41,8 @@ struct Outcome {
   enum { completed, failed, timed_out } state = timed_out;
   fi_cq_tagged_entry entry{};
   fi_cq_err_entry error{};
+  // timed_out on a host that starved the case's threads: the evidence (liveness.hpp); else empty.
+  std::string host_busy;
 };
 
 // Reads one CQ and keeps what it read by op_context, so a case waits for the completion it wants

@@ -3,6 +3,7 @@
 #include "cell_plan.hpp"
 #include "conformance.hpp"
 #include "control_link.hpp"
+#include "liveness.hpp"
 #include "uet/agent/auth.hpp"
 #include "uet/agent/remote_process.hpp"
 
@@ -29,13 +30,6 @@ namespace uet::cases {
 namespace {
 
 constexpr size_t kMaxMessage = 1 << 20;
-
-using Clock = std::chrono::steady_clock;
-
-int ms_left(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
 
 std::map<std::string, PeerRole>& roles() {
   static std::map<std::string, PeerRole> r;
@@ -66,12 +60,18 @@ bool Channel::send(const std::string& message) {
 }
 
 bool Channel::read_exact(char* p, size_t n, int timeout_ms) {
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  LivenessDeadline deadline(timeout_ms);
   while (n) {
     pollfd pfd{fd_, POLLIN, 0};
-    const int r = ::poll(&pfd, 1, ms_left(deadline));
+    const int r = ::poll(&pfd, 1, deadline.left_ms());
     if (r < 0 && errno == EINTR) continue;
-    if (r == 0) return error_ = "no message from the peer within " + std::to_string(timeout_ms) + " ms", false;
+    if (r == 0 && deadline.expired()) {
+      const std::string busy = deadline.timed_out();
+      return error_ = "no message from the peer within " + std::to_string(timeout_ms) + " ms" +
+                      (busy.empty() ? "" : " (" + busy + ")"),
+             false;
+    }
+    if (r == 0) continue;
     const ssize_t got = ::read(fd_, p, n);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return error_ = "the peer closed the channel (it exited or crashed)", false;
@@ -227,6 +227,9 @@ bool Peer::start(const std::string& role, const TargetPlace& where, const std::m
     return error_ = std::string("fork: ") + std::strerror(errno), false;
   }
   pid_ = pid;
+  // Its threads' run delay counts in the case's waits (liveness.hpp); a peer behind an agent has a PID of
+  // another namespace, and its replies carry its own evidence instead.
+  watch_process(pid, "the " + role);
   if (listen_fd >= 0) {
     const int fd = control_accept(listen_fd, 10000, &error_);
     ::close(listen_fd);
@@ -253,6 +256,7 @@ int Peer::finish(int timeout_ms) {
     pid_ = -1;
     return status ? *status : -1;
   }
+  unwatch_process(pid_);
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
   int status = 0;
   if (pidfd >= 0) {

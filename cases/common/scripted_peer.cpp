@@ -1,4 +1,5 @@
 #include "scripted_peer.hpp"
+#include "liveness.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -343,19 +344,24 @@ std::optional<WireFrame> ScriptedPeer::find(const SentRequest& request, const st
     if (why) *why = "UUD requests are not answered";
     return std::nullopt;
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
+  LivenessDeadline deadline(timeout_ms);
+  for (size_t seen = answers_.size();;) {
     receive(0);
     for (const WireFrame& f : answers_) {
       if (answers_psn(f, request.psn) && want(f)) {
         evidence_frame(Side::target, summary(f));
+        LivenessDeadline::ended();
         return f;
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) break;
-    receive(static_cast<int>(std::min<long>(left, 50)));
+    // Answers still coming (to this request or another) are progress: the target is at work.
+    if (answers_.size() > seen) deadline.progressed();
+    seen = answers_.size();
+    const int left = deadline.left_ms();
+    if (left == 0) break;
+    receive(std::min(left, 50));
   }
+  deadline.timed_out();
   if (why) *why = described_answers(request.psn) + " within " + std::to_string(timeout_ms) + " ms";
   return std::nullopt;
 }

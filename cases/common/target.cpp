@@ -1,4 +1,5 @@
 #include "target.hpp"
+#include "liveness.hpp"
 
 #include "address_translation.hpp"
 #include "capture.hpp"
@@ -35,7 +36,11 @@ Json done(Json results = Json::object()) {
 
 // A completion as the protocol carries it: {"state": "none"|"failed"|"done", ...}.
 Json outcome_json(const Outcome& o, const uint8_t* buf, size_t buf_len) {
-  if (o.state == Outcome::timed_out) return {{"state", "none"}};
+  if (o.state == Outcome::timed_out) {
+    // The target's own evidence that the host starved its wait: its PID may not be the initiator's to read.
+    if (!o.host_busy.empty()) return {{"state", "none"}, {"host_busy", o.host_busy}};
+    return {{"state", "none"}};
+  }
   if (o.state == Outcome::failed) {
     // A truncated receive (FI_ETRUNC) still placed error.len bytes: a case checks they are the message's.
     Json j = {{"state", "failed"}, {"err", o.error.err}, {"prov_errno", o.error.prov_errno}, {"len", o.error.len}};
@@ -384,21 +389,41 @@ RecvResult result_of(const Json& o) {
   return out;
 }
 
+// How long the initiator waits for the reply to a wait of `timeout_ms` at the target: the target's wait may
+// be extended by progress and by the run delay it saw (liveness.hpp), and the reply must cross the channel.
+int reply_ms(int timeout_ms) { return kMaxProgressFactor * timeout_ms + kMaxExtensionMs + 15000; }
+
+// The target's outcome of a wait the initiator made `wait` for: nothing, on a host that starved the target's
+// wait (its evidence) or this side's threads and the target's (measured here), is inconclusive.
+RecvResult judged(const Json& outcome, LivenessDeadline& wait) {
+  RecvResult out = result_of(outcome);
+  if (out.state != RecvResult::none) {
+    LivenessDeadline::ended();
+  } else if (outcome.contains("host_busy")) {
+    LivenessDeadline::starved_elsewhere("the target's " + outcome["host_busy"].get<std::string>());
+  } else {
+    wait.timed_out();
+  }
+  return out;
+}
+
 }  // namespace
 
 RecvResult Target::completion(int id, int timeout_ms) {
   Json r;
-  if (!call({{"op", "completion"}, {"id", id}, {"timeout_ms", timeout_ms}}, &r, timeout_ms + 15000)) return {};
-  return result_of(r.at("outcome"));
+  LivenessDeadline wait(timeout_ms);
+  if (!call({{"op", "completion"}, {"id", id}, {"timeout_ms", timeout_ms}}, &r, reply_ms(timeout_ms))) return {};
+  return judged(r.at("outcome"), wait);
 }
 
 RecvResult Target::send(fi_addr_t dest, size_t len, uint8_t fill, bool tagged, uint64_t tag, int timeout_ms) {
   Json r;
+  LivenessDeadline wait(timeout_ms);
   if (!call({{"op", "send"}, {"dest", dest}, {"len", len}, {"fill", fill}, {"tagged", tagged}, {"tag", tag},
              {"timeout_ms", timeout_ms}},
-            &r, timeout_ms + 15000))
+            &r, reply_ms(timeout_ms)))
     return {};
-  return result_of(r.at("outcome"));
+  return judged(r.at("outcome"), wait);
 }
 
 std::vector<uint8_t> Target::name_for_initiator(const std::vector<uint8_t>& initiator_name) {

@@ -46,6 +46,10 @@ struct CaseState {
   nlohmann::json captures = nlohmann::json::array();
   nlohmann::json diagnostics = nlohmann::json::array();
   std::chrono::steady_clock::time_point started;
+  // liveness.hpp: the evidence of the last liveness wait while it stands (it expired on a starved host), and
+  // that evidence once the case's first failure came while it stood.
+  std::string starved_wait;
+  std::string inconclusive;
 };
 
 CaseState& state() {
@@ -100,6 +104,8 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
 
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed() || state().blamed) return;
+    // The first failure decides: one that follows a wait the host cut short is the host's, not the provider's.
+    state().inconclusive = state().starved_wait;
     state().blamed = true;
     state().blamed_side = state().subject;
     state().blamed_basis = state().basis;
@@ -121,7 +127,11 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
         if (part.skipped()) reason = part.message();
       }
     }
-    if (result->Failed()) {
+    if (result->Failed() && !state().inconclusive.empty()) {
+      // A starved host is never a fail (liveness.hpp): the case could not tell whether the provider would have.
+      verdict = "error";
+      reason = "inconclusive: the host was busy: " + state().inconclusive;
+    } else if (result->Failed()) {
       verdict = "fail";
     } else if (result->Skipped()) {
       // Every skip of the suite says "not applicable [<code>]: <why>" (UET_NOT_APPLICABLE); any other skip is a
@@ -150,6 +160,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
                            {"requirements", requirements}, {"seconds", seconds()}};
     if (!reason.empty()) line["reason"] = reason;
     if (!reason_code.empty()) line["reason_code"] = reason_code;
+    if (verdict == "error") line["message"] = first_lines(message, 4000);
     if (verdict == "fail") {
       line["message"] = first_lines(message, 4000);
       line["blamed_side"] = side_name(s.blamed_side);
@@ -233,6 +244,9 @@ void evidence_capture(const std::string& path, uint16_t udp_port) {
 }
 
 void note(const std::string& key, const std::string& value) { state().notes[key] = value; }
+
+void record_starved_wait(const std::string& evidence) { state().starved_wait = evidence; }
+void clear_starved_wait() { state().starved_wait.clear(); }
 
 void install_verdict_recorder() {
   std::string key = take_verdict_key();

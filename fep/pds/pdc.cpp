@@ -23,7 +23,7 @@ RequestFields InitiatorPdc::fields_for(Psn psn, bool retransmit, bool ack_reques
 
 RequestFields InitiatorPdc::send(uint64_t token, TimePoint now, bool ack_request) {
   const Psn psn = next_psn_++;
-  unacked_.emplace(psn, Pending{token, now, now + rto_, rto_, 0, ack_request, false});
+  unacked_.emplace(psn, Pending{token, now, now, now + rto_, rto_, 0, ack_request, false});
   return fields_for(psn, false, ack_request);
 }
 
@@ -99,7 +99,7 @@ std::vector<ToSend> InitiatorPdc::due(TimePoint now) {
       rto_ = std::min(rto_ * 2, config_.max_rto);
       backed_off = true;
     }
-    if (it->second.retransmits >= config_.max_retransmits) {
+    if (out_of_tries(it->second.retransmits, config_.max_retransmits, it->second.first_sent, now, config_.give_up_after)) {
       failed_.push_back(it->second.token);
       it = unacked_.erase(it);
       continue;

@@ -25,6 +25,16 @@ enum class Mode : uint8_t { rud, rod };
 inline bool psn_before(Psn a, Psn b) { return static_cast<int32_t>(a - b) < 0; }
 inline bool psn_after(Psn a, Psn b) { return psn_before(b, a); }
 
+// The one rule of softuet's retry budgets (PDS retransmissions, RUDI packets, responses asked for again): an
+// attempt is given up on when it has used its tries AND has gone unanswered for `give_up_after` since it was
+// first sent. Tries alone are spent by the clock: a busy host that does not run the peer for the few seconds
+// the tries take makes a live peer look dead.
+inline constexpr std::chrono::milliseconds kGiveUpAfter{10000};
+inline bool out_of_tries(unsigned tries, unsigned max_tries, TimePoint first_sent, TimePoint now,
+                         std::chrono::milliseconds give_up_after = kGiveUpAfter) {
+  return tries >= max_tries && now - first_sent >= give_up_after;
+}
+
 // The retransmission timeout is measured per PDC as RFC 6298 does for TCP: smoothed round trip plus four
 // times its variation, from packets sent once (Karn), doubled once per timeout and kept doubled until a new
 // measurement; new packets take it. A fixed timeout resends whole windows whenever a window takes longer
@@ -34,7 +44,10 @@ struct Config {
   std::chrono::microseconds initial_rto{2000};  // until the first round trip is measured
   std::chrono::microseconds min_rto{2000};
   std::chrono::microseconds max_rto{200000};
-  unsigned max_retransmits = 20;      // then the packet, and its message, fail
+  unsigned max_retransmits = 20;      // then the packet, and its message, fail (out_of_tries)
+  // Twenty retransmissions backing off to max_rto are spent in about 3 s: a target left unscheduled that
+  // long mid-transfer failed a message (issue 33). A peer that is truly gone still fails, this much later.
+  std::chrono::milliseconds give_up_after = kGiveUpAfter;
   unsigned window = 512;              // packets in flight per PDC
   unsigned ack_every = 8;             // the target ACKs at least every N packets (and on AR)
   // A packet resent less than this long ago is not resent again for a NACK: the target NACKs every
@@ -91,6 +104,7 @@ class InitiatorPdc {
  private:
   struct Pending {
     uint64_t token;
+    TimePoint first_sent;
     TimePoint last_sent;
     TimePoint deadline;
     std::chrono::microseconds rto;  // this packet's timer

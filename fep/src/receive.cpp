@@ -302,6 +302,7 @@ void handle_ack(Domain* d, const uet::codec::Decoded& pkt, const uint8_t* buf, c
         aw->second.eom_next_hdr = it->second.next_hdr;
         aw->second.eom_fields = it->second.last;
         aw->second.deadline = now + kResponseWait;
+        aw->second.first_asked = now;
       }
     }
     p->sent.erase(it);

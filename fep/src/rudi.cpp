@@ -174,6 +174,7 @@ ssize_t rudi_submit(Ep* ep, const Dest& dest, std::vector<SentPacket>&& packets,
     rp.op = op_id;
     for (const auto& [message_id, offset] : result_offsets)
       if (message_id == sp.message_id) rp.result_offset = offset;
+    rp.first_sent = now;
     rp.deadline = now + rto(0);
     queue_frame(d, sockaddr_of(peer), std::vector<uint8_t>(rp.frame));  // the original stays for retransmission
   }
@@ -221,7 +222,7 @@ void rudi_timers(Domain* d, pds::TimePoint now) {
       ++it;
       continue;
     }
-    if (++rp.tries > kRudiTries) {
+    if (pds::out_of_tries(rp.tries++, kRudiTries, rp.first_sent, now)) {
       FI_WARN(&g_prov, FI_LOG_EP_DATA, "a RUDI packet to %s ran out of retransmissions\n", ip_text(rp.peer.ip).c_str());
       const uint64_t op_id = rp.op;
       it = d->rudi_sent.erase(it);

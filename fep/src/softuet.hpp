@@ -484,6 +484,7 @@ struct RudiPacket {
   UdpPeer peer;
   uint64_t op = 0;
   size_t result_offset = 0;    // a read's: where in the operation's result its data goes
+  pds::TimePoint first_sent;
   pds::TimePoint deadline;
   unsigned tries = 0;
 };
@@ -499,6 +500,7 @@ struct AwaitedResponse {
   pds::RequestFields eom_fields;
   std::optional<uint32_t> unnumbered_psn;  // the PSN that names a request without message_id
   std::optional<pds::TimePoint> deadline;
+  pds::TimePoint first_asked;  // when the last packet's ACK came without the response
   unsigned tries = 0;
   bool patient = false;     // a rendezvous: the target answers once it has pulled the data, which may be
                             // long after the ACK (when the receive is posted): asked again without a limit

@@ -341,7 +341,7 @@ void run_response_timers(Domain* d, PeerPdc& p, Clock::time_point now) {
       ++it;
       continue;
     }
-    if (++a.tries > kResponseTries && !a.patient) {
+    if (pds::out_of_tries(a.tries++, kResponseTries, a.first_asked, now) && !a.patient) {
       // The peer forgot the response. Every packet was delivered (ACKed), but data a read or a fetching
       // atomic returns never came back.
       const uint64_t op_id = a.op;

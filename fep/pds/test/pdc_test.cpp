@@ -17,6 +17,9 @@ struct Impairment {
   double loss = 0;      // each direction
   double reorder = 0;   // probability that a packet is delayed behind later ones
   microseconds serialise{0};  // each packet waits for the ones before it to leave, as on a busy link
+  // The target is not scheduled from pause_from for pause_for (a busy host): what reaches it waits, unread.
+  microseconds pause_from{0};
+  microseconds pause_for{0};
 };
 
 // One direction of the simulated wire: packets arrive after a base delay, some later, some never.
@@ -87,7 +90,9 @@ Outcome simulate(Mode mode, unsigned packets, Impairment imp, uint64_t seed, Psn
       forward.send({ini.send(next_token, now, last), next_token}, now);
       ++next_token;
     }
-    for (auto& [fields, token] : forward.arrived(now)) {
+    const TimePoint pause_end = TimePoint{} + imp.pause_from + imp.pause_for;
+    const bool target_paused = now >= TimePoint{} + imp.pause_from && now < pause_end;
+    for (auto& [fields, token] : target_paused ? decltype(forward.arrived(now)){} : forward.arrived(now)) {
       const Verdict v = tgt.on_request(fields);
       if (v.deliver) out.delivered.push_back(token);
       if (v.send_ack) back.send({tgt.cack_psn(), v.ack_psn_offset, std::nullopt}, now);
@@ -112,7 +117,8 @@ Outcome simulate(Mode mode, unsigned packets, Impairment imp, uint64_t seed, Psn
     // Jump to the next event (an arrival or a timer); the window refills at once when it has room.
     TimePoint next = TimePoint::max();
     if (ini.can_send() && next_token < packets) next = now;
-    for (auto t : {forward.next_arrival(), back.next_arrival(), ini.next_deadline()}) {
+    const auto forward_next = target_paused ? std::optional<TimePoint>(pause_end) : forward.next_arrival();
+    for (auto t : {forward_next, back.next_arrival(), ini.next_deadline()}) {
       if (t) next = std::min(next, *t);
     }
     now = next == TimePoint::max() ? now + microseconds(1) : std::max(now + microseconds(1), next);
@@ -232,10 +238,48 @@ TEST(Pds, AnAckBeyondWhatWasSentIsIgnored) {
 TEST(Pds, APacketThatNeverGetsThroughFailsAfterMaxRetransmits) {
   Config config;
   config.max_retransmits = 3;
+  config.give_up_after = std::chrono::milliseconds(0);
   const Outcome o = simulate(Mode::rud, 5, {1.0, 0}, 1, 0, config);
   EXPECT_TRUE(o.delivered.empty());
   EXPECT_EQ(o.failed.size(), 5u);
   EXPECT_EQ(o.retransmissions, 15u);
+}
+
+// A target that is truly gone still fails every packet, once the tries are used and the give-up time has
+// passed: not sooner (a busy host may only be late), not never.
+TEST(Pds, APacketToAGonePeerFailsOnceItsTriesAndTheGiveUpTimeAreSpent) {
+  InitiatorPdc ini(Mode::rod, 0);
+  const TimePoint t0{};
+  ini.send(0, t0);
+  TimePoint now = t0;
+  unsigned resent = 0;
+  while (ini.in_flight() && now < t0 + std::chrono::seconds(60)) {
+    now = *ini.next_deadline();
+    resent += static_cast<unsigned>(ini.due(now).size());
+  }
+  EXPECT_EQ(ini.take_failed(), std::vector<uint64_t>{0}) << "the packet failed";
+  EXPECT_GE(resent, Config{}.max_retransmits);
+  EXPECT_GE(now - t0, kGiveUpAfter) << "not before the give-up time";
+  EXPECT_LT(now - t0, kGiveUpAfter + Config{}.max_rto * 2) << "and at the first timer after it";
+}
+
+// A target the host does not run for 4 s in the middle of a transfer, over a lossy link: the twenty
+// retransmissions of a packet lost just before are spent in about 3 s of that pause. Counting tries alone
+// failed such a packet's message (issue 33, Reliability.OrderedMessagesArriveInOrderUnderLoss on a busy
+// host); its answer only comes late, so every packet is delivered.
+TEST(Pds, ATargetUnscheduledForSecondsIsNotGivenUpOn) {
+  for (const Mode mode : {Mode::rud, Mode::rod}) {
+    SCOPED_TRACE(mode == Mode::rod ? "rod" : "rud");
+    Impairment starved{0.05, 0};
+    starved.pause_from = microseconds(3000);
+    starved.pause_for = microseconds(4000000);
+    const Outcome o = simulate(mode, 2000, starved, 3);
+    expect_exactly_once(o, 2000);
+    Config counting_only;
+    counting_only.give_up_after = std::chrono::milliseconds(0);
+    EXPECT_FALSE(simulate(mode, 2000, starved, 3, 1000, counting_only).failed.empty())
+        << "the pause is long enough to spend the tries: the scenario shows what it claims";
+  }
 }
 
 TEST(Pds, ANackWithinTheHoldoffDoesNotResendAgain) {

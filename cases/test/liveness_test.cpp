@@ -1,0 +1,73 @@
+// The liveness rule's measurements (cases/common/liveness.hpp): whose thread waited longest for a CPU, that a
+// wait on a host that runs its threads is never evidence of a busy host, and that one whose threads queue
+// behind others on their CPU is.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "liveness.hpp"
+
+namespace uet::cases {
+void record_starved_wait(const std::string&) {}
+void clear_starved_wait() {}
+namespace {
+
+TEST(Liveness, TheWorstThreadIsTheOneWhoseRunDelayGrewMost) {
+  SchedSnapshot before, after;
+  before.run_delay_ns = {{{0, 10}, 1000}, {{0, 11}, 5000}};
+  after.run_delay_ns = {{{0, 10}, 9000}, {{0, 11}, 6000}, {{0, 12}, 7000}};
+  const Starvation s = starvation_between(before, after);
+  EXPECT_EQ(s.worst, std::chrono::nanoseconds(8000));
+  EXPECT_EQ(s.whose, "this process's thread 10");
+}
+
+TEST(Liveness, AThreadBornDuringTheWaitCountsAllItsDelay) {
+  SchedSnapshot before, after;
+  after.run_delay_ns = {{{0, 12}, 7000}};
+  EXPECT_EQ(starvation_between(before, after).worst, std::chrono::nanoseconds(7000));
+}
+
+TEST(Liveness, AnObservationWindowIsNeverEvidence) {
+  LivenessDeadline window(kLivenessFloorMs - 1);
+  while (!window.expired()) std::this_thread::yield();
+  EXPECT_EQ(window.timed_out(), "");
+}
+
+TEST(Liveness, AWaitWhoseThreadsRanIsTheProvidersAndOneWhoseThreadsQueuedIsTheHosts) {
+  // This thread and three spinners share one CPU: each waits for it about three quarters of the time.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+  {
+    LivenessDeadline idle(kLivenessFloorMs);
+    while (int left = idle.left_ms()) std::this_thread::sleep_for(std::chrono::milliseconds(left));
+    EXPECT_EQ(idle.timed_out(), "") << "a thread that slept through its wait was never kept from running";
+  }
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> spinners;
+  for (int i = 0; i < 3; ++i) {
+    spinners.emplace_back([&] {
+      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  LivenessDeadline busy(kLivenessFloorMs);
+  const auto started = std::chrono::steady_clock::now();
+  while (!busy.expired()) std::this_thread::yield();
+  const auto waited = std::chrono::steady_clock::now() - started;
+  const std::string evidence = busy.timed_out();
+  stop = true;
+  for (auto& t : spinners) t.join();
+  EXPECT_NE(evidence.find("runnable but not running"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("load average"), std::string::npos) << evidence;
+  EXPECT_GT(waited, std::chrono::milliseconds(kLivenessFloorMs)) << "the run delay it saw extended the wait";
+}
+
+}  // namespace
+}  // namespace uet::cases
