@@ -25,6 +25,7 @@ import threading
 import time
 
 from harness import cell_plan
+from harness import run_delay
 from harness.commands.run import CASE_DEADLINE_S, CELL_DEADLINE_S
 from harness import manifest as manifest_mod
 from harness import entity as entity_mod
@@ -334,6 +335,8 @@ class CellRun:
                 return
             verdict, reason = ("timeout", f"no end within the case deadline of {self.case_deadline:.0f} s") \
                 if why == "deadline" else ("error", f"the case binary died {describe_status(proc.returncode)}")
+            if why == "deadline" and self._starved:  # the host's doing, not the provider's
+                verdict, reason = "error", self._starved
             if why == "stopped":
                 verdict, reason = "error", "interrupted (Ctrl-C or SIGTERM): the run was stopped during this case"
             if why == "overflow":
@@ -372,9 +375,12 @@ class CellRun:
     def _watch(self, proc, channel: VerdictChannel, place) -> tuple[str, int]:
         """Waits for the binary; kills it at a case's deadline, a stop, when the placement loses a side, or
         when its verdict file overflows. Returns why it ended, and how many cases had ended while both
-        sides were last known to serve."""
+        sides were last known to serve. A case's deadline is extended by the time the binary's threads waited
+        for a CPU (harness/run_delay.py); self._starved says how long they waited when it passed."""
         started_case, t0, why = time.monotonic(), time.monotonic(), None
         trusted = ended = 0
+        pgid = getattr(proc, "pid", None)  # a local process leads its own group; an agent's is not seen here
+        at_start, extension, self._starved = run_delay.snapshot(pgid), 0.0, None
         while True:
             if proc.poll() is not None or proc.lost:
                 timing = self.timings.setdefault(self._area, {"wall": 0.0, "cpu": 0.0})
@@ -386,12 +392,23 @@ class CellRun:
                 if channel.read():  # a case started or ended: its deadline starts again
                     started_case = time.monotonic()
                     ended = len(channel.ended)
+                    at_start, extension = run_delay.snapshot(pgid), 0.0
                 lost = place.lost()
                 if not lost:
                     trusted = ended
                 why = "stopped" if self.stop.is_set() else "lost" if lost else "overflow" if channel.overflow else (
-                    "budget" if self.budget_spent() else
-                    "deadline" if time.monotonic() - started_case > self.case_deadline else None)
+                    "budget" if self.budget_spent() else None)
+                if why is None and time.monotonic() - started_case > self.case_deadline + extension:
+                    waited, whose = run_delay.worst_since(at_start, run_delay.snapshot(pgid))
+                    if waited > extension and extension < self.case_deadline:
+                        extension = min(waited, self.case_deadline)  # the time the host did not give it
+                    else:
+                        why = "deadline"
+                        if waited >= run_delay.BUSY_SHARE * self.case_deadline:
+                            self._starved = (f"{run_delay.INCONCLUSIVE}: no end within the case deadline of "
+                                             f"{self.case_deadline:.0f} s (extended by {extension:.1f} s) while "
+                                             f"{whose} of the case binary waited {waited:.1f} s for a CPU "
+                                             f"(load average {run_delay.load_average()})")
                 if why:
                     proc.kill()
             select.select([proc], [], [], 0.2)

@@ -19,7 +19,9 @@ if str(REPO) not in sys.path:
 from harness import manifest as manifest_mod  # noqa: E402
 from harness.run_cases import Cell, CellRun  # noqa: E402
 
-# The fake: CASES maps each case to what it does (pass, hang, segv, exit0: exits 0 before it starts);
+# The fake: CASES maps each case to what it does (pass, hang, segv, exit0: exits 0 before it starts; starve:
+# hangs while three spinners of its own process group queue for the one CPU they are pinned to, as a
+# busy host keeps a binary's threads waiting);
 # STARTUP is what happens before any case (nothing, segv, hang), as a provider's fi_getinfo at start-up.
 FAKE = """#!/usr/bin/python3
 import hashlib, hmac, json, os, signal, sys, time
@@ -52,7 +54,13 @@ for case, does in CASES.items():
     line(event="start", case=case)
     if does == "segv":
         os.kill(os.getpid(), signal.SIGSEGV)
-    if does == "hang":
+    if does == "starve":
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        for _ in range(3):
+            if os.fork() == 0:
+                while True:
+                    pass
+    if does in ("hang", "starve"):
         time.sleep(600)
     line(event="end", case=case, verdict="pass", requirements="2.2.6-a", seconds=0.01)
 """
@@ -91,6 +99,15 @@ class TestOneVerdictPerCase:
         got, launches = run_cell({"Fake.A": "pass", "Fake.B": "hang"}, case_deadline=1.0)
         assert got == [("Fake.A", "pass", None), ("Fake.B", "timeout", "no end within the case deadline of 1 s")]
         assert launches == 2  # the relaunch finds nothing left to run and says so by exiting at once
+
+    def test_a_case_past_its_deadline_on_a_host_that_starved_it_is_inconclusive_not_a_timeout(self, run_cell):
+        got, _ = run_cell({"Fake.A": "starve", "Fake.B": "pass"}, case_deadline=1.0)
+        (case, verdict, reason), after = got[0], got[1:]
+        assert (case, verdict) == ("Fake.A", "error")
+        assert reason.startswith("inconclusive: the host was busy: no end within the case deadline of 1 s (extended by "
+                                 "1.0 s) while process ")
+        assert "of the case binary waited" in reason and "for a CPU (load average " in reason
+        assert after == [("Fake.B", "pass", None)]
 
     def test_a_binary_whose_every_case_hangs_ends_its_cell_within_the_cell_s_budget(self, run_cell):
         cases = {f"Fake.C{i}": "hang" for i in range(8)}
