@@ -49,7 +49,6 @@ case baselines.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import json
@@ -64,6 +63,7 @@ import typing
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
+from harness.commands import selftest as selftest_options
 from harness.mutation_baseline import Baseline, short_case  # noqa: F401 - short_case: pytest's tests import it here
 
 if typing.TYPE_CHECKING:
@@ -122,11 +122,7 @@ WIRE_CHECKS = ["pytest/fep/test_reliability.py", "pytest/fep/test_rudi.py", "pyt
 WIRE_TIMEOUT_S = 900
 
 
-def knobs() -> list[tuple[str, str, str]]:
-    """[(name, statement, rule)] of fep/src/faults.def."""
-    sys.path.insert(0, str(REPO / "fep" / "tools"))
-    import faults_md  # the one parser of the knob list
-    return faults_md.knobs((REPO / "fep" / "src" / "faults.def").read_text())
+knobs = selftest_options.knobs
 
 
 def named_checks() -> dict[str, list[str]]:
@@ -413,22 +409,8 @@ def rerun_failures(mutation: Mutation, base: Baseline) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m harness.mutation", description=__doc__.splitlines()[0])
-    parser.add_argument("--knob", action="append", default=[], help="only this knob (repeatable)")
-    parser.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))
-    parser.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "report")
-    parser.add_argument("--jobs", type=int, default=2,
-                        help="knobs at a time, when their runs are isolated in namespace pairs (default 2)")
-    parser.add_argument("--full", action="store_true",
-                        help="every case of every cell for every knob (the old cross product; about 20 min)")
-    parser.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)  # ./uet, before it builds
-    args = parser.parse_args(argv)
+    args = selftest_options.parse(argv)
     all_knobs = knobs()
-    unknown = sorted(set(args.knob) - {k[0] for k in all_knobs})
-    if unknown:
-        parser.error(f"no such knob: {', '.join(unknown)} (fep/src/faults.def lists them)")
-    if args.jobs < 1:
-        parser.error("--jobs must be at least 1")
     unknown = sorted(set(named_checks()) - {k[0] for k in all_knobs})
     if unknown:
         print(f"mutation: {NAMED_CHECKS} names knobs faults.def does not have: {', '.join(unknown)}", file=sys.stderr)
@@ -450,8 +432,11 @@ def main(argv: list[str]) -> int:
     jobs = max(1, args.jobs if isolated else 1)
     started = time.monotonic()
     mutation = Mutation(args.build, args.out / "mutation", args.full, named_checks())
-    # The wire checks' baseline overlaps the case baselines (a run without one would wait for it later).
-    threading.Thread(target=mutation.run_wire_baseline, daemon=True).start()
+    # The wire checks' baseline overlaps the case baselines (a run without one would wait for it later), unless
+    # one at a time was asked for: then it follows them, and the case baselines run in CELLS' order alone.
+    wire = threading.Thread(target=mutation.run_wire_baseline, daemon=True)
+    if jobs > 1:
+        wire.start()
     print(f"mutation: baselines of {len(cells)} cells ({', '.join(c.label for c in cells)}) and of the wire checks",
           flush=True)
     try:  # the baselines wait more than they compute: every cell at once, unless one at a time was asked for
@@ -459,6 +444,8 @@ def main(argv: list[str]) -> int:
     except BaseException:
         stop_all()
         raise
+    if jobs == 1:
+        wire.start()
     # The failed cases run again beside the knobs (only those that need them wait), unless runs share the
     # host's ports: then before them.
     reruns = [threading.Thread(target=rerun_failures, args=(mutation, b), daemon=True)

@@ -404,7 +404,7 @@ class CellRun:
                         extension = min(waited, self.case_deadline)  # the time the host did not give it
                     else:
                         why = "deadline"
-                        if waited >= run_delay.BUSY_SHARE * self.case_deadline:
+                        if waited - extension >= run_delay.BUSY_SHARE * self.case_deadline:  # not made good
                             self._starved = (f"{run_delay.INCONCLUSIVE}: no end within the case deadline of "
                                              f"{self.case_deadline:.0f} s (extended by {extension:.1f} s) while "
                                              f"{whose} of the case binary waited {waited:.1f} s for a CPU "

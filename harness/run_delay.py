@@ -4,8 +4,8 @@ change with host load (the cases' side: cases/common/liveness.hpp).
 The kernel counts, per thread, the time it was runnable but not running (/proc/PID/task/TID/schedstat, its
 second field). A case's deadline is extended by what the worst thread of the binary's process group waited
 (up to the deadline again), and a deadline that still passes after the host starved those threads for a
-tenth of it makes the case an `error`, "inconclusive: the host was busy", never a `timeout` held against
-the provider. Processes the harness cannot see (another placement's node) count as not starved.
+tenth of it more than the extension gave back makes the case an `error`, "inconclusive: the host was busy",
+never a `timeout` held against the provider; starvation the extension made good leaves it a `timeout`. Processes the harness cannot see (another placement's node) count as not starved.
 """
 from __future__ import annotations
 

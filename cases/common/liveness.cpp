@@ -119,13 +119,19 @@ int LivenessDeadline::left_ms() {
   return static_cast<int>(std::max<int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(end() - now).count()));
 }
 
-void LivenessDeadline::progressed() { window_start_ = Clock::now(); }
+void LivenessDeadline::progressed() {
+  window_start_ = Clock::now();
+  progress_seen_ = true;
+}
 
 std::string LivenessDeadline::timed_out() {
   if (timeout_ms_ < kLivenessFloorMs) return {};
   seen_ = starvation_between(at_start_, SchedSnapshot::take());
   const auto waited = Clock::now() - started_;
-  if (seen_.worst < std::chrono::duration_cast<std::chrono::nanoseconds>(waited * kBusyShare)) {
+  // What the host took and the extension did not give back; a provider seen at work had its chance anyway.
+  const auto uncompensated = seen_.worst - extension_;
+  const auto length = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::milliseconds(timeout_ms_));
+  if (progress_seen_ || uncompensated < std::chrono::duration_cast<std::chrono::nanoseconds>(length * kBusyShare)) {
     clear_starved_wait();
     return {};
   }
@@ -133,7 +139,8 @@ std::string LivenessDeadline::timed_out() {
   why << "a wait of " << seconds(std::chrono::milliseconds(timeout_ms_)) << " ended after "
       << seconds(std::chrono::duration_cast<std::chrono::nanoseconds>(waited)) << " with nothing, and "
       << seen_.whose << " had been runnable but not running for " << seconds(seen_.worst)
-      << " of it; load average " << load_average();
+      << " of it (" << seconds(uncompensated) << " more than the wait was extended by); load average "
+      << load_average();
   record_starved_wait(why.str());
   return why.str();
 }

@@ -5,10 +5,12 @@
 //    not running (the kernel's run delay, /proc/PID/task/TID/schedstat) extends it, so a starved provider
 //    gets the time the case meant to give it;
 //  - it starts again whenever the caller sees progress (another completion, another frame);
-//  - when it expires and the host had starved the case's threads, the failure it leads to is not the
-//    provider's: the case is an `error`, "inconclusive: the host was busy", with the run delay and the load
-//    seen (verdict.cpp). A wait that expires on a host that let the provider run stays a failure, so a
-//    provider that never delivers still fails on an idle host.
+//  - when it expires with nothing seen (no progress at all) after the host starved the case's threads for
+//    more than the extension gave back, the failure it leads to is not the provider's: the case is an
+//    `error`, "inconclusive: the host was busy", with the run delay and the load seen (verdict.cpp). A wait
+//    whose starvation the extension made good gave the provider its whole length to answer, and one that
+//    saw progress saw the provider at work: their expiry stays a failure, on a busy host as on an idle one,
+//    so a provider that answers wrongly or never delivers fails whatever the load.
 // Every wait loop of cases/common uses LivenessDeadline; none keeps a wall-clock deadline of its own.
 #pragma once
 
@@ -28,8 +30,8 @@ inline constexpr int kLivenessFloorMs = 1000;
 // that a case stays inside the harness's case deadline (harness/run_cases.py CASE_DEADLINE_S, 90 s).
 inline constexpr int kMaxExtensionFactor = 2;
 inline constexpr int kMaxExtensionMs = 20000;
-// A wait that expired after its threads had waited for a CPU this share of its length or more was cut short
-// by the host: one tenth is far above what an idle host shows (microseconds per wake-up) and far below
+// A wait that expired after its threads had waited for a CPU this share of its length or more beyond what the
+// extension gave back was cut short by the host: one tenth is far above what an idle host shows (microseconds per wake-up) and far below
 // what a load of two runnable tasks per core gives.
 inline constexpr double kBusyShare = 0.10;
 // Progress gives a wait its full length again, up to this many times its length in all.
@@ -78,6 +80,7 @@ class LivenessDeadline {
   std::chrono::nanoseconds extension_cap() const;
   Clock::time_point started_, window_start_;
   std::chrono::nanoseconds extension_{0};  // the run delay seen so far, capped
+  bool progress_seen_ = false;
   SchedSnapshot at_start_;
   Starvation seen_;
 };

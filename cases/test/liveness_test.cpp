@@ -62,11 +62,17 @@ TEST(Liveness, AWaitWhoseThreadsRanIsTheProvidersAndOneWhoseThreadsQueuedIsTheHo
   while (!busy.expired()) std::this_thread::yield();
   const auto waited = std::chrono::steady_clock::now() - started;
   const std::string evidence = busy.timed_out();
+  // The same starvation, but the wait saw progress: the provider was at work, so its failure stands.
+  LivenessDeadline answered(kLivenessFloorMs);
+  answered.progressed();
+  while (!answered.expired()) std::this_thread::yield();
+  const std::string after_progress = answered.timed_out();
   stop = true;
   for (auto& t : spinners) t.join();
   EXPECT_NE(evidence.find("runnable but not running"), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("load average"), std::string::npos) << evidence;
   EXPECT_GT(waited, std::chrono::milliseconds(kLivenessFloorMs)) << "the run delay it saw extended the wait";
+  EXPECT_EQ(after_progress, "") << "a wait that saw the provider at work is never the host's";
 }
 
 }  // namespace

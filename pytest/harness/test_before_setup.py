@@ -45,7 +45,7 @@ def nothing_set_up(run: subprocess.CompletedProcess) -> None:
 
 # Every command ./uet has, with a word of its help (the commands in Python show their parser's usage line).
 HELP = [("run", "usage: ./uet run"), ("certify", "usage: ./uet certify"), ("verify", "usage: ./uet verify"),
-        ("selftest", "usage: python3 -m harness.mutation"), ("compare", "usage: ./uet compare"),
+        ("selftest", "usage: ./uet selftest"), ("compare", "usage: ./uet compare"),
         ("history", "usage: ./uet history"), ("manifest", "usage: ./uet manifest"),
         ("manifest init", "usage: ./uet manifest init"), ("manifest check", "usage: ./uet manifest check"),
         ("fuzz", "usage: python3 -m harness.fuzz campaign"), ("test", "./uet test [--workers N]"),
@@ -64,6 +64,7 @@ BAD_USAGE = [
     (["verify", "missing.tar.zst"], 2, "uet verify: no package at"),
     (["verify"], 2, "the following arguments are required: package"),
     (["selftest", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    (["selftest", "--knob", "nope"], 2, "no such knob: nope"),
     (["compare", "a", "b"], 2, "uet compare: a: cannot be read: No such file or directory"),
     (["compare", "--bogus"], 2, "./uet compare: error:"),
     (["history", "/nonexistent-run-folder"], 2, "history: no such folder: /nonexistent-run-folder"),
