@@ -64,6 +64,7 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.commands import selftest as selftest_options
+from harness.results import inconclusive
 from harness.mutation_baseline import Baseline, short_case  # noqa: F401 - short_case: pytest's tests import it here
 
 if typing.TYPE_CHECKING:
@@ -145,6 +146,8 @@ class KnobResult:
     caught_by: list[str] = dataclasses.field(default_factory=list)  # "cell: case" or "wire: test"
     stage: str | None = None  # what caught it: targeted, targeted wire, broad, broad wire (or full)
     errors: list[str] = dataclasses.field(default_factory=list)     # checks that could not run with the knob on
+    # cases the host starved with the knob on (an inconclusive error: neither caught nor broken), "cell: case"
+    inconclusive: list[str] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
     cases_run: int = 0        # case verdicts it took, over every cell and stage
     wire_checks_run: int = 0
@@ -295,7 +298,9 @@ class Mutation:
         r.cases_run += len(results)
         r.verdicts += [{"cell": cell.label, "stage": stage, "case": v.case, "verdict": v.verdict} for v in results]
         for v in results:
-            if v.verdict in BROKEN:
+            if inconclusive(v):
+                r.inconclusive.append(f"{cell.label}: {v.case}")
+            elif v.verdict in BROKEN:
                 r.errors.append(f"{cell.label}: {v.case}: {v.verdict}: {(v.reason or '')[:200]}")
             elif v.verdict in CAUGHT and v.case in base.passing:
                 r.caught_by.append(f"{cell.label}: {v.case}")

@@ -11,6 +11,7 @@ import json
 import pathlib
 import xml.etree.ElementTree as ET
 
+from harness.run_delay import INCONCLUSIVE
 from harness.diagnostic_statements import add_broken_statements
 from harness.not_applicable import check_code
 from harness.untrusted import printable, printable_tree
@@ -18,6 +19,12 @@ from harness.untrusted import printable, printable_tree
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
 # flaky: only from several attempts (harness/attempts.py): its MUSTs held in one and failed in another.
 FAILING = ("fail", "error", "timeout", "flaky")
+
+
+def inconclusive(r) -> bool:
+    """An error because the host starved the case (cases/common/liveness.hpp, harness/run_delay.py): it could
+    not tell whether the provider would have done what it waited for; never held against the provider."""
+    return r.verdict == "error" and (r.reason or "").startswith(INCONCLUSIVE)
 
 
 @dataclasses.dataclass
