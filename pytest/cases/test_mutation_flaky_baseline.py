@@ -132,7 +132,9 @@ class TestABaselineCaseThatFailsTwice:
         named = {f"{x['cell']}: {x['case']}" for x in report["baseline_failed"] if short_case(x["case"]) == BROKEN_CASE}
         assert named <= set(r["baseline_failed"]) <= broken
         assert all(any(name in e for e in r["errors"]) for name in r["baseline_failed"]), r["errors"]
-        assert r["caught_by"] and r["stage"] == "targeted" and not set(r["caught_by"]) & broken, r
+        # Caught by a case that passed in the baseline. At which stage depends on which cases of its statement
+        # are left: on a host that starves some of them (inconclusive twice, so broken too) the broad stage.
+        assert r["caught_by"] and r["stage"] in ("targeted", "broad") and not set(r["caught_by"]) & broken, r
 
     def test_a_knob_that_does_not_need_it_runs_as_usual(self, broken_run):
         _, knobs, run = broken_run
