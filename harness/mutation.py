@@ -285,12 +285,13 @@ class Mutation:
                 self.wire_baseline = WireBaseline(verdicts, statements)
             return self.wire_baseline
 
-    def cases(self, r: KnobResult, cell: MutationCell, stage: str, cases: list[Result] | None) -> None:
-        """Runs `cases` (None: every case) of `cell` with the knob on; adds what caught it and what broke."""
+    def cases(self, r: KnobResult, cell: MutationCell, stage: str, cases: list[Result] | None, again: int = 2) -> None:
+        """Runs `cases` (None: every case) of `cell` with the knob on; adds what caught it and what broke. Cases
+        the host starved (inconclusive) run again, up to `again` times, before the stage counts as not caught."""
         base = self.baselines[cell]
         areas = sorted({c.area for c in cases}) if cases else cell.areas(self.build)
         case_filter = ":".join(sorted(c.case for c in cases)) if cases else "*"
-        out = self.work / r.knob / f"{stage.replace(' ', '-')}-{cell.dir}"
+        out = self.work / r.knob / (f"{stage.replace(' ', '-')}-{cell.dir}" + (f"-again{3 - again}" if again < 2 else ""))
         # The knob acts in every process: a SOFTUET_FAULTS_ONCE around the run must not turn it off.
         results = _run_cases().run_manifest(ref_of(cell.initiator), self.build, out, areas=areas, case_filter=case_filter,
                                          target=ref_of(cell.target) if cell.target else None, seed=SEED,
@@ -305,6 +306,9 @@ class Mutation:
             elif v.verdict in CAUGHT and v.case in base.passing:
                 r.caught_by.append(f"{cell.label}: {v.case}")
                 r.stage = r.stage or stage
+        starved = [base.passing[v.case] for v in results if inconclusive(v) and v.case in base.passing]
+        if starved and again and not any(v.verdict in CAUGHT and v.case in base.passing for v in results):
+            self.cases(r, cell, stage, starved, again - 1)
 
     def wire(self, r: KnobResult, stage: str, statement: str | None) -> None:
         """The wire checks that pass without the knob (`statement`: those that cover it) with the knob on,
