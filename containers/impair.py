@@ -4,15 +4,41 @@
 from .host import NamespaceError, tool
 
 
+# The counted loss repeats after this many matching datagrams, a prime. With a cycle of `every` itself, a
+# sender whose retransmission round is a multiple of `every` datagrams and starts with a dropped one meets that
+# drop at every try: softuet's ROD go-back-N resent the same 42 datagrams (the 42 messages not yet ACKed, each
+# one GSO datagram of 2 packets; 42 = 6 x 7) from the lost PSN round after round, ~1.2 ms apart, until its
+# 10 s give-up, and Reliability.OrderedMessagesArriveInOrderUnderLoss failed whenever a busy host's timing
+# left such a round (seed 1704287051). From round to round that datagram's count moves by the round's length
+# modulo the cycle: with a prime cycle longer than any round it cannot stay on the drops, which are every
+# `every`-th count, for long: 15 rounds in a row at most (rounds of 7 or 94 datagrams walk down them one by
+# one), within softuet's 20 tries (pytest/containers/test_impair.py).
+LOSS_CYCLE = 101
+
+
+def counted_drops(every, offset, cycle=LOSS_CYCLE):
+    """The counts modulo `cycle` the counted loss drops: every `every`-th from `offset` (about 1 in `every`)."""
+    return list(range(int(offset), int(cycle), int(every)))
+
+
+def counted_pattern(every, offset, cycle=LOSS_CYCLE):
+    """The counted loss in words, as the cell plan and the report print it."""
+    drops = counted_drops(every, offset, cycle)
+    return (f"about every {every}th UET datagram of each direction dropped: counting from 0, those whose count mod "
+            f"{cycle} is {drops[0]}, {drops[1]}, ..., {drops[-1]} (every {every}th from {offset}, repeating every "
+            f"{cycle}, a prime, so no retransmission round shorter than that meets a drop at every try)")
+
+
 def impair_script(hook, device, loss_percent, udp_dport, every=None, offset=0, table="uet_impair"):
     """The nft script of a drop on `device`'s `hook`, in netdev table `table` (it replaces an earlier one)."""
     # "any": every UDP datagram (a provider whose UET port is its own choice; the test link carries only UET).
     match = "meta l4proto udp " if udp_dport == "any" else f"udp dport {int(udp_dport)} " if udp_dport is not None else ""
     rules = []
     if every:
-        # Counted, not drawn: the same packets drop on every run (the k-th matching packet, k from 0,
-        # drops when k mod every == offset), so a lossy cell replays exactly.
-        rules.append(f"{match}numgen inc mod {int(every)} == {int(offset)} drop")
+        # Counted, not drawn: the same packets drop on every run (the k-th matching datagram, k from 0, drops
+        # when k mod LOSS_CYCLE is one of counted_drops), so a lossy cell replays exactly.
+        drops = ", ".join(str(k) for k in counted_drops(every, offset))
+        rules.append(f"{match}numgen inc mod {LOSS_CYCLE} {{ {drops} }} drop")
     elif loss_percent:
         # 1/100 % resolution: numgen draws 0..9999 per packet.
         threshold = int(round(float(loss_percent) * 100))
@@ -48,7 +74,8 @@ class Impairment:
 
     def impair(self, side, loss_percent=None, udp_dport=None, every=None, offset=0):
         """Drop ``loss_percent`` % (0..100, 0.01 steps) of the packets leaving ``side``'s veth, or, with
-        ``every``, a counted pattern: each ``every``-th matching packet from the ``offset``-th on.
+        ``every``, a counted pattern: each ``every``-th matching datagram from the ``offset``-th on, in cycles of
+        LOSS_CYCLE datagrams (counted_drops).
 
         ``udp_dport`` (e.g. 4793, UET) restricts the drop to that UDP destination port ("any": to UDP).  Replaces
         any earlier impairment of that side.  Uses the netdev egress hook of ``side``'s veth; if
@@ -56,8 +83,9 @@ class Impairment:
         """
         if loss_percent is not None and not 0 <= float(loss_percent) <= 100:
             raise ValueError(f"loss_percent must be within 0..100, not {loss_percent}")
-        if every is not None and not (int(every) >= 2 and 0 <= int(offset) < int(every)):
-            raise ValueError(f"every must be >= 2 and 0 <= offset < every, not every={every} offset={offset}")
+        if every is not None and not (2 <= int(every) <= LOSS_CYCLE // 2 and 0 <= int(offset) < int(every)):
+            raise ValueError(f"every must be within 2..{LOSS_CYCLE // 2} and 0 <= offset < every, not every={every} "
+                             f"offset={offset}")
         tool("nft")
         me, other = self.side(side), self.peer(side)
         if self.impair_hook is None:

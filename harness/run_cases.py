@@ -33,6 +33,7 @@ from harness import side_builds
 from harness.entity import EntityError, suite_entity
 from containers.host import NamespaceError
 from containers.choice import open_placement
+from containers.impair import counted_pattern
 from containers.placement import PlacementError
 from harness.results import Result, counts, result_of_line
 from harness.verdict_channel import MAX_BYTES as MAX_VERDICT_BYTES, VerdictChannel
@@ -44,7 +45,8 @@ SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
 # The areas that talk to the provider's privileged entity: a manifest asking for the suite's own
 # (privileged_entity.start: suite) has one started for the cell while they run.
 ENTITY_AREAS = ("entity", "jobs", "security")
-# Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies.
+# Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies (in
+# cycles of containers/impair.py LOSS_CYCLE datagrams).
 LOSSY_AREAS = {"reliability": 7}
 INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
@@ -242,8 +244,7 @@ class CellRun:
         init_port, target_port = self._uet_ports
         pair.impair("a", udp_dport=target_port, every=every, offset=offset)
         pair.impair("b", udp_dport=init_port, every=every, offset=offset)
-        text = (f"every {every}th UET packet of each direction dropped, counting from 0, those with count mod {every} "
-                f"== {offset} (seed {self.seed}); nftables numgen inc on the {pair.impair_hook} hook")
+        text = f"{counted_pattern(every, offset)} (seed {self.seed}); nftables numgen inc on the {pair.impair_hook} hook"
         self.loss[area] = {"every": every, "offset": offset, "seed": self.seed, "pattern": text,
                            "rules": {"initiator": pair.impairment("a"), "target": pair.impairment("b")}}
         try:

@@ -23,6 +23,7 @@ if str(REPO) not in sys.path:
 
 from containers import host, netns  # noqa: E402
 from containers.host import HostLock  # noqa: E402
+from containers.impair import LOSS_CYCLE, counted_drops  # noqa: E402
 from containers.netns import NamespaceError, NamespacePair  # noqa: E402
 
 # alone: these tests pick a free pair index before making a pair by hand, and count the stale pairs of the
@@ -468,6 +469,13 @@ class TestImpairment:
         impaired.impair("a", loss_percent=0, udp_dport=UET_PORT)
         result = transfer(impaired, 400)
         assert (result["received"], result["marker"]) == (400, True)
+
+    def test_counted_loss_drops_the_counts_it_names(self, impaired):
+        # Two cycles of the counted loss (containers/impair.py LOSS_CYCLE): nft takes the rule and drops
+        # exactly the datagrams counted_drops names, no more.
+        impaired.impair("a", udp_dport=UET_PORT, every=7, offset=3)
+        result = transfer(impaired, 2 * LOSS_CYCLE)
+        assert (result["received"], result["marker"]) == (2 * LOSS_CYCLE - 2 * len(counted_drops(7, 3)), True)
 
     def test_cleared_impairment_delivers_everything(self, impaired):
         impaired.impair("a", loss_percent=100, udp_dport=UET_PORT)
