@@ -16,7 +16,6 @@ container could not be made. Prints each command's time and status.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import pathlib
 import shutil
@@ -26,7 +25,7 @@ import tempfile
 import time
 
 from .host import tool
-from .image import STATE, debian_mirror, debian_release, podman, podman_env
+from .image import debian_release, debootstrap_image, podman, podman_env
 from .placement import PlacementError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -39,29 +38,7 @@ COMMAND_DEADLINE_S = {"run": 3 * 3600, "test": 4 * 3600}  # a hang guard only: a
 def image(say=print) -> str:
     """The minbase image of this machine's Debian release, built once and kept in the suite's podman storage."""
     release = debian_release()
-    tag = f"{IMAGE_REPO}:{release}-{RECIPE}"
-    if podman("image", "exists", tag, check=False).returncode == 0:
-        return tag
-    STATE.mkdir(parents=True, exist_ok=True)
-    with open(STATE / "fresh-image.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it made
-        if podman("image", "exists", tag, check=False).returncode == 0:
-            return tag
-        say(f"fresh machine: building {tag} once (debootstrap --variant=minbase {release})")
-        root = pathlib.Path(tempfile.mkdtemp(prefix="fresh-rootfs-", dir=STATE))
-        log = STATE / "fresh-debootstrap.log"
-        try:
-            with open(log, "w") as out:
-                done = subprocess.run([tool("debootstrap"), "--variant=minbase", release, str(root), debian_mirror()],
-                                      stdout=out, stderr=subprocess.STDOUT, timeout=1800)
-            if done.returncode != 0:
-                raise PlacementError(f"debootstrap failed ({done.returncode}); its log: {log}")
-            tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-            podman("import", "--change", 'CMD=["/bin/bash"]', "-", tag, stdin=tar.stdout, timeout=600)
-            tar.wait()
-        finally:
-            shutil.rmtree(root, ignore_errors=True)
-    return tag
+    return debootstrap_image(f"{IMAGE_REPO}:{release}-{RECIPE}", release, [], "fresh-image", say)
 
 
 def clone(into: pathlib.Path, commit: str) -> pathlib.Path:

@@ -137,23 +137,30 @@ def ensure_image(build: pathlib.Path, inside: list[pathlib.Path], say=print) -> 
     trees = [build] + [p for p in inside if p != build.resolve() and (p / "CMakeCache.txt").is_file()]
     packages = runtime_packages([b for tree in trees for b in suite_binaries(tree)], inside)
     tag = image_tag(packages, release)
+    return debootstrap_image(tag, release, packages, "image", say)
+
+
+def debootstrap_image(tag: str, release: str, packages: list[str], name: str, say=print) -> str:
+    """`tag`, built once if this machine has none yet: debootstrap minbase of `release` with `packages`, imported
+    into the suite's podman storage (`name` tells its lock, log and work folder from another image's)."""
     if podman("image", "exists", tag, check=False).returncode == 0:
         return tag
     STATE.mkdir(parents=True, exist_ok=True)
-    with open(STATE / "image.lock", "w") as lock:
+    with open(STATE / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time; the others then find it made
         if podman("image", "exists", tag, check=False).returncode == 0:
             return tag
         tool("debootstrap")
         mirror = debian_mirror()
-        say(f"containers: building the base image {tag} once (debootstrap {release} minbase with "
-            f"{', '.join(packages)}); about a minute")
+        say(f"containers: building the image {tag} once (debootstrap {release} minbase"
+            + (f" with {', '.join(packages)}" if packages else "") + "); about a minute")
         root = pathlib.Path(tempfile.mkdtemp(prefix="rootfs-", dir=STATE))
-        log = STATE / "debootstrap.log"
+        log = STATE / ("debootstrap.log" if name == "image" else f"{name}-debootstrap.log")
+        include = [f"--include={','.join(packages)}"] if packages else []
         try:
             with open(log, "w") as out:
-                done = subprocess.run([tool("debootstrap"), "--variant=minbase", f"--include={','.join(packages)}",
-                                       release, str(root), mirror], stdout=out, stderr=subprocess.STDOUT, timeout=1800)
+                done = subprocess.run([tool("debootstrap"), "--variant=minbase", *include, release, str(root), mirror],
+                                      stdout=out, stderr=subprocess.STDOUT, timeout=1800)
             if done.returncode != 0:
                 raise PlacementError(f"debootstrap failed ({done.returncode}); its log: {log}: "
                                      f"{log.read_text(errors='replace').strip()[-600:]}")
