@@ -28,7 +28,7 @@ import pathlib
 import sys
 
 from containers.choice import PLACEMENTS
-from harness.commands import manifest_ref
+from harness.commands import manifest_ref, trust_options
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # googletest parses --gtest_random_seed as an int32 (and folds it into 1..99999 itself); past it every binary
@@ -90,6 +90,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spec-version", default=None, metavar="VERSION",
                    help="the UEC spec version to check against: one of spec/wire.yaml's spec_versions (default: "
                         "its default, 1.0.1 today); e.g. --spec-version 1.0.3")
+    trust_options.add(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
