@@ -15,9 +15,10 @@ index.html, each cell's logs and manifests) and points out/runs/latest at it.
 
 exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
 decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
-folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0); 3 the suite is not built or
-failed unexpectedly (one line names the log with the traceback); 130 interrupted (the partial report is
-written).
+folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0, that another user can change or
+whose .pc has a flag the suite refuses, a manifest environment that sets a loader variable); 3 the suite is
+not built or failed unexpectedly (one line names the log with the traceback); 130 interrupted (the partial
+report is written).
 """
 from __future__ import annotations
 

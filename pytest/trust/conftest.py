@@ -60,9 +60,10 @@ def write_libfabric(root: pathlib.Path, *, fi_info: str = "exit 1", cflags: str 
 
 @pytest.fixture
 def root_libfabric(tmp_path):
-    """root_libfabric(name='lf', **parts) -> an installation root made, in a folder only root may write."""
-    def make(name="lf", **parts):
-        return write_libfabric(tmp_path / name, **parts)
+    """root_libfabric(name='lf', under=tmp_path, **parts) -> an installation root made, by default in a folder
+    only root may write."""
+    def make(name="lf", under=tmp_path, **parts):
+        return write_libfabric(under / name, **parts)
     return make
 
 

@@ -109,10 +109,9 @@ class TestWhatRootMayUse:
         assert str(err.value).splitlines()[1] == (f"  {prefix.parent} is writable by its group and others (owner "
                                                   "uid 0 (root), gid 0, mode 0777)")
 
-    def test_a_sticky_folder_above_it_is_not(self, shared_tmp):
+    def test_a_sticky_folder_above_it_is_not(self, root_libfabric, shared_tmp):
         # /tmp's kind: others may add names to it, not move root's prefix away.
-        from conftest import write_libfabric
-        assert libfabric_prefix.check(write_libfabric(shared_tmp / "lf")).foreign == ()
+        assert libfabric_prefix.check(root_libfabric(under=shared_tmp)).foreign == ()
 
     def test_a_link_in_it_to_a_library_nobody_owns_is_refused(self, root_libfabric, shared_tmp, as_nobody):
         prefix = root_libfabric()
