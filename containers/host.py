@@ -8,6 +8,8 @@ import stat
 import subprocess
 import time
 
+from .ownership import others_may_change
+
 # The lock lives in a folder only root may enter: in /run/lock or /tmp another user could plant a symlink
 # (root would create or open the file it points to) or take the lock first and keep it.
 LOCK_DIR = "/run/uet-lock"
@@ -80,7 +82,7 @@ def root_only_folder(path: str) -> int:
         raise NamespaceError(f"the lock folder {path} cannot be opened as a folder ({exc.strerror}): it must be a "
                              "folder, not a symlink; remove it and run again") from None
     st = os.fstat(fd)
-    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+    if others_may_change(st) or st.st_mode & 0o077:  # no other user may even look at the lock
         os.close(fd)
         raise NamespaceError(f"the lock folder {path} is owned by uid {st.st_uid} with mode "
                              f"{stat.S_IMODE(st.st_mode):04o}: it must be ours (uid {os.geteuid()}) and 0700, as "

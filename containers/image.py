@@ -13,10 +13,12 @@ STATE, both named through CONTAINERS_CONF and CONTAINERS_STORAGE_CONF.
 from __future__ import annotations
 
 import fcntl
+import grp
 import hashlib
 import json
 import os
 import pathlib
+import pwd
 import re
 import shutil
 import subprocess
@@ -28,7 +30,8 @@ from .placement import PlacementError
 STATE = pathlib.Path(os.environ.get("UET_PODMAN_STATE", "/var/lib/uet/podman"))
 RUNROOT = pathlib.Path("/run/uet/podman")
 IMAGE_REPO = "localhost/uet-fep-base"
-RECIPE = 1   # raise when the way the image is made changes
+RECIPE = 2   # raise when the way the image is made changes
+SUITE_USERS = "uet-"  # the suite's own users (setup/impostor-user.sh): the cases look them up by name
 # crun fails on these machines (rlimits without CAP_SYS_RESOURCE, then cgroups in hybrid mode); runc works.
 CONTAINERS_CONF = """\
 [containers]
@@ -124,9 +127,17 @@ def debian_mirror() -> str:
                          "(the base image is built from it with debootstrap)")
 
 
-def image_tag(packages: list[str], release: str) -> str:
-    digest = hashlib.sha256(f"{RECIPE}|{release}|{','.join(packages)}".encode()).hexdigest()[:12]
+def image_tag(packages: list[str], release: str, users: dict[str, list[str]] | None = None) -> str:
+    digest = hashlib.sha256(f"{RECIPE}|{release}|{','.join(packages)}|{json.dumps(users or {})}".encode()).hexdigest()[:12]
     return f"{IMAGE_REPO}:{digest}"
+
+
+def suite_users() -> dict[str, list[str]]:
+    """The host's passwd and group lines of the suite's own users, as the image's /etc files take them: a
+    container shares the host's PIDs (--pid host), so its users are the host's by number as well as by name."""
+    return {"passwd": [":".join(map(str, (p.pw_name, "x", p.pw_uid, p.pw_gid, p.pw_gecos, p.pw_dir, p.pw_shell)))
+                       for p in pwd.getpwall() if p.pw_name.startswith(SUITE_USERS)],
+            "group": [f"{g.gr_name}:x:{g.gr_gid}:" for g in grp.getgrall() if g.gr_name.startswith(SUITE_USERS)]}
 
 
 def ensure_image(build: pathlib.Path, inside: list[pathlib.Path], say=print) -> str:
@@ -136,13 +147,16 @@ def ensure_image(build: pathlib.Path, inside: list[pathlib.Path], say=print) -> 
     release = debian_release()
     trees = [build] + [p for p in inside if p != build.resolve() and (p / "CMakeCache.txt").is_file()]
     packages = runtime_packages([b for tree in trees for b in suite_binaries(tree)], inside)
-    tag = image_tag(packages, release)
-    return debootstrap_image(tag, release, packages, "image", say)
+    users = suite_users()
+    tag = image_tag(packages, release, users)
+    return debootstrap_image(tag, release, packages, "image", say, users)
 
 
-def debootstrap_image(tag: str, release: str, packages: list[str], name: str, say=print) -> str:
-    """`tag`, built once if this machine has none yet: debootstrap minbase of `release` with `packages`, imported
-    into the suite's podman storage (`name` tells its lock, log and work folder from another image's)."""
+def debootstrap_image(tag: str, release: str, packages: list[str], name: str, say=print,
+                      users: dict[str, list[str]] | None = None) -> str:
+    """`tag`, built once if this machine has none yet: debootstrap minbase of `release` with `packages` and the
+    `users` lines added to its /etc files, imported into the suite's podman storage (`name` tells its lock, log
+    and work folder from another image's)."""
     if podman("image", "exists", tag, check=False).returncode == 0:
         return tag
     STATE.mkdir(parents=True, exist_ok=True)
@@ -164,6 +178,9 @@ def debootstrap_image(tag: str, release: str, packages: list[str], name: str, sa
             if done.returncode != 0:
                 raise PlacementError(f"debootstrap failed ({done.returncode}); its log: {log}: "
                                      f"{log.read_text(errors='replace').strip()[-600:]}")
+            for file, lines in (users or {}).items():
+                with open(root / "etc" / file, "a") as etc:
+                    etc.write("".join(line + "\n" for line in lines))
             tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
             podman("import", "--change", "CMD=[\"/bin/sh\"]", "-", tag, stdin=tar.stdout, timeout=600)
             tar.wait()

@@ -84,6 +84,7 @@ def write(path: pathlib.Path, plan: dict) -> pathlib.Path:
 
 def main(argv: list[str]) -> int:
     from harness import libfabric_prefix, side_builds
+    from harness.commands import trust_options
     from harness import manifest as manifest_mod
     parser = argparse.ArgumentParser(prog="python3 -m harness.cell_plan", description=__doc__.splitlines()[0])
     parser.add_argument("--provider", required=True, metavar="FILE[#VARIANT]", help="the initiator's manifest")
@@ -93,11 +94,12 @@ def main(argv: list[str]) -> int:
                         help="the initiator's UET UDP port ({port}); the target's is the next one (default 4793)")
     parser.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     parser.add_argument("-o", "--out", type=pathlib.Path, required=True, help="a folder for the plan and its files")
+    trust_options.add(parser, loader=False)
     args = parser.parse_args(argv)
     try:
         sides = [manifest_mod.load(args.provider), manifest_mod.load(args.target or args.provider)]
         # A manifest naming its own libfabric runs from that libfabric's tree (./uet run --libfabric builds it)
-        builds = side_builds.of_run(sides, args.build)
+        builds = side_builds.of_run(sides, args.build, args.trust_foreign_libfabric)
     except (manifest_mod.ManifestError, libfabric_prefix.PrefixError) as exc:
         print(exc, file=sys.stderr)
         return 1

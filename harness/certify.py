@@ -17,11 +17,13 @@ import tempfile
 import yaml
 
 from harness import catalogue as catalogue_mod
+from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import package_archive, package_sums, suite_identity
 from harness.run_cases import case_binaries
 from harness.commands import certify as certify_options
+from harness.commands import trust_options
 from harness.commands.run import SEED_MAX
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -77,6 +79,7 @@ def run_suite(args, refs: list[str], seed: int, report: pathlib.Path) -> int:
     who = ["--provider", refs[0]] if args.provider else ["--initiator", refs[0], "--target", refs[1]]
     cmd = [sys.executable, "-m", "harness.run_suite", *who, "--seed", str(seed), "--report", str(report), "--quiet"]
     cmd += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
+    cmd += trust_options.given(args)  # the run records them in results.json, which the package carries
     env = dict(os.environ, UET_BUILD=str(args.build), PYTHONPATH=str(REPO))
     return subprocess.run(cmd, cwd=REPO, env=env).returncode
 
@@ -90,17 +93,20 @@ def package_name(manifests: list[manifest_mod.Manifest], suite: dict, when: date
     return re.sub(r"[^A-Za-z0-9._-]", "_", f"{who}-{when:%Y%m%d}-{suite['commit'][:12]}")
 
 
-def load_manifests(refs: list[str]) -> list[manifest_mod.Manifest]:
+def load_manifests(refs: list[str], allow_loader_environment: bool = False) -> list[manifest_mod.Manifest]:
     try:
-        return [manifest_mod.load(r) for r in refs]
+        manifests = [manifest_mod.load(r) for r in refs]
     except manifest_mod.ManifestError as exc:
         raise CertifyError("bad manifest:\n  " + str(exc).replace("\n", "\n  "), 2) from None
+    if not allow_loader_environment and (refused := loader_environment.problems(manifests)):
+        raise CertifyError("bad manifest:\n  " + "\n  ".join(refused), 2)
+    return manifests
 
 
 def certify(args) -> tuple[pathlib.Path, int]:
     refs = [args.provider] if args.provider else [args.initiator, args.target]
     mode = "provider" if args.provider else "pair"
-    manifests = load_manifests(refs)
+    manifests = load_manifests(refs, args.allow_loader_environment)
     areas = list(case_binaries(args.build))
     if not areas:
         raise CertifyError(f"no case binaries in {args.build / 'cases'} (run ./uet build)", 3)
@@ -141,7 +147,7 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.check_usage:  # ./uet asks before it builds: a bad manifest is answered at once
-            load_manifests([r for r in (args.provider, args.initiator, args.target) if r])
+            load_manifests([r for r in (args.provider, args.initiator, args.target) if r], args.allow_loader_environment)
             return 0
         package, rc = certify(args)
     except CertifyError as exc:

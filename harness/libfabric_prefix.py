@@ -8,7 +8,9 @@ What a prefix must hold, checked in this order, each problem naming the file it 
   this folder (a moved installation would build against the headers of where it was);
 - the headers the .pc names (include/rdma/fabric.h) with FI_MAJOR_VERSION >= 2: the cases ask for
   FI_VERSION(2, 0), the UET mapping's API (Debian 12's libfabric 1.17 is too old);
-- libfabric.so in the .pc's libdir: what the case binaries link and load.
+- libfabric.so in the .pc's libdir: what the case binaries link and load;
+- the flags of its .pc files, and, as root, that no other user can change any of it
+  (harness/libfabric_trust.py; trust_foreign lets the second through, recorded in Libfabric.foreign).
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ import hashlib
 import os
 import pathlib
 import re
+
+from harness import libfabric_trust
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 API_MAJOR_NEEDED = 2          # FI_VERSION(2, 0): what the cases pass to fi_getinfo
@@ -35,6 +39,7 @@ class Libfabric:
     lib: pathlib.Path         # the folder of libfabric.so: first in a side's library path
     pkgconfig: pathlib.Path   # the folder of libfabric.pc: first in PKG_CONFIG_PATH for the build
     fi_info: pathlib.Path | None
+    foreign: tuple[str, ...] = ()   # what another user can change of it, let through by trust_foreign
 
     @property
     def key(self) -> str:
@@ -83,8 +88,9 @@ def header_api(header: pathlib.Path) -> tuple[int, int] | None:
     return (int(found["MAJOR"]), int(found["MINOR"])) if "MAJOR" in found and "MINOR" in found else None
 
 
-def check(prefix: str | os.PathLike) -> Libfabric:
-    """The installation at `prefix`, or PrefixError naming the first file it lacks."""
+def check(prefix: str | os.PathLike, *, trust_foreign: bool = False) -> Libfabric:
+    """The installation at `prefix`, or PrefixError naming the first file it lacks, the .pc flags it refuses
+    or (unless `trust_foreign`) what of it another user can change."""
     given = pathlib.Path(prefix)
     if not given.is_dir():
         raise PrefixError(f"{given}: no such folder (a libfabric prefix is the folder that holds its bin/fi_info, "
@@ -121,5 +127,15 @@ def check(prefix: str | os.PathLike) -> Libfabric:
     library = find_library([libdir])
     if library is None:
         raise PrefixError(f"no {libdir / 'libfabric.so'} (the libdir of {pc}): the case binaries link it")
+    bad_flags, elsewhere = [], [libdir, libdir / "libfabric", header.parent.parent, header.parent, pc.parent]
+    for other in libfabric_trust.pc_files(pc.parent):
+        problems, folders = libfabric_trust.flag_problems(read_pc(other), other)
+        bad_flags += problems
+        elsewhere += folders
+    if bad_flags:
+        raise PrefixError("\n".join(bad_flags))
+    foreign = libfabric_trust.foreign_parts(given, root, elsewhere)
+    if foreign and not trust_foreign:
+        raise PrefixError(libfabric_trust.refusal(given, foreign))
     return Libfabric(prefix=root, version=version, api=api, lib=libdir.resolve(), pkgconfig=pc.parent.resolve(),
-                     fi_info=fi_info)
+                     fi_info=fi_info, foreign=tuple(foreign))

@@ -66,7 +66,7 @@ def placeholder_values(build, port, checked: str, entity_socket: str | None) -> 
             "spec_version": checked, "entity_socket": entity_socket or "", "pid": "{pid}", "job": "{job}",
             "entity_trace": str(pathlib.Path(entity_socket).parent / "trace.jsonl") if entity_socket else "",
             "dir": "{dir}", "wlm_job": "{wlm_job}", "alloc_job": "{alloc_job}",
-            "sdi": "{sdi}", "key": "{key}", "epoch": "{epoch}", "bin_dir": "{bin_dir}"}
+            "sdi": "{sdi}", "key": "{key}", "epoch": "{epoch}", "bin_dir": "{bin_dir}", "uid": "{uid}", "gid": "{gid}"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +129,7 @@ class Manifest:
                 entity_socket: str | None = None, library_first: pathlib.Path | None = None) -> dict:
         """The record one side runs with, placeholders expanded (what C++ reads as Manifest), for a run that
         checks against `spec_version` (default: spec/wire.yaml's). `library_first`: the lib folder of the side's
-        own libfabric, put first in its LD_LIBRARY_PATH (before the manifest's or the caller's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch}, {dir} and {bin_dir} in the
+        own libfabric, put first in its LD_LIBRARY_PATH (before the manifest's or the caller's). {pid}, {job}, {wlm_job}, {alloc_job}, {sdi}, {key}, {epoch}, {dir}, {bin_dir}, {uid} and {gid} in the
         privileged entity's commands stay: the case binaries fill them in."""
         checked = spec_version or spec_versions.default()
         values = placeholder_values(build, port, checked, entity_socket)

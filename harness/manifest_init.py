@@ -245,7 +245,10 @@ def run(args: argparse.Namespace) -> int:
         if out.exists() and not args.force:
             return _fail(f"{out} exists: not overwritten (--force replaces it)", 1)
     try:
-        probe = provider_probe.probe(args.provider, args.libfabric or libfabric_prefix.suite_prefix(), args.timeout)
+        # A prefix named is checked for what another user can change (fi_info runs as the caller); the suite's
+        # own is the clone's.
+        probe = provider_probe.probe(args.provider, args.libfabric or libfabric_prefix.suite_prefix(), args.timeout,
+                                     trust_foreign=args.libfabric is None or args.trust_foreign_libfabric)
     except provider_probe.ProbeError as exc:
         return _fail(str(exc), exc.status)
     if not any(ep.kind in TESTED_KINDS for ep in probe.offer.endpoints.values()):

@@ -3,7 +3,8 @@ within one deadline: `fi_info -p NAME -v`, then `-t FI_EP_RDM` / `-t FI_EP_DGRAM
 answer lacked (some providers answer a type only when asked for it), and, for an address format fi_info
 cannot name, harness.fi_addr_format. Problems are ProbeError with the exit status of ./uet's conventions:
 3 when the installation cannot answer (no fi_info, no libfabric.so, no such provider), 1 when the provider's
-answer failed (fi_info hung or died in it)."""
+answer failed (fi_info hung or died in it), 2 when root would run what another user can change there
+(harness/libfabric_trust.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,13 +17,13 @@ import subprocess
 import sys
 import time
 
-from harness import fi_info_text, libfabric_prefix, run_info
+from harness import fi_info_text, libfabric_prefix, libfabric_trust, run_info
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 FI_ENODATA = 61          # fi_info exits with fi_getinfo's -ret: "No data available", nothing matched
 PROBED_TYPES = ("FI_EP_RDM", "FI_EP_DGRAM")  # the endpoint types the suite's cases test
 EP_TYPE_NUMBERS = {1: "FI_EP_MSG", 2: "FI_EP_DGRAM", 3: "FI_EP_RDM"}  # enum fi_ep_type
-SETUP, FAILED = 3, 1
+SETUP, FAILED, USAGE = 3, 1, 2
 PROBE_TIMEOUT_S = run_info.PROBE_TIMEOUT_S  # the deadline a run gives fi_getinfo: init's default
 # The address formats fi_info names (libfabric 2.1's enum, and FI_ADDR_UET for a libfabric that adds it);
 # it prints "Unknown" for any other, which is then asked for as a number.
@@ -55,9 +56,9 @@ class Probe:
     commands: list[str]      # the fi_info commands whose answers the manifest rests on
 
 
-def installation(prefix: pathlib.Path) -> Installation:
+def installation(prefix: pathlib.Path, trust_foreign: bool = True) -> Installation:
     """PREFIX's fi_info and libfabric.so (lib, lib64 or a Debian multiarch folder), or ProbeError naming
-    what is missing."""
+    what is missing, or (unless `trust_foreign`) what of it another user can change."""
     prefix = prefix.absolute()
     fi_info = prefix / "bin" / "fi_info"
     if not (fi_info.is_file() and os.access(fi_info, os.X_OK)):
@@ -68,6 +69,8 @@ def installation(prefix: pathlib.Path) -> Installation:
     if library is None:
         raise ProbeError(f"no libfabric.so in {', '.join(map(str, folders))}: {prefix} is not a libfabric "
                          "installation", SETUP)
+    if not trust_foreign and (foreign := libfabric_trust.foreign_parts(prefix, prefix.resolve(), [])):
+        raise ProbeError(libfabric_trust.refusal(prefix, foreign), USAGE)
     return Installation(prefix, fi_info, library)
 
 
@@ -147,8 +150,8 @@ def _numbers(inst: Installation, provider: str, env: dict, deadline: Deadline):
     return formats, addrs
 
 
-def probe(provider: str, prefix: pathlib.Path, timeout: float) -> Probe:
-    inst = installation(prefix)
+def probe(provider: str, prefix: pathlib.Path, timeout: float, trust_foreign: bool = True) -> Probe:
+    inst = installation(prefix, trust_foreign)
     env = probe_environment(inst)
     deadline = Deadline(timeout)
     version = fi_info_text.version_line(_run([str(inst.fi_info), "--version"], env, deadline, "fi_info --version").stdout)

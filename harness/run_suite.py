@@ -21,6 +21,7 @@ from containers.podman import release_pool
 from harness import attempts as attempts_mod
 from harness import ci_options
 from harness.commands import run as run_options
+from harness.commands import trust_options
 from harness.commands.run import SEED_MAX  # noqa: F401 -- certify's seeds are the run's
 from harness import ci_summary
 from harness import coverage as coverage_mod
@@ -30,6 +31,7 @@ from harness import negotiation as negotiation_mod
 from harness import not_applicable as not_applicable_mod
 from harness import evidence as evidence_mod
 from harness import libfabric_prefix
+from harness import loader_environment
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness import side_builds
@@ -124,10 +126,25 @@ def libfabric_trees(args, manifests: list) -> list[side_builds.TreeToBuild]:
     """The trees the run's libfabrics need; PrefixError (bad usage) for one the suite cannot build against."""
     if args.libfabric is not None:
         try:
-            libfabric_prefix.check(args.libfabric)
+            libfabric_prefix.check(args.libfabric, trust_foreign=args.trust_foreign_libfabric)
         except libfabric_prefix.PrefixError as exc:
             raise libfabric_prefix.PrefixError(f"--libfabric {args.libfabric}: {exc}") from None
-    return side_builds.trees_to_build([m.with_default_libfabric(args.libfabric) for m in manifests])
+    return side_builds.trees_to_build([m.with_default_libfabric(args.libfabric) for m in manifests],
+                                      args.trust_foreign_libfabric)
+
+
+def opt_ins(args, manifests: list) -> list[dict]:
+    """Each trust option given and what it let through (run_info.opt_ins): the parts of a libfabric another
+    user can change, the loader variables a manifest sets."""
+    out = []
+    for option in trust_options.given(args):
+        if option == trust_options.TRUST_FOREIGN_LIBFABRIC:
+            prefixes = dict.fromkeys(p for p in [m.libfabric for m in manifests] if p is not None)
+            let = [f"{p}: {part}" for p in prefixes for part in libfabric_prefix.check(p, trust_foreign=True).foreign]
+        else:
+            let = [s for m in manifests for s in loader_environment.settings(m)]
+        out.append({"option": option, "let_through": let})
+    return out
 
 
 def unbuilt_sides(sides: dict[str, side_builds.Side], areas: list[str]) -> list[str]:
@@ -199,6 +216,9 @@ def main(argv: list[str]) -> int:
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
+    if not args.allow_loader_environment and (refused := loader_environment.problems(loaded)):
+        print("uet run: bad manifest:\n  " + "\n  ".join(refused), file=sys.stderr)
+        return 2
     try:  # and a libfabric the suite cannot build against, before any set-up
         trees = libfabric_trees(args, loaded)
     except libfabric_prefix.PrefixError as exc:
@@ -220,12 +240,13 @@ def main(argv: list[str]) -> int:
         for c in cells:  # a cell's id names its folder, made and written as root
             folder_inside(args.report, c.id)
         check_report_folder(args.report)
-        sides = side_builds.of_run(plan_mod.manifests_of(cells), args.build)
+        sides = side_builds.of_run(plan_mod.manifests_of(cells), args.build, args.trust_foreign_libfabric)
         unbuilt = unbuilt_sides(sides, sorted({a for c in cells for a in c.areas}))
         if unbuilt:
             print(f"uet run: no case binaries built in {', '.join(unbuilt)} (./uet run builds them)", file=sys.stderr)
             return 3
         versions = preflight(cells, args, sides)
+        trusted = opt_ins(args, plan_mod.manifests_of(cells))
     except manifest_mod.ManifestError as exc:
         print("uet run: bad manifest:\n  " + str(exc).replace("\n", "\n  "), file=sys.stderr)
         return 2
@@ -248,6 +269,9 @@ def main(argv: list[str]) -> int:
                  f"{bound / 60:.0f} min" + ("" if args.run_deadline is None else f" (--run-deadline {args.run_deadline:.0f} s)")
                  + "; what a budget cuts off is an error 'not run: budget'")
     run_ends_at = None if args.run_deadline is None else time.monotonic() + args.run_deadline
+    for o in trusted:
+        progress.say(f"uet run: note: {o['option']}: " + ("; ".join(o["let_through"]) or "nothing needed it")
+                     + " (results.json records it: run_info.opt_ins)")
     for m in plan_mod.manifests_of(cells):
         if args.spec_version not in m.spec_versions:
             progress.say(f"uet run: note: {m.name} says it implements spec {', '.join(m.spec_versions)}; this run checks "
@@ -348,7 +372,7 @@ def main(argv: list[str]) -> int:
                    cells=cells,
                    results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
                    partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                   placements=placements, logs_capped=capped, sides=sides)
+                   placements=placements, logs_capped=capped, sides=sides, opt_ins=trusted)
     ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
                    say=progress.say)
     if args.expectations_doc is not None:  # the JUnit says what the expectations made of each verdict too
@@ -371,14 +395,15 @@ def main(argv: list[str]) -> int:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None, logs_capped=None, sides=None) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None, sides=None, opt_ins=()) -> dict:
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
     info = run_info_mod.collect(command=command, mode=mode, seed=seed, spec_version=spec_version, manifests=manifests,
                                 provider_versions=versions, placement=placement, sides=sides)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
-                seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)
+                seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES,
+                opt_ins=list(opt_ins))
     summary = counts(results) | not_applicable_mod.breakdown(results)
     failing = sum(summary[v] for v in FAILING)
     summary["exit_status"] = 130 if partial else \

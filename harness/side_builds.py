@@ -44,23 +44,24 @@ def loads_provider_from_build(m: manifest_mod.Manifest) -> bool:
     return "{build}" in str((m.data.get("environment") or {}).get("FI_PROVIDER_PATH") or "")
 
 
-def check_libfabric(m: manifest_mod.Manifest) -> libfabric_prefix.Libfabric | None:
+def check_libfabric(m: manifest_mod.Manifest, trust_foreign: bool = False) -> libfabric_prefix.Libfabric | None:
     """The manifest's libfabric, checked, or None for the suite's own (named or not: build/ is built against
     it); PrefixError says which manifest named it."""
     if m.libfabric is None:
         return None
     try:
-        lf = libfabric_prefix.check(m.libfabric)
+        lf = libfabric_prefix.check(m.libfabric, trust_foreign=trust_foreign)
     except libfabric_prefix.PrefixError as exc:
         raise libfabric_prefix.PrefixError(f"{m.ref}: libfabric: {exc}") from None
     return None if lf.prefix == libfabric_prefix.suite_prefix().resolve() else lf
 
 
-def of_run(manifests: list[manifest_mod.Manifest], suite_build: pathlib.Path) -> dict[str, Side]:
+def of_run(manifests: list[manifest_mod.Manifest], suite_build: pathlib.Path,
+           trust_foreign: bool = False) -> dict[str, Side]:
     """{manifest name: its side}; PrefixError for a libfabric the suite cannot build against."""
     sides: dict[str, Side] = {}
     for m in manifests:
-        lf = check_libfabric(m)
+        lf = check_libfabric(m, trust_foreign)
         side = Side(tree_of(lf) if lf else pathlib.Path(suite_build).resolve(), lf)
         if sides.setdefault(m.name, side) != side:  # sides are known by name in the cell plan and the report
             raise manifest_mod.ManifestError([f"{m.ref}: two manifests named {m.name} run with different "
@@ -80,11 +81,11 @@ class TreeToBuild:
                           " ".join(self.targets)])
 
 
-def trees_to_build(manifests: list[manifest_mod.Manifest]) -> list[TreeToBuild]:
+def trees_to_build(manifests: list[manifest_mod.Manifest], trust_foreign: bool = False) -> list[TreeToBuild]:
     """Each tree the manifests' libfabrics need, once, with what it must hold."""
     out: dict[pathlib.Path, TreeToBuild] = {}
     for m in manifests:
-        lf = check_libfabric(m)
+        lf = check_libfabric(m, trust_foreign)
         if lf is None:
             continue
         tree = out.setdefault(tree_of(lf), TreeToBuild(tree_of(lf), lf, [SIDE_TARGET]))

@@ -14,8 +14,8 @@ from harness.commands import verify as verify_options
 from harness import not_applicable, package_archive, package_sums
 from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
-from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, read_json,
-                                   suite_findings, verdict_findings)
+from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, opt_in_findings,
+                                   read_json, suite_findings, verdict_findings)
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -35,7 +35,7 @@ def check_extracted(root: pathlib.Path, members: list[str], args) -> tuple[list[
         return findings + [Finding("integrity", "suite.json, mustpass.json or results.json is not a JSON object")], {}
     findings += suite_findings(suite, args.build, REPO)
     manifests, problems = load_manifests(root, mustpass, doc.get("run_info") or {})
-    findings += problems
+    findings += problems + opt_in_findings(doc.get("run_info") or {}, manifests, root)
     # the plan is made only of manifests found inside the package, all of them
     refs = [m.ref for m in manifests] if len(manifests) == len(mustpass.get("refs") or []) else []
     findings += mustpass_findings(mustpass, manifests, refs, suite, doc, catalogue_mod.load())

@@ -12,13 +12,15 @@ import yaml
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import not_applicable, suite_identity
+from harness import loader_environment, not_applicable, suite_identity
 from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
 from harness.decode_compare import cross_check
 from harness.results import FAILING
 
-# A finding of this class does not make a package invalid: it says what could not be checked.
+# A finding of these classes does not make a package invalid: it says what could not be checked, or what the
+# run was let use that the suite refuses unless told (a trust option), for whoever reads the package to weigh.
 CAVEAT = "binaries-not-rechecked"
+TRUST = "trust-opt-in"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Finding:
 
     @property
     def invalidates(self) -> bool:
-        return self.kind != CAVEAT
+        return self.kind not in (CAVEAT, TRUST)
 
 
 def read_json(root: pathlib.Path, name: str, findings: list[Finding]):
@@ -107,6 +109,25 @@ def load_manifests(root: pathlib.Path, mustpass: dict, info: dict) -> tuple[list
     if not refs:
         out.append(Finding("manifest", "mustpass.json names no manifests"))
     return manifests, out
+
+
+def opt_in_findings(info: dict, manifests: list, root: pathlib.Path) -> list[Finding]:
+    """A warning for each trust option the run was given (run_info.opt_ins), naming what it let through; a
+    manifest of the package that sets a loader variable when the run records no such option (a run refuses it
+    without) invalidates."""
+    given = [o for o in info.get("opt_ins") or [] if isinstance(o, dict)]
+    out = [Finding(TRUST, f"the run was made with {o.get('option')}: "
+                          + ("; ".join(map(str, o.get("let_through") or [])) or "it let nothing through"))
+           for o in given]
+    if not any(o.get("option") == loader_environment.ALLOW_LOADER_ENVIRONMENT for o in given):
+        out += [Finding("manifest", f"{s}: a loader variable, and results.json records no "
+                                    f"{loader_environment.ALLOW_LOADER_ENVIRONMENT}, without which a run refuses it")
+                for m in manifests for s in loader_environment.settings(m, _in_package(m, root))]
+    return out
+
+
+def _in_package(m, root: pathlib.Path) -> str:
+    return str(m.path.relative_to(root.resolve())) + (f"#{m.variant}" if m.variant else "")
 
 
 def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: dict, doc: dict,

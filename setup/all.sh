@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idempotent set-up: Debian packages, then libfabric >= 2.0 (+ fabtests).
+# Idempotent set-up: Debian packages, then libfabric >= 2.0 (+ fabtests), then the suite's own user.
 # Ends with one summary line.  A second run does nothing and takes about a second.
 set -euo pipefail
 
@@ -9,6 +9,7 @@ die() { echo "setup: ERROR: $*" >&2; exit 1; }
 
 bash "$here/deps.sh" || die "setup/deps.sh failed"
 bash "$here/libfabric.sh" || die "setup/libfabric.sh failed"
+bash "$here/impostor-user.sh" || die "setup/impostor-user.sh failed"
 
 # shellcheck source=setup/env.sh
 source "$here/env.sh"

@@ -143,7 +143,9 @@ TEST_F(ControlApi, AnEntityNotRunningAsRootIsNotBelieved) {
                         "API is a kernel's, whose root check the suite cannot put an impostor in front of");
   const ImpostorFolders folders(pe.impostor_user);
   ASSERT_TRUE(folders.problem().empty()) << folders.problem();
-  const std::map<std::string, std::string> where{{"dir", folders.own_dir()}, {"bin_dir", folders.bin_dir()}};
+  const std::map<std::string, std::string> where{{"dir", folders.own_dir()}, {"bin_dir", folders.bin_dir()},
+                                                 {"uid", std::to_string(folders.uid())},
+                                                 {"gid", std::to_string(folders.gid())}};
   const std::string socket = folders.own_dir() + "/control.sock";
   const pid_t impostor = start_command(pe.impostor_start, where);
   ASSERT_GT(impostor, 0) << "cannot start " << joined(pe.impostor_start);

@@ -31,7 +31,8 @@ std::string failed(const std::string& what) { return what + ": " + std::strerror
 
 ImpostorFolders::ImpostorFolders(const std::string& user) {
   if (!user_ids(user, &uid_, &gid_)) {
-    problem_ = "the impostor's user '" + user + "' is not a user of this machine";
+    problem_ = "the impostor's user '" + user + "' is not a user of this machine (the suite's manifests name its "
+               "own, uet-impostor, which ./uet setup makes: setup/impostor-user.sh)";
     return;
   }
   if (uid_ == 0) {

@@ -21,6 +21,8 @@ class ImpostorFolders {
   const std::string& problem() const { return problem_; }
   const std::string& bin_dir() const { return bin_; }   // root's
   const std::string& own_dir() const { return own_; }   // the impostor's
+  uid_t uid() const { return uid_; }                    // the impostor's user, as the start command's {uid}
+  gid_t gid() const { return gid_; }                    // and its group, {gid}
 
  private:
   std::string problem_, top_, bin_, own_;

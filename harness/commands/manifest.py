@@ -10,7 +10,7 @@ import math
 import pathlib
 import sys
 
-from harness.commands import manifest_ref
+from harness.commands import manifest_ref, trust_options
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 PROBE_TIMEOUT_S = 30.0   # the deadline a run gives fi_getinfo, and init's default
@@ -57,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace FILE if it exists")
     parser.add_argument("--timeout", type=_timeout, default=PROBE_TIMEOUT_S, metavar="S",
                         help=f"how long fi_info may take in all (default {PROBE_TIMEOUT_S:g} s)")
+    trust_options.add(parser, loader=False)
 
 
 

@@ -15,9 +15,10 @@ index.html, each cell's logs and manifests) and points out/runs/latest at it.
 
 exit status: 0 every check passed or is not applicable; 1 a check failed, errored or timed out, or the
 decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
-folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0); 3 the suite is not built or
-failed unexpectedly (one line names the log with the traceback); 130 interrupted (the partial report is
-written).
+folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0, that another user can change or
+whose .pc has a flag the suite refuses, a manifest environment that sets a loader variable); 3 the suite is
+not built or failed unexpectedly (one line names the log with the traceback); 130 interrupted (the partial
+report is written).
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ import pathlib
 import sys
 
 from containers.choice import PLACEMENTS
-from harness.commands import manifest_ref
+from harness.commands import manifest_ref, trust_options
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # googletest parses --gtest_random_seed as an int32 (and folds it into 1..99999 itself); past it every binary
@@ -90,6 +91,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--spec-version", default=None, metavar="VERSION",
                    help="the UEC spec version to check against: one of spec/wire.yaml's spec_versions (default: "
                         "its default, 1.0.1 today); e.g. --spec-version 1.0.3")
+    trust_options.add(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")

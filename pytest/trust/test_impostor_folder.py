@@ -6,9 +6,13 @@ the impostor's own folder is emptied with the impostor's rights. A racer running
 in every uet-impostor-* folder it can while the case runs; the file they point at must stay as it was.
 
 The case makes its folders in TMPDIR, here a folder of the test's own: another run of the suite on the host
-makes impostor folders of its own in /tmp, which these tests must not see."""
+makes impostor folders of its own in /tmp, which these tests must not see.
+
+Issue 34 (low): the impostor ran as the shared `nobody`, so any other nobody process could take its socket or end
+it, and the provider was blamed. It now runs as the suite's own user, uet-impostor (setup/impostor-user.sh)."""
 import json
 import pathlib
+import pwd
 import shutil
 import subprocess
 import sys
@@ -76,18 +80,28 @@ class TestImpostorFolder:
         assert list(own_tmp.iterdir()) == [], "the case left its impostor folders behind"
 
     def test_the_folders_belong_to_root_and_to_the_impostor(self, build_dir, tmp_path, own_tmp):
-        """While the impostor's folders stand: its parent and bin folder are root's 0755, its own folder is
-        nobody's 0700."""
+        """While the impostor runs: its parent and bin folder are root's 0755, its own folder is the suite's
+        impostor user's 0700, and the impostor entity runs as that user (real, effective, saved and file ids)."""
         watcher = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
             import json, os, select, sys
+            def running(binary):  # the ids of the process that runs `binary`, once it does
+                for pid in filter(str.isdigit, os.listdir("/proc")):
+                    try:
+                        if os.readlink(f"/proc/{pid}/exe") == binary:
+                            status = open(f"/proc/{pid}/status").read().splitlines()
+                            return next(line.split()[1:] for line in status if line.startswith("Uid:"))
+                    except OSError:  # gone, or not ours to read
+                        pass
             while not select.select([sys.stdin], [], [], 0)[0]:
                 for e in os.scandir(sys.argv[1]):
                     # Its own folder handed to the impostor's user: the modes are final from then until the
-                    # case's end, a window a loaded host does not miss (the socket lives only while it runs).
+                    # case's end, a window a loaded host does not miss (the impostor runs until then).
                     try:
-                        if e.name.startswith("uet-impostor-") and os.stat(e.path + "/own").st_uid != 0:
+                        uids = running(e.path + "/bin/uet-entity") if e.name.startswith("uet-impostor-") else None
+                        if uids and os.stat(e.path + "/own").st_uid != 0:
                             st = {p: os.stat(e.path + p) for p in ("", "/bin", "/own")}
-                            print(json.dumps({p: [s.st_uid, oct(s.st_mode & 0o7777)] for p, s in st.items()}))
+                            print(json.dumps({**{p: [s.st_uid, oct(s.st_mode & 0o7777)] for p, s in st.items()},
+                                              "impostor": uids}))
                             sys.exit()
                     except OSError:  # not made yet, or already gone
                         pass
@@ -98,5 +112,7 @@ class TestImpostorFolder:
                          areas=["entity"], case_filter=CASE, ports=(48442, 48443), extra_env={"TMPDIR": str(own_tmp)})
         finally:
             said, _ = watcher.communicate("", timeout=30)
-        nobody = int(subprocess.run(["id", "-u", "nobody"], capture_output=True, text=True).stdout)
-        assert json.loads(said) == {"": [0, "0o755"], "/bin": [0, "0o755"], "/own": [nobody, "0o700"]}
+        impostor = pwd.getpwnam("uet-impostor").pw_uid  # ./uet setup makes it (setup/impostor-user.sh)
+        assert impostor != 65534
+        assert json.loads(said) == {"": [0, "0o755"], "/bin": [0, "0o755"], "/own": [impostor, "0o700"],
+                                    "impostor": [str(impostor)] * 4}
