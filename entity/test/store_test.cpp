@@ -146,6 +146,14 @@ TEST(StoreFiles, ALinkIsRefused) {
   std::filesystem::remove_all(folder);
 }
 
+// A FIFO under a companion's name would hang an open that waits for a writer: refused at once instead.
+TEST(StoreFiles, AFifoIsRefusedWithoutWaiting) {
+  const std::string path = temp_db();
+  ASSERT_EQ(mkfifo((path + "-wal").c_str(), 0600), 0);
+  EXPECT_EQ(refusal(path), "the entity's store " + path + ": " + path + "-wal is not a regular file");
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
+}
+
 TEST(StoreFiles, AFileOfAnotherUserIsRefused) {
   if (geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs uid 0";
   const std::string path = temp_db();
