@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "private_file.hpp"
 #include "sqlite_util.hpp"
 
 namespace uet::entity {
@@ -19,7 +20,11 @@ constexpr const char* kNotUsed = "it is not used: restore a copy, or move it awa
 }  // namespace
 
 Store::Store(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+  // The file holds the secure-domain keys and the token key: only the entity's user may read it. SQLite makes
+  // its -wal, -shm and -journal with the main file's mode, so a main file made 0600 first keeps them 0600.
+  if (path != ":memory:") prepare_private_file(path, "the entity's store", {"-wal", "-shm", "-journal"});
+  if (sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
                       nullptr) != SQLITE_OK) {
     std::string what = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);

@@ -13,8 +13,10 @@ namespace uet::entity {
 
 class Store {
  public:
-  // Opens (creating if needed) the database at `path`; throws std::runtime_error naming the file and
-  // SQLite's words when it cannot, or when PRAGMA quick_check finds it damaged (then nothing is written).
+  // Opens (creating if needed) the database at `path`, it and its -wal, -shm and -journal 0600 and of this
+  // process's user, in a folder no other user may write (prepare_private_file); throws std::runtime_error naming
+  // the file and what is wrong (SQLite's words) when it cannot, or when PRAGMA quick_check finds it damaged
+  // (then nothing is written).
   explicit Store(const std::string& path);
   ~Store();
   Store(const Store&) = delete;

@@ -5,6 +5,7 @@
 // Exit status: 0 stopped by SIGINT/SIGTERM; 2 bad usage; 3 cannot open its store (or it is damaged), write its
 // token key or trace, or serve its socket.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -66,6 +67,8 @@ int main(int argc, char** argv) {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Whatever a library makes here is the entity's alone; the socket, which others must reach, is opened by chmod.
+  umask(077);
   try {
     uet::entity::Store store(store_path);
     uet::entity::Handler handler(store);

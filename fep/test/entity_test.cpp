@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -24,20 +25,24 @@ constexpr uint32_t kMapped = 0x3456, kOther = 0x3457;
 // A uet-entity of the test's own, in a folder of its own, with this process's pid mapped to kMapped.
 class Entity {
  public:
-  // `uid`: the user it runs as (its folder is open to all then).
+  // `uid`: the user it runs as (its folder is that user's then).
   explicit Entity(uid_t uid = 0) {
     dir_ = std::filesystem::temp_directory_path() / ("softuet-entity-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    // Another user runs a copy in this open folder: the checkout may sit in a folder only root can enter.
+    // Another user runs a copy in a folder of its own (the checkout may sit in a folder only root can enter): the
+    // entity keeps its store only where no other user may write.
     std::string binary = UET_ENTITY_BINARY;
     if (uid) {
-      std::filesystem::permissions(dir_, std::filesystem::perms::all);
       binary = (dir_ / "uet-entity").string();
       std::filesystem::copy_file(UET_ENTITY_BINARY, binary);
       std::filesystem::permissions(binary, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
                                               std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
                                               std::filesystem::perms::others_exec);
+      std::filesystem::permissions(dir_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                             std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                             std::filesystem::perms::others_exec);
+      if (chown(dir_.c_str(), uid, uid) != 0) ADD_FAILURE() << "chown " << dir_ << ": " << std::strerror(errno);
     }
     socket_ = (dir_ / "control.sock").string();
     pid_ = fork();

@@ -1,5 +1,6 @@
-"""The privileged entity as a test fixture: a uet-entity of the test's own, with its socket and store in a
-folder of the test's own (mode 0755, so that a process of another user can reach the socket)."""
+"""The privileged entity as a test fixture: a uet-entity of the test's own, with its socket in a folder of the
+test's own (mode 0755, so that a process of another user can reach the socket) and its store in a sub-folder
+only root enters (as the harness has it)."""
 import os
 import pathlib
 import shlex
@@ -10,7 +11,7 @@ import tempfile
 
 import pytest
 
-from harness.entity import wait_serving
+from harness.entity import own_folder, store_of, wait_serving
 
 
 def _new_copy(source: pathlib.Path, to: pathlib.Path) -> pathlib.Path:
@@ -31,7 +32,8 @@ class Entity:
         self.args = []
         self.folder = folder
         self.socket = folder / "control.sock"
-        self.store = folder / "entity.db"
+        self.store = store_of(folder)
+        own_folder(self.store.parent, 0o700)
         self.log = folder / "entity.log"
         self.proc = None
 

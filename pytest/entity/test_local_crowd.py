@@ -102,6 +102,29 @@ class TestTokenKeyFile:
             victim.unlink()
 
 
+class TestStoreFolder:
+    def test_a_write_ahead_log_planted_by_nobody_is_never_written_the_keys(self, entity_at, open_folder):
+        """User nobody makes entity.db-wal, a file of its own every user may write, before the entity starts;
+        SQLite would open it and write the keys into it. The entity refuses the folder and exits 3."""
+        planted = open_folder / "entity.db-wal"
+        as_nobody("sh", "-c", f": > {planted}; chmod 666 {planted}")
+        e = entity_at(open_folder)
+        e.store = open_folder / "entity.db"
+        try:
+            e.start()
+            assert e.run_ctl("key-update", "--sdi", 9, "--key", KEY.hex(), "--epoch", 2, "--job", 291).returncode == 0
+            pytest.fail(f"the entity serves from a folder every user writes; nobody's -wal holds the key: "
+                        f"{KEY in planted.read_bytes()}")
+        except EntityError:
+            pass
+        finally:
+            e.stop()
+        assert e.proc.returncode == 3
+        assert e.log.read_text() == (f"uet-entity: the entity's store {e.store}: its folder {open_folder} is writable "
+                                     "by other users\n")
+        assert (planted.read_bytes(), e.store.exists()) == (b"", False)
+
+
 def corrupt_a_page_of(store: pathlib.Path, table: str) -> int:
     """Overwrites the page-type byte of one of `table`'s leaf pages (an invalid type); returns the page number."""
     db = sqlite3.connect(store)

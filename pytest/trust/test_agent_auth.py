@@ -20,6 +20,7 @@ if str(REPO) not in sys.path:
 from containers import agent_client  # noqa: E402
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+AGENT_FILES = 1024
 
 
 @pytest.fixture
@@ -32,10 +33,13 @@ def open_folder():
 
 
 @pytest.fixture
-def agent(build_dir, tmp_path, open_folder):
-    """uet-agent on a unix socket (in a folder nobody may enter) and TCP loopback, with the run's secret."""
+def agent(build_dir, tmp_path, open_folder, request):
+    """uet-agent on a unix socket (in a folder nobody may enter) and TCP loopback, with the run's secret, under
+    the usual limit of 1024 descriptors (a job step's, a shell's), or the limit the test names (its param)."""
     secret = agent_client.RunSecret.make(tmp_path)
-    proc = subprocess.Popen([str(build_dir / "bin" / "uet-agent"), "--listen", f"unix:{open_folder}/agent.sock",
+    files = getattr(request, "param", AGENT_FILES)
+    proc = subprocess.Popen(["prlimit", f"--nofile={files}:{files}", "--",
+                             str(build_dir / "bin" / "uet-agent"), "--listen", f"unix:{open_folder}/agent.sock",
                              "--listen", "[127.0.0.1]:0", "--secret-file", str(secret.path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     said = json.loads(proc.stdout.readline())
@@ -213,3 +217,69 @@ class TestPlacementsBindOneAddress:
                 listening = ip("netns", "exec", pair.side(side).netns, "ss", "-Hltn").stdout.split("\n")
                 local = sorted({line.split()[3] for line in listening if line.strip()})
                 assert len(local) == 1 and local[0].startswith(f"[{pair.side(side).control_ipv6}]:"), local
+
+
+# Run as nobody: opens N connections to host:port and leaves them idle (prints how many), then, once a line
+# comes on stdin, reads each to its end within the deadline (the challenge may come first) and prints how
+# many the agent closed.
+IDLE_CROWD = textwrap.dedent("""
+    import selectors, socket, sys, time
+    host, port, count, deadline = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+    conns = [socket.create_connection((host, port), timeout=deadline) for _ in range(count)]
+    print(len(conns), flush=True)
+    sys.stdin.readline()
+    sel = selectors.DefaultSelector()
+    for s in conns:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+    closed, end = 0, time.monotonic() + deadline
+    while closed < count and (left := end - time.monotonic()) > 0:
+        for key, _ in sel.select(left):
+            try:
+                data = key.fileobj.recv(65536)
+            except BlockingIOError:
+                continue
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                sel.unregister(key.fileobj)
+                key.fileobj.close()
+                closed += 1
+    print(closed, flush=True)
+""")
+
+
+class TestIdleCrowd:
+    """Idle connections that never answer the challenge cannot starve the agent (issue 34, finding 6): 1,030
+    of them, more than its descriptors, made the harness fail ("no challenge within 8 s") while the agent
+    spun on accept. Now the agent keeps few connections waiting to authenticate (the oldest goes for a new
+    one), never more than a quarter of its descriptors, and closes each that has not answered in time. The
+    crowd is user nobody's, on the agent's TCP listener (loopback)."""
+
+    CROWD = 1030
+    DEADLINE_S = 120.0  # how long each idle connection may take to be closed: a failure only if never
+
+    @pytest.mark.parametrize("agent, short", [
+        (AGENT_FILES, "64 connections wait to authenticate, the limit"),  # kMaxUnauthenticated (auth.hpp)
+        (32, "8 connections wait to authenticate, the limit"),  # a quarter of its descriptors, when fewer
+    ], indirect=["agent"], ids=["1024-files", "32-files"])
+    def test_the_harness_is_served_and_every_idle_connection_closed(self, agent, short):
+        host, port = agent["tcp"][1:].split("]:")
+        crowd = subprocess.Popen(["prlimit", f"--nofile={2 * self.CROWD}:{2 * self.CROWD}", "--", *NOBODY,
+                                  sys.executable, "-c", IDLE_CROWD, host, port, str(self.CROWD), str(self.DEADLINE_S)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert crowd.stdout.readline() == f"{self.CROWD}\n", crowd.stderr.read()
+            proc = agent_client.AgentProcess(agent["tcp"], ["/usr/bin/touch", str(agent["marker"])],
+                                             {"PATH": "/usr/bin"}, secret=agent["secret"])
+            assert proc.wait(30) == 0 and agent["marker"].exists()
+            assert agent_client.hello(agent["tcp"], agent["secret"])["pid"] == agent["proc"].pid
+            out, err = crowd.communicate("\n", timeout=self.DEADLINE_S + 60)
+        finally:
+            if crowd.poll() is None:
+                crowd.kill()
+                crowd.wait()
+        assert out == f"{self.CROWD}\n", err  # every idle connection was closed by the agent
+        said = stderr_of(agent)
+        assert f"uet-agent: {short}: the oldest connection waiting to authenticate goes for each new one" in said
+        assert ": no answer to the challenge within 10 s" in said  # kAuthDeadlineS (auth.hpp)

@@ -3,7 +3,9 @@
 // threads, every child in its own session. Started with --listen unix:PATH and/or [address]:port and the
 // run's --secret-file; prints {"event":"listening",...} on stdout once every listener is up. It answers
 // only a client that proves it holds the run's secret (auth.hpp), on a unix socket only root or its own
-// user, and with --lease it ends when the harness holding it goes. Every refusal is logged on stderr.
+// user, and with --lease it ends when the harness holding it goes. Every refusal is logged on stderr. A
+// crowd of connections that never authenticate is bounded and timed out (kMaxUnauthenticated,
+// kAuthDeadlineS): it cannot keep the harness's connection from its challenge.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "uet/agent/auth.hpp"
@@ -34,12 +37,32 @@ namespace {
 
 using namespace uet::agent;
 
+using Clock = std::chrono::steady_clock;
+
 struct Connection {
   LineBuffer in;
   pid_t child = -1;
   std::string nonce, peer;  // the challenge sent; who it is, for the log
   bool authed = false, lease = false;
+  Clock::time_point answer_by;  // until authed: when it is closed unless it has answered the challenge
 };
+
+// An accept that fails for want of descriptors or memory leaves the connection queued and the listener
+// readable: the listeners rest this long rather than be polled again at once.
+constexpr auto kListenerRest = std::chrono::milliseconds(100);
+
+// How many connections may wait to authenticate: kMaxUnauthenticated, and never more than a quarter of the
+// descriptors this process may open, so that the rest stay for authenticated connections and the pipes of
+// their spawns.
+size_t waiting_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return kMaxUnauthenticated;
+  return std::clamp<size_t>(files.rlim_cur / 4, 1, kMaxUnauthenticated);
+}
+
+int ms_until(Clock::time_point t) {
+  return static_cast<int>(std::max<int64_t>(0, std::chrono::ceil<std::chrono::milliseconds>(t - Clock::now()).count()));
+}
 
 struct Options {
   std::string secret;
@@ -94,21 +117,28 @@ class Agent {
       : listeners_(std::move(listeners)), sigfd_(sigfd), options_(std::move(options)) {}
 
   int run() {
-    const auto lease_deadline = std::chrono::steady_clock::now() +
-                                std::chrono::milliseconds(static_cast<int64_t>(options_.lease_wait_s * 1000));
+    const auto lease_deadline =
+        Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(options_.lease_wait_s * 1000));
     while (!stopping_) {
       int wait_ms = -1;
+      const auto wake_by = [&](Clock::time_point t) {
+        const int ms = ms_until(t);
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      };
       if (options_.lease_wait_s > 0 && !leased_) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lease_deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) {
+        if (Clock::now() >= lease_deadline) {
           std::fprintf(stderr, "uet-agent: no lease within %g s: ending\n", options_.lease_wait_s);
           break;
         }
-        wait_ms = static_cast<int>(left);
+        wake_by(lease_deadline);
       }
+      if (const int oldest = oldest_waiting(); oldest >= 0) wake_by(conns_[oldest].answer_by);
+      const bool resting = Clock::now() < listeners_rest_until_;
+      if (resting) wake_by(listeners_rest_until_);
       std::vector<pollfd> fds;
       fds.push_back({sigfd_, POLLIN, 0});
-      for (int l : listeners_) fds.push_back({l, POLLIN, 0});
+      if (!resting)
+        for (int l : listeners_) fds.push_back({l, POLLIN, 0});
       for (const auto& [fd, c] : conns_) fds.push_back({fd, POLLIN, 0});
       if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
         if (errno == EINTR) continue;
@@ -121,6 +151,7 @@ class Agent {
         else if (is_listener(p.fd)) on_accept(p.fd);
         else if (conns_.count(p.fd)) on_readable(p.fd);
       }
+      close_the_silent();
     }
     shut_down();
     return 0;
@@ -141,10 +172,68 @@ class Agent {
     send(fd, e);
   }
 
+  // The unauthenticated connection accepted first (-1: none).
+  int oldest_waiting() const {
+    int oldest = -1;
+    for (const auto& [fd, c] : conns_)
+      if (!c.authed && (oldest < 0 || c.answer_by < conns_.at(oldest).answer_by)) oldest = fd;
+    return oldest;
+  }
+
+  size_t waiting() const {
+    return static_cast<size_t>(std::count_if(conns_.begin(), conns_.end(), [](const auto& c) { return !c.second.authed; }));
+  }
+
+  // Closes the connections that did not answer the challenge in time; says when a crowd has passed.
+  void close_the_silent() {
+    const auto now = Clock::now();
+    for (int fd = oldest_waiting(); fd >= 0 && conns_[fd].answer_by <= now; fd = oldest_waiting())
+      refuse(fd, "no answer to the challenge within " + std::to_string(kAuthDeadlineS) + " s");
+    if (made_room_ && waiting() < max_waiting_) {
+      std::fprintf(stderr, "uet-agent: %zu connections that had not authenticated were closed for newer ones\n",
+                   made_room_);
+      made_room_ = 0;
+    }
+  }
+
+  // Closes the oldest connection still to authenticate, for a new one (`why`: what is short); false when
+  // there is none. Said once per crowd: a line per connection would let a crowd flood the log.
+  bool make_room(const std::string& why) {
+    const int oldest = oldest_waiting();
+    if (oldest < 0) return false;
+    if (made_room_++ == 0)
+      std::fprintf(stderr, "uet-agent: %s: the oldest connection waiting to authenticate goes for each new one "
+                   "(first %s)\n", why.c_str(), conns_[oldest].peer.c_str());
+    send_error(oldest, "refused: too many connections wait to authenticate");
+    drop(oldest);
+    return true;
+  }
+
+  // Takes what the listener has queued, a bounded number at a time so that the other connections are served
+  // between; never leaves it readable and untaken (the loop would spin).
   void on_accept(int listener) {
-    // Non-blocking: a descriptor closed and taken again within one poll round must never block a read.
-    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;
+    for (size_t taken = 0; taken < max_waiting_; ++taken) {
+      // Non-blocking: a descriptor closed and taken again within one poll round must never block a read.
+      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) {
+        short_of_files_ = false;
+        if (const size_t n = waiting(); n >= max_waiting_)
+          make_room(std::to_string(n) + " connections wait to authenticate, the limit");
+        take(fd);
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        if (make_room(std::string("accept: ") + std::strerror(errno))) continue;
+        if (!std::exchange(short_of_files_, true))
+          std::fprintf(stderr, "uet-agent: accept: %s: new connections wait\n", std::strerror(errno));
+        listeners_rest_until_ = Clock::now() + kListenerRest;
+      }
+      return;  // EAGAIN: none left
+    }
+  }
+
+  void take(int fd) {
     sockaddr_storage local{};
     socklen_t len = sizeof local;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
@@ -171,6 +260,7 @@ class Agent {
     }
     Connection& c = conns_[fd];
     c.peer = peer;
+    c.answer_by = Clock::now() + std::chrono::seconds(kAuthDeadlineS);
     c.nonce = new_nonce();
     Event challenge;
     challenge.kind = Event::Kind::challenge;
@@ -393,6 +483,10 @@ class Agent {
   Options options_;
   int leases_ = 0;       // connections holding a lease now
   bool leased_ = false;  // a lease was ever taken
+  const size_t max_waiting_ = waiting_limit();
+  size_t made_room_ = 0;  // unauthenticated connections closed for newer ones since the limit was reached
+  Clock::time_point listeners_rest_until_{};
+  bool short_of_files_ = false;  // accept failed for want of descriptors or memory, said once until one succeeds
 };
 
 }  // namespace
@@ -443,6 +537,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "uet-agent: %s\n", error.c_str());
       return 2;
     }
+    // Non-blocking: a connection reset between poll and accept must not block the loop in accept.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     listeners.push_back(fd);
     bound.push_back(where);
   }

@@ -4,10 +4,18 @@
 // once is worth nothing on the next connection.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
 namespace uet::agent {
+
+// Connections an agent keeps waiting for their answer to the challenge: a new one beyond takes the place of
+// the oldest, so that a crowd of idle connections never keeps the harness's from its challenge, nor the
+// agent from its descriptors.
+inline constexpr size_t kMaxUnauthenticated = 64;
+// How long a connection may take to answer the challenge before the agent closes it.
+inline constexpr int kAuthDeadlineS = 10;
 
 // The run's secret from `path`: a regular file, not a link, owned by root or by this process's user,
 // readable by nobody else, 32..4096 bytes (its first line). nullopt with `error` naming what is wrong.
