@@ -35,6 +35,7 @@ from harness import run_info as run_info_mod
 from harness import side_builds
 from harness import spec_versions
 from harness.conformance_statement import write as write_statement
+from harness.capture_cap import CAPTURE_CAP_BYTES
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
@@ -378,7 +379,8 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                                 provider_versions=versions, placement=placement, sides=sides)
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
-                seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES)
+                seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES,
+                capture_cap_bytes=CAPTURE_CAP_BYTES)
     summary = counts(results) | not_applicable_mod.breakdown(results)
     failing = sum(summary[v] for v in FAILING)
     summary["exit_status"] = 130 if partial else \
