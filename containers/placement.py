@@ -20,6 +20,9 @@ import pathlib
 import signal
 import subprocess
 
+from .cgroup import Group
+
+
 class PlacementError(RuntimeError):
     """A placement could not be made; the message names what is missing and how to get it."""
 
@@ -35,11 +38,14 @@ def agent_build(mounts: list[tuple[str, str]]) -> pathlib.Path:
 class LocalProcess:
     """A process of this host (optionally behind a prefix such as ``ip netns exec NS``), with the interface
     of agent_client.AgentProcess: a pidfd that turns readable at its end, and its CPU time once reaped.
-    `inputs` ({variable: bytes}): each a pipe holding those bytes, its descriptor named by the variable."""
+    `inputs` ({variable: bytes}): each a pipe holding those bytes, its descriptor named by the variable.
+    It runs in a group of its own (cgroup.py) with everything it starts: its close ends them all, a
+    provider's daemon included."""
 
     def __init__(self, argv: list[str], env: dict[str, str], *, output: str, prefix: list[str] = (),
                  inputs: dict[str, str] | None = None):
         env, fds = dict(env), []
+        self._group = Group()
         try:
             for name, data in (inputs or {}).items():
                 read, write = os.pipe()
@@ -48,9 +54,12 @@ class LocalProcess:
                     w.write(data.encode())
                 env[name] = str(read)
             with open(output, "a") as out:
-                self._proc = subprocess.Popen([*prefix, *map(str, argv)], env=env, stdout=out,
+                self._proc = subprocess.Popen(self._group.wrap([*prefix, *map(str, argv)]), env=env, stdout=out,
                                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                               start_new_session=True, pass_fds=fds)
+        except BaseException:
+            self._group.end()
+            raise
         finally:
             for fd in fds:
                 os.close(fd)
@@ -76,6 +85,8 @@ class LocalProcess:
             os.killpg(self.pid, sig)
 
     def close(self) -> None:
+        """After its end: what it left running is ended too."""
+        self._group.end(self.pid)
         if self._pidfd >= 0:
             os.close(self._pidfd)
             self._pidfd = -1

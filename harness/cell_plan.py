@@ -22,6 +22,8 @@ import sys
 import jsonschema
 import yaml
 
+from harness.capture_cap import CAPTURE_CAP_BYTES
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "plan" / "cell-plan.schema.yaml"
 PLAN_VARIABLE = "UET_CASES_PLAN"
@@ -54,13 +56,13 @@ def agent_place(agent: str, secret_file: str) -> dict:
 def make(*, cell: str, area: str, initiator_manifest: pathlib.Path, target_manifest: pathlib.Path,
          results: pathlib.Path, captures: pathlib.Path, target_place: dict | None = None,
          target_log: pathlib.Path | None = None, control_listen: str | None = None, loss: dict | None = None,
-         target_binary: pathlib.Path | None = None) -> dict:
+         target_binary: pathlib.Path | None = None, capture_cap_bytes: int = CAPTURE_CAP_BYTES) -> dict:
     """The plan as a dict, validated against the schema (PlanError names the first problem). `target_binary`:
     the case binary the target runs, when not the initiator's own (a side built against another libfabric)."""
     plan = {"plan_version": PLAN_VERSION, "cell": cell, "area": area,
             "initiator": {"manifest": str(initiator_manifest)},
             "target": {"manifest": str(target_manifest), "place": target_place or BESIDE},
-            "results": str(results), "captures": str(captures)}
+            "results": str(results), "captures": str(captures), "capture_cap_bytes": capture_cap_bytes}
     if target_binary is not None:
         plan["target"]["binary"] = str(target_binary)
     if target_log is not None:

@@ -13,6 +13,8 @@ import dataclasses
 import json
 import pathlib
 import subprocess
+import tempfile
+import threading
 
 @dataclasses.dataclass(frozen=True)
 class DecodeSettings:
@@ -73,14 +75,55 @@ class DecoderError(Exception):
     """A decoder could not decode the capture at all."""
 
 
+def _uet_decode_argv(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int,
+                     spec_version: "DecodeSettings | str | None") -> list[str]:
+    return [str(uet_decode), "--port", str(port), *DecodeSettings.of(spec_version).uet_decode_args(), str(pcap)]
+
+
 def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int = 4793, timeout: int = 600,
                spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
-    options = DecodeSettings.of(spec_version).uet_decode_args()
-    proc = subprocess.run([str(uet_decode), "--port", str(port), *options, str(pcap)], capture_output=True,
+    proc = subprocess.run(_uet_decode_argv(uet_decode, pcap, port, spec_version), capture_output=True,
                           text=True, timeout=timeout)
     if proc.returncode != 0:
         raise DecoderError(f"uet-decode {pcap}: exit {proc.returncode}: {proc.stderr.strip()}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def kept_line(record: dict) -> str:
+    """A record as a decode kept beside its capture holds it: one JSON line."""
+    return json.dumps(record) + "\n"
+
+
+def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int, max_bytes: int, timeout: int = 600,
+                    spec_version: "DecodeSettings | str | None" = None) -> tuple[list[dict], bool]:
+    """The first records of uet-decode's decode of `pcap` whose kept lines (kept_line) fit in `max_bytes`, and
+    whether they are all of them. uet-decode is stopped at the first record past the budget: a capture of
+    small frames decodes to many times its size, and the rest is never held in memory."""
+    records, used, complete = [], 0, True
+    with tempfile.TemporaryFile() as err, subprocess.Popen(
+            _uet_decode_argv(uet_decode, pcap, port, spec_version), stdout=subprocess.PIPE, stderr=err,
+            stdin=subprocess.DEVNULL, text=True) as proc:
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                used += len(kept_line(record).encode())
+                if used > max_bytes:
+                    complete = False
+                    proc.kill()
+                    break
+                records.append(record)
+            proc.wait()
+        finally:
+            timer.cancel()
+        if complete and proc.returncode != 0:
+            err.seek(0)
+            said = err.read(4096).decode(errors="replace").strip()
+            raise DecoderError(f"uet-decode {pcap}: exit {proc.returncode}: {said}")
+    return records, complete
 
 
 def decode_scapy(pcap: pathlib.Path, port: int = 4793, spec_version: "DecodeSettings | str | None" = None) -> list[dict]:

@@ -4,37 +4,47 @@ A disagreement is a harness error in the report, beside the case whose capture s
 that rests on a frame the two decoders read differently cannot be trusted."""
 from __future__ import annotations
 
-import json
 import pathlib
 
-from harness.decode_compare import DecoderError, cross_check, decode_cpp
+from harness import capture_cap
+from harness.decode_compare import DecoderError, cross_check, decode_cpp_head, kept_line
 from harness.results import Result
 
 
 def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pathlib.Path,
-                   spec_version: str | None = None) -> list[Result]:
+                   spec_version: str | None = None, cap: int = capture_cap.CAPTURE_CAP_BYTES) -> list[Result]:
     """Cross-checks every capture of `results` (their evidence['captures']), decoded by `spec_version`;
-    returns the harness errors. Each result's evidence gets the capture and decode paths relative to the
-    run folder."""
+    returns the harness errors. Each capture and its decode are held to `cap` bytes (harness/capture_cap.py):
+    a capture cut at the cap has a `cut` in its entry and a note in its result. Each result's evidence gets
+    the capture and decode paths relative to the run folder."""
+    from scapy_uet.pcapio import PcapError  # imported late: the package loads Scapy
+
     errors = []
     for r in results:
         kept = []
-        for cap in r.evidence.get("captures", []):
-            pcap = pathlib.Path(cap["file"])
+        for entry in r.evidence.get("captures", []):
+            pcap = pathlib.Path(entry["file"])
             if not pcap.exists():
                 continue
-            port = int(cap.get("port", 4793))
+            port = int(entry.get("port", 4793))
             decoded = pcap.with_suffix(".json")
             try:
-                records = decode_cpp(uet_decode, pcap, port, spec_version=spec_version)
-                decoded.write_text("".join(json.dumps(rec) + "\n" for rec in records))
+                cuts = [capture_cap.cut(pcap, max_bytes=cap)]
+                records, whole = decode_cpp_head(uet_decode, pcap, port, cap, spec_version=spec_version)
+                if not whole:  # its decode would pass the cap: the capture keeps the frames whose decode fits
+                    cuts.append(capture_cap.cut(pcap, max_frames=len(records)))
+                decoded.write_text("".join(kept_line(rec) for rec in records))
                 check = cross_check(pcap, uet_decode, port, spec_version=spec_version)
-            except DecoderError as exc:
+            except (DecoderError, PcapError, OSError) as exc:
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
                                      reason=f"a decoder could not read {pcap.name}: {exc}"))
                 continue
             kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), "port": port, "frames": check.frames,
                          "uet_frames": check.counts.get("uet", 0), "disagreements": len(check.disagreements)})
+            cut = capture_cap.record(entry, [c for c in cuts if c], cap, pcap.stat().st_size, check.frames)
+            if cut:
+                kept[-1]["cut"] = cut
+                r.notes[f"capture {pcap.name}"] = capture_cap.note(cut)
             for d in check.disagreements[:3]:
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
                                      reason=f"the decoders disagree on frame {d.frame} of {pcap.name} ({d.between}): "

@@ -14,6 +14,7 @@ import subprocess
 
 import yaml
 
+from containers.cgroup import Group
 from harness.commands.manifest import PROBE_TIMEOUT_S  # one deadline for fi_getinfo: a run's and init's
 from harness import manifest as manifest_mod
 from harness.libfabric_prefix import suite_prefix
@@ -58,17 +59,23 @@ def probe_provider(m: manifest_mod.Manifest, build: pathlib.Path, side: Side | N
         return "ok", "not checked (no fi_info)"
     env = manifest_mod.environment_over(os.environ, m.resolve(build=side.build, port=4793,
                                                                library_first=side.library_first))
-    try:
-        proc = subprocess.run([tool, "-p", m.provider], capture_output=True, text=True, env=env,
-                              timeout=PROBE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    group = Group()
+    with subprocess.Popen(group.wrap([tool, "-p", m.provider]), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=PROBE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            out = err = None
+        finally:
+            group.end(proc.pid)  # fi_info, and what the provider left running (a daemon of its own)
+    if out is None:
         return "broken", f"fi_getinfo did not answer within {PROBE_TIMEOUT_S:.0f} s"
     if proc.returncode < 0:
         return "broken", f"fi_info died of signal {-proc.returncode} in fi_getinfo"
     if proc.returncode != 0:
-        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        said = (err.strip() or out.strip()).splitlines()
         return "absent", said[-1] if said else f"fi_info exited {proc.returncode}"
-    version = next((l.split(":", 1)[1].strip() for l in proc.stdout.splitlines() if l.strip().startswith("version:")), "")
+    version = next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.strip().startswith("version:")), "")
     return "ok", version
 
 

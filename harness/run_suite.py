@@ -37,6 +37,7 @@ from harness import run_info as run_info_mod
 from harness import side_builds
 from harness import spec_versions
 from harness.conformance_statement import write as write_statement
+from harness.capture_cap import CAPTURE_CAP_BYTES
 from harness.logcap import LOG_CAP_BYTES
 from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
@@ -403,7 +404,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES,
-                opt_ins=list(opt_ins))
+                capture_cap_bytes=CAPTURE_CAP_BYTES, opt_ins=list(opt_ins))
     summary = counts(results) | not_applicable_mod.breakdown(results)
     failing = sum(summary[v] for v in FAILING)
     summary["exit_status"] = 130 if partial else \

@@ -28,23 +28,36 @@ def _ts(seconds, fraction, digits):
 def read_frames(path):
     """Yield the frames of a pcap or pcapng file. Raises OSError / PcapError."""
     with open(path, "rb") as fh:
-        head = fh.read(4)
-        if len(head) < 4:
-            raise PcapError("%s: not a pcap or pcapng file (too short)" % path)
-        fh.seek(0)
-        (magic_le,) = struct.unpack("<I", head)
-        (magic_be,) = struct.unpack(">I", head)
-        if magic_le == PCAPNG_SHB:
-            reader = _read_pcapng(fh, path)
-        elif PCAP_MAGIC_US in (magic_le, magic_be) or PCAP_MAGIC_NS in (magic_le, magic_be):
-            reader = _read_pcap(fh, path)
-        else:
-            raise PcapError("%s: not a pcap or pcapng file (magic %s)" % (path, head.hex()))
-        try:
-            for frame in reader:
-                yield frame
-        except struct.error as exc:
-            raise PcapError("%s: corrupt capture file (%s)" % (path, exc))
+        for frame in _frames(fh, path):
+            yield frame
+
+
+def frame_ends(fh, name="capture"):
+    """Yield, for each frame of the pcap or pcapng file open in `fh` (binary, from its start), the offset just
+    after it: a place where the file can be cut and stay a valid capture of the frames before. Raises OSError /
+    PcapError."""
+    for _frame in _frames(fh, name):
+        yield fh.tell()
+
+
+def _frames(fh, path):
+    head = fh.read(4)
+    if len(head) < 4:
+        raise PcapError("%s: not a pcap or pcapng file (too short)" % path)
+    fh.seek(0)
+    (magic_le,) = struct.unpack("<I", head)
+    (magic_be,) = struct.unpack(">I", head)
+    if magic_le == PCAPNG_SHB:
+        reader = _read_pcapng(fh, path)
+    elif PCAP_MAGIC_US in (magic_le, magic_be) or PCAP_MAGIC_NS in (magic_le, magic_be):
+        reader = _read_pcap(fh, path)
+    else:
+        raise PcapError("%s: not a pcap or pcapng file (magic %s)" % (path, head.hex()))
+    try:
+        for frame in reader:
+            yield frame
+    except struct.error as exc:
+        raise PcapError("%s: corrupt capture file (%s)" % (path, exc))
 
 
 def _read_pcap(fh, path):

@@ -22,6 +22,11 @@
 
 namespace uet::cases {
 
+namespace {
+// The pcap file format's sizes: the file header, and the header before each frame's bytes.
+constexpr uint64_t kPcapFileHeaderBytes = 24, kPcapRecordHeaderBytes = 16;
+}  // namespace
+
 std::optional<uint64_t> WireFrame::get(wire::Field f) const {
   for (const auto& [field, value] : fields)
     if (field == f) return value;
@@ -58,7 +63,23 @@ void Capture::keep_as_evidence() {
     return;
   }
   evidence_path_ = path;
+  evidence_cap_ = plan->capture_cap_bytes;
+  evidence_bytes_ = kPcapFileHeaderBytes;
   evidence_capture(path, to_target_ ? to_target_ : to_initiator_);
+}
+
+void Capture::dump(const pcap_pkthdr& hdr, const u_char* data) {
+  // The head is kept: a case's negotiation and first exchanges are there. A frame is kept whole or not at all,
+  // so the file stays a valid capture.
+  const uint64_t record = kPcapRecordHeaderBytes + hdr.caplen;
+  if (!evidence_cut_ && evidence_bytes_ + record <= evidence_cap_) {
+    pcap_dump(reinterpret_cast<u_char*>(dumper_), &hdr, data);
+    evidence_bytes_ += record;
+    return;
+  }
+  if (!evidence_cut_++)
+    std::fprintf(stderr, "capture: %s reached its cap of %llu bytes: later frames are not kept in it\n",
+                 evidence_path_.c_str(), static_cast<unsigned long long>(evidence_cap_));
 }
 
 std::string summary(const WireFrame& f) {
@@ -119,6 +140,7 @@ Capture::~Capture() {
     drain();  // what arrived since the last look belongs to the evidence too
     pcap_dump_close(dumper_);
     if (target_auto_ && to_target_) evidence_capture(evidence_path_, to_target_);
+    if (evidence_cut_) evidence_capture_cut(evidence_path_, evidence_bytes_, evidence_cut_);
   }
   if (pcap_) pcap_close(pcap_);
 }
@@ -284,7 +306,7 @@ void Capture::drain() {
   const u_char* data = nullptr;
   std::vector<uint8_t> bytes;
   while (pcap_next_ex(pcap_, &hdr, &data) == 1) {
-    if (dumper_) pcap_dump(reinterpret_cast<u_char*>(dumper_), hdr, data);
+    if (dumper_) dump(*hdr, data);
     // Any port will do for the first look: it finds the UDP header and the IP fragments. Read as UET for
     // the target's port, it is the datagram's decode when that is where it goes.
     const uint16_t first_look = to_target_;

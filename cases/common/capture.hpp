@@ -23,6 +23,7 @@
 
 typedef struct pcap pcap_t;
 typedef struct pcap_dumper pcap_dumper_t;
+struct pcap_pkthdr;
 
 namespace uet::cases {
 
@@ -93,9 +94,13 @@ class Capture {
   void keep(codec::Decoded& decoded, Side sender);
   void report_silence();
   void keep_as_evidence();
+  void dump(const pcap_pkthdr& hdr, const unsigned char* data);
   pcap_t* pcap_ = nullptr;
   pcap_dumper_t* dumper_ = nullptr;  // the case's evidence file (the cell plan's captures folder)
   std::string evidence_path_;
+  // The evidence file keeps its head up to the cell plan's capture_cap_bytes: what it holds, and the frames
+  // left out after it (a chatty provider's capture would fill the disk).
+  uint64_t evidence_cap_ = 0, evidence_bytes_ = 0, evidence_cut_ = 0;
   int linktype_ = 0;
   uint16_t to_target_ = 0, to_initiator_ = 0;  // the UET port of each side (0: auto, not learned yet)
   bool target_auto_ = false, initiator_auto_ = false;

@@ -60,6 +60,7 @@ CellPlan load_plan() {
     plan.target_binary = doc.at("target").value("binary", "");
     plan.results = doc.at("results").get<std::string>();
     plan.captures = doc.at("captures").get<std::string>();
+    plan.capture_cap_bytes = doc.at("capture_cap_bytes").get<uint64_t>();
     plan.target_log = doc.value("target_log", "");
     plan.control_listen = doc.value("control_listen", "");
     if (doc.contains("loss")) {

@@ -31,6 +31,7 @@ struct CellPlan {
   std::string initiator_manifest, target_manifest;  // resolved manifest records (JSON)
   std::string results;     // the initiator's verdict lines
   std::string captures;    // the folder of the cases' pcap evidence
+  uint64_t capture_cap_bytes = 0;  // the most one capture file of it holds (its head)
   std::string target_log;  // the target peer's output; empty: the initiator's own
   std::string control_listen;  // the initiator's control-link address; empty: an inherited socketpair
   TargetPlace target_place;

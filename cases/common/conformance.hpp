@@ -135,6 +135,9 @@ void evidence_diagnostic(Side sender, const std::string& kind, const std::string
                          uint32_t offset, uint64_t value, const std::string& summary);
 // A capture file the running case made (its UET port), kept with the case's result.
 void evidence_capture(const std::string& path, uint16_t udp_port);
+// That capture file stopped at the cell plan's cap: it holds `kept_bytes`, and `frames_dropped` later frames
+// were left out of it.
+void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped);
 // A spec choice (spec/wire.yaml choices) the running case's verdict rests on.
 void rests_on_choice(const std::string& choice);
 // rests_on_choice, and the words a message gives it: "(choice ID, confidence C)", so that the failure

@@ -243,6 +243,11 @@ void evidence_capture(const std::string& path, uint16_t udp_port) {
   state().captures.push_back({{"file", path}, {"port", udp_port}});
 }
 
+void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped) {
+  for (auto& c : state().captures)
+    if (c["file"] == path) c["cut_at_bytes"] = kept_bytes, c["frames_dropped"] = frames_dropped;
+}
+
 void note(const std::string& key, const std::string& value) { state().notes[key] = value; }
 
 void record_starved_wait(const std::string& evidence) { state().starved_wait = evidence; }

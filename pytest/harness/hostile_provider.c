@@ -1,10 +1,15 @@
 /* A libfabric provider that misbehaves on purpose, for the tests that prove a run ends whatever its provider
  * does. HOSTILE_PROVIDER_MODE: getinfo-segv (crashes in fi_getinfo), getinfo-hang (never answers it),
- * domain-hang (answers fi_getinfo and fi_fabric, never returns from fi_domain). Built by the tests with
- * libfabric's headers as libhostile-fi.so and loaded through FI_PROVIDER_PATH. */
+ * domain-hang (answers fi_getinfo and fi_fabric, never returns from fi_domain), getinfo-daemon (at the first
+ * fi_getinfo of a process, leaves a daemon behind as a daemon is made: forked twice, in a session of its own, its standard
+ * streams closed; it appends its pid to HOSTILE_PROVIDER_PIDS before fi_getinfo answers, then sleeps for
+ * ever). Built by the tests with libfabric's headers as libhostile-fi.so and loaded through FI_PROVIDER_PATH. */
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -20,11 +25,39 @@ static void hang(void) {
   for (;;) pause();
 }
 
+static void daemon_behind(void) {
+  static int left;
+  int ready[2];
+  if (left++ || pipe(ready) != 0) return;
+  const pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    if (fork() == 0) {
+      const int devnull = open("/dev/null", O_RDWR);
+      dup2(devnull, 0), dup2(devnull, 1), dup2(devnull, 2);
+      const char *pids = getenv("HOSTILE_PROVIDER_PIDS");
+      const int fd = pids ? open(pids, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+      char line[32];
+      const int n = snprintf(line, sizeof line, "%d\n", (int)getpid());
+      if (fd >= 0) (void)!write(fd, line, (size_t)n);
+      (void)!write(ready[1], "r", 1);
+      hang();
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  char c;
+  (void)!read(ready[0], &c, 1);  /* the pid is written: the daemon is there */
+  close(ready[0]);
+  waitpid(child, NULL, 0);
+}
+
 static int hostile_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
                            const struct fi_info *hints, struct fi_info **info) {
   (void)version, (void)node, (void)service, (void)flags, (void)hints;
   if (!strcmp(mode(), "getinfo-segv")) raise(SIGSEGV);
   if (!strcmp(mode(), "getinfo-hang")) hang();
+  if (!strcmp(mode(), "getinfo-daemon")) daemon_behind();
   struct fi_info *fi = fi_allocinfo();
   if (!fi) return -FI_ENOMEM;
   fi->caps = FI_MSG | FI_SEND | FI_RECV;

@@ -15,6 +15,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from harness import cell_plan  # noqa: E402
+from harness.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
 
 MANIFESTS = REPO / "cases" / "manifests"
 
@@ -32,7 +33,8 @@ class TestThePlan:
         assert got == {"plan_version": 1, "cell": "a--b", "area": "msg",
                        "initiator": {"manifest": str(tmp_path / "i.json")},
                        "target": {"manifest": str(tmp_path / "t.json"), "place": {"kind": "beside"}},
-                       "results": str(tmp_path / "msg.jsonl"), "captures": str(tmp_path / "captures")}
+                       "results": str(tmp_path / "msg.jsonl"), "captures": str(tmp_path / "captures"),
+                       "capture_cap_bytes": CAPTURE_CAP_BYTES}
 
     def test_each_placement_s_target_place_is_valid(self, tmp_path):
         assert plan(tmp_path, target_place=cell_plan.netns_place("uet-b-1"))["target"]["place"] == \

@@ -180,10 +180,11 @@ class TestRunBudget:
         assert f"{option} {float(value)} is not a deadline: give seconds, more than 0 and at most 86400" in run.stderr
 
 
-def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str) -> pathlib.Path:
+def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str, **environment) -> pathlib.Path:
     path = folder / f"hostile-{mode}.yaml"
     path.write_text(f"provider: hostile\nuet: false\nprofiles: []\nendpoint_types: [rdm]\nfeatures: {{}}\n"
-                    f"peer_netns: true\nenvironment:\n  FI_PROVIDER_PATH: {lib}\n  HOSTILE_PROVIDER_MODE: {mode}\n")
+                    f"peer_netns: true\nenvironment:\n  FI_PROVIDER_PATH: {lib}\n  HOSTILE_PROVIDER_MODE: {mode}\n"
+                    + "".join(f"  {k}: {v}\n" for k, v in environment.items()))
     return path
 
 
@@ -204,6 +205,22 @@ class TestHostileProvider:
         assert len(keys) == len(set(keys)), "a case has two verdicts"
         assert doc["summary"]["pass"] == 0 and reason in {r["reason"] for r in doc["results"]}
         assert processes_mapping(hostile_provider / "libhostile-fi.so") == [], "a process of the run is left behind"
+
+    def test_the_daemons_a_provider_leaves_behind_end_with_the_run_on_the_same_host(
+            self, hostile_provider, processes_mapping, build_dir, tmp_path, wait_gone):
+        # The provider makes a daemon at its first fi_getinfo in each process (the probe's fi_info, each case
+        # binary): forked twice, in a session of its own. Each is in its command's cgroup all the same.
+        pids = tmp_path / "daemons"
+        manifest = hostile_manifest(tmp_path, hostile_provider, "getinfo-daemon", HOSTILE_PROVIDER_PIDS=pids)
+        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--same-host",
+                              "--only", "discovery", "--build", build_dir, "--report", tmp_path / "runs",
+                              "--case-deadline", "20", "--quiet"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+        left = [int(pid) for pid in pids.read_text().split()]
+        assert len(left) >= 2, "the provider made no daemon in the probe or the binary: the test proves nothing"
+        assert [pid for pid in left if not wait_gone(pid)] == []
+        assert processes_mapping(hostile_provider / "libhostile-fi.so") == []
 
     def test_a_provider_that_hangs_in_fi_getinfo_is_a_finding_not_a_usage_error(self, hostile_provider, tmp_path,
                                                                                monkeypatch, build_dir,
