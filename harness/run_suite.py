@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 
-import jsonschema
 import yaml
 
 from containers.podman import release_pool
@@ -24,6 +23,7 @@ from harness.commands import run as run_options
 from harness.commands.run import SEED_MAX  # noqa: F401 -- certify's seeds are the run's
 from harness import ci_summary
 from harness import coverage as coverage_mod
+from harness import input_files
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
@@ -76,14 +76,13 @@ def read_pair_file(args) -> None:
     """Fills the run's who and where from a pair description (cases/pairs/pair.schema.yaml); manifest
     paths in it are relative to the file."""
     try:
-        doc, _ = manifest_mod.load_yaml(args.pair, "pair file")
-    except manifest_mod.ManifestError as exc:
+        doc, _ = input_files.load_yaml(args.pair, "pair file")
+    except input_files.InputError as exc:
         raise UsageError(f"the pair file cannot be read: {exc}") from None
     schema = yaml.safe_load((REPO / "cases" / "pairs" / "pair.schema.yaml").read_text())
-    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+    problems = input_files.schema_problems(doc, schema, "")
     if problems:
-        where = lambda e: "/".join(map(str, e.path)) or "(top)"  # noqa: E731
-        raise UsageError(f"the pair file {args.pair}: " + "; ".join(f"{where(e)}: {e.message}" for e in problems[:5])
+        raise UsageError(f"the pair file {input_files.shown_path(args.pair)}: " + "; ".join(problems[:5])
                          + " (keys: provider | initiator and target | matrix, and placement)")
 
     def ref(r: str) -> str:
