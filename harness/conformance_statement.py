@@ -21,6 +21,7 @@ import sys
 
 from harness import catalogue as catalogue_mod
 from harness import not_applicable
+from harness import output_files
 from harness.conformance_terms import LEVEL_GROUPS, STATUSES
 
 FORMAT = 1
@@ -236,10 +237,8 @@ def write(results, run_dir, cat=None, reasons=None):
     cat = catalogue_mod.load(None) if cat is None else cat
     statement = compute(results, cat, run_dir, reasons)
     folder = pathlib.Path(run_dir) / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "statement.json.tmp"
-    tmp.write_text(json.dumps(statement, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(folder / "statement.json")
+    output_files.write(folder / "statement.json", json.dumps(statement, indent=1, ensure_ascii=False) + "\n",
+                       base=run_dir)
     conformance_table.write_csv(statement, folder / "statement.csv")
     conformance_workbook.write_xlsx(statement, folder / "statement.xlsx")
     return statement
