@@ -16,6 +16,7 @@ import argparse
 import collections
 import hashlib
 import json
+import os
 import pathlib
 import sys
 
@@ -215,19 +216,16 @@ def compute(results, cat, run_dir=None, reasons=None):
 
 
 def read_results(run_dir):
+    """RUN_DIR/results.json, read by the format's one reader (harness/results.py)."""
+    from harness.input_files import InputError
+    from harness.results import read_results_json
     source = pathlib.Path(run_dir) / "results.json"
+    if not os.path.lexists(source):
+        raise RunFolderError("%s: no such file (is %s a run folder?)" % (source, run_dir))
     try:
-        with open(source, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise RunFolderError("%s: no such file (is %s a run folder?)" % (source, run_dir)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunFolderError("%s: cannot read it: %s" % (source, exc)) from None
-    except json.JSONDecodeError as exc:
-        raise RunFolderError("%s: not valid JSON: %s" % (source, exc)) from None
-    if not isinstance(doc, dict):
-        raise RunFolderError("%s: not a results object (the top level is a %s)" % (source, type(doc).__name__))
-    return doc
+        return read_results_json(source)[1]
+    except InputError as exc:
+        raise RunFolderError(str(exc)) from None
 
 
 def write(results, run_dir, cat=None, reasons=None):
