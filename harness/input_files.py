@@ -209,7 +209,18 @@ def schema_message(err, doc) -> str:
     if rule == "uniqueItems":
         return "lists an item more than once"
     if rule in ("oneOf", "anyOf"):
-        return f"{kind_of(value)} that is none of the forms the schema allows here"
+        # a form of the value's own type says best what is wrong (a string against a list of versions, ...)
+        import jsonschema
+        context = err.context or []
+        other_type = {e.relative_schema_path[0] for e in context if e.validator == "type" and not e.relative_path}
+        forms = [e for e in context if e.relative_schema_path[0] not in other_type]
+        if not forms and context:
+            return f"{kind_of(value)} where {' or '.join(_wanted(e.validator_value) for e in context if e.validator == 'type')} is wanted"
+        near = jsonschema.exceptions.best_match(forms) if forms else None
+        if near is None or near.validator in ("oneOf", "anyOf", "not", "required"):
+            return f"{kind_of(value)} that is none of the forms the schema allows here"
+        inner = key_path(near.relative_path) + ": " if near.relative_path else ""
+        return inner + schema_message(near, doc)
     return f"breaks the schema's rule {rule!r}"
 
 
