@@ -7,7 +7,9 @@ import pathlib
 import sys
 
 from harness.commands import compare as compare_options
-from harness.results import FAILING
+from harness.input_files import InputError
+from harness.results import FAILING, read_results_json
+from harness.untrusted import printable
 from harness.compare_categories import CATEGORIES, TITLES
 
 HELD = ("pass", "warning")  # the check's MUSTs held
@@ -18,20 +20,14 @@ class RunError(Exception):
 
 
 def load_run(path: pathlib.Path) -> dict:
+    """A run's results.json (its folder or the file), read by the format's one reader (harness/results.py)."""
     path = pathlib.Path(path)
     file = path / "results.json" if path.is_dir() else path
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RunError(f"{file}: cannot be read: {exc.strerror or exc} (give a run folder or its results.json)") from None
-    except ValueError as exc:
-        raise RunError(f"{file}: not JSON: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise RunError(f"{file}: not a run's results.json (no 'results' list; reports/RESULTS-FORMAT.md)")
-    bad = next((i for i, r in enumerate(doc["results"]) if not isinstance(r, dict) or "id" not in r or "verdict" not in r), None)
-    if bad is not None:
-        raise RunError(f"{file}: results[{bad}] has no 'id' or 'verdict'")
-    doc.setdefault("_path", str(file.resolve()))  # out/runs/latest moves on: name the run it was
+        _, doc = read_results_json(file)
+    except InputError as exc:
+        raise RunError(f"{exc} (give a run folder or its results.json)") from None
+    doc.setdefault("_path", printable(str(file.resolve())))  # out/runs/latest moves on: name the run it was
     return doc
 
 

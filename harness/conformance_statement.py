@@ -16,11 +16,13 @@ import argparse
 import collections
 import hashlib
 import json
+import os
 import pathlib
 import sys
 
 from harness import catalogue as catalogue_mod
 from harness import not_applicable
+from harness import output_files
 from harness.conformance_terms import LEVEL_GROUPS, STATUSES
 
 FORMAT = 1
@@ -214,19 +216,16 @@ def compute(results, cat, run_dir=None, reasons=None):
 
 
 def read_results(run_dir):
+    """RUN_DIR/results.json, read by the format's one reader (harness/results.py)."""
+    from harness.input_files import InputError
+    from harness.results import read_results_json
     source = pathlib.Path(run_dir) / "results.json"
+    if not os.path.lexists(source):
+        raise RunFolderError("%s: no such file (is %s a run folder?)" % (source, run_dir))
     try:
-        with open(source, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise RunFolderError("%s: no such file (is %s a run folder?)" % (source, run_dir)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunFolderError("%s: cannot read it: %s" % (source, exc)) from None
-    except json.JSONDecodeError as exc:
-        raise RunFolderError("%s: not valid JSON: %s" % (source, exc)) from None
-    if not isinstance(doc, dict):
-        raise RunFolderError("%s: not a results object (the top level is a %s)" % (source, type(doc).__name__))
-    return doc
+        return read_results_json(source)[1]
+    except InputError as exc:
+        raise RunFolderError(str(exc)) from None
 
 
 def write(results, run_dir, cat=None, reasons=None):
@@ -236,10 +235,8 @@ def write(results, run_dir, cat=None, reasons=None):
     cat = catalogue_mod.load(None) if cat is None else cat
     statement = compute(results, cat, run_dir, reasons)
     folder = pathlib.Path(run_dir) / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "statement.json.tmp"
-    tmp.write_text(json.dumps(statement, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(folder / "statement.json")
+    output_files.write(folder / "statement.json", json.dumps(statement, indent=1, ensure_ascii=False) + "\n",
+                       base=run_dir)
     conformance_table.write_csv(statement, folder / "statement.csv")
     conformance_workbook.write_xlsx(statement, folder / "statement.xlsx")
     return statement

@@ -1,7 +1,9 @@
 """The conformance statement (harness/conformance_statement.py) as flat rows: one per side, manifest, profile
 and statement, the shape of a lab's checklist. The CSV and the workbook both take their cells from here."""
 import csv
+import io
 
+from harness import output_files
 from harness.conformance_terms import STATUS_LABELS
 
 COLUMNS = ("side", "manifest", "profile", "statement", "level", "clause", "actor", "text", "condition", "claim",
@@ -52,9 +54,10 @@ def safe_cell(value):
 
 
 def write_csv(statement, path):
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        out = csv.writer(fh)
-        out.writerow(COLUMNS)
-        for sheet in statement["sheets"]:
-            for cells in rows_of(statement, sheet):
-                out.writerow([safe_cell(c) for c in cells])
+    fh = io.StringIO(newline="")
+    out = csv.writer(fh)
+    out.writerow(COLUMNS)
+    for sheet in statement["sheets"]:
+        for cells in rows_of(statement, sheet):
+            out.writerow([safe_cell(c) for c in cells])
+    output_files.write(path, fh.getvalue())

@@ -1,11 +1,14 @@
 """The conformance statement as an .xlsx workbook (python3-openpyxl): a summary sheet of totals, then one
 sheet per side, manifest and profile with a row per statement, as labs keep their checklists: the header row
 frozen, an autofilter, widths that fit, the status cell coloured."""
+import io
+
 import openpyxl
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Alignment, Font, NamedStyle, PatternFill
 from openpyxl.utils import get_column_letter
 
+from harness import output_files
 from harness.conformance_terms import LEVEL_GROUPS, STATUSES, STATUS_LABELS
 from harness.conformance_table import COLUMNS, rows_of
 
@@ -96,4 +99,6 @@ def write_xlsx(statement, path):
         summary.append([_cell(summary, key, HEADING), _cell(summary, value)])
     for name, s in zip(names, statement["sheets"]):
         _table(wb.create_sheet(name), COLUMNS, rows_of(statement, s), WIDTHS, coloured="status")
-    wb.save(path)
+    body = io.BytesIO()
+    wb.save(body)
+    output_files.write(path, body.getvalue())

@@ -13,9 +13,9 @@ import fnmatch
 import hashlib
 import pathlib
 
-import jsonschema
 import yaml
 
+from harness import input_files
 from harness.results import FAILING  # what fails a run unless an expectation excuses it
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -55,17 +55,6 @@ class Expectations:
     entries: list[Entry]
 
 
-def _where(doc: dict, path) -> str:
-    """'expectations[2] (match '*Foo*'): expect' for the error path ['expectations', 2, 'expect']."""
-    parts = list(path)
-    if len(parts) >= 2 and parts[0] == "expectations" and isinstance(parts[1], int):
-        entry = doc["expectations"][parts[1]]
-        named = f" (match {entry['match']!r})" if isinstance(entry, dict) and isinstance(entry.get("match"), str) else ""
-        field = ".".join(str(p) for p in parts[2:])
-        return f"expectations[{parts[1]}]{named}" + (f": {field}" if field else "")
-    return ".".join(str(p) for p in parts) or "(the file)"
-
-
 def _dates_as_text(node):
     # YAML reads an unquoted 2027-01-31 as a date; the schema checks the text either way.
     if isinstance(node, dict):
@@ -76,30 +65,29 @@ def _dates_as_text(node):
 
 
 def load(path: pathlib.Path) -> Expectations:
+    """The file read as untrusted input (harness/input_files.py: a regular file, its size, nesting and YAML
+    aliases bounded); ExpectationsError names each problem by its key, never the file's content."""
     path = pathlib.Path(path)
     try:
-        raw = path.read_bytes()
-        doc = _dates_as_text(yaml.safe_load(raw))
-    except OSError as exc:
-        raise ExpectationsError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise ExpectationsError(f"{path}: not YAML: {exc}") from None
+        raw, text = input_files.load_yaml(path, "expectations file")
+    except input_files.InputError as exc:
+        raise ExpectationsError(str(exc)) from None
+    doc = _dates_as_text(raw)
     schema = yaml.safe_load(SCHEMA_PATH.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
-    problems = [f"{path}: {_where(doc, e.absolute_path)}: {e.message}"
-                for e in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])]
+    where = input_files.shown_path(path)
+    problems = input_files.schema_problems(doc, schema, where)
     entries = []
     for i, item in enumerate((doc or {}).get("expectations") or [] if not problems else []):
         try:
             expires = datetime.date.fromisoformat(item["expires"])
         except ValueError:
-            problems.append(f"{path}: {_where(doc, ['expectations', i, 'expires'])}: {item['expires']!r} is not a date")
+            problems.append(f"{where}: expectations.{i}.expires: not a day of the calendar")
             continue
         entries.append(Entry(i, item["match"], item["expect"], item["reason"], item["link"], item["owner"], expires,
                              bool(item.get("quarantine", False))))
     if problems:
         raise ExpectationsError("\n".join(problems))
-    return Expectations(str(path), hashlib.sha256(raw).hexdigest(), entries)
+    return Expectations(str(path), hashlib.sha256(text.encode()).hexdigest(), entries)
 
 
 def status(entry: Entry, verdict: str) -> str:

@@ -6,18 +6,24 @@ import pathlib
 import sqlite3
 import sys
 
-from harness import history_index
+from harness import history_index, output_files
+from harness.untrusted import printable
 from harness.commands import history as history_options
 from reports.history_site import render_site
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
 
+def shown(value) -> str:
+    """A folder name or message as the terminal shows it: escapes written visibly (harness/untrusted.py)."""
+    return printable(str(value))
+
+
 def main(argv: list[str]) -> int:
     args = history_options.parse(argv)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
     if missing:
-        print(f"history: no such folder: {', '.join(missing)}", file=sys.stderr)
+        print(f"history: no such folder: {shown(', '.join(missing))}", file=sys.stderr)
         return 2
     db_path = args.db or args.out / "history.sqlite"
     try:
@@ -25,28 +31,31 @@ def main(argv: list[str]) -> int:
     except history_index.SchemaMismatch as exc:
         print(f"history: {exc}", file=sys.stderr)
         return 2
+    except output_files.UnsafeFolder as exc:
+        print(f"history: cannot write the database {shown(db_path)}: {shown(exc)}", file=sys.stderr)
+        return 2
     except (sqlite3.DatabaseError, OSError) as exc:
-        print(f"history: {db_path}: not a history database: {exc}", file=sys.stderr)
+        print(f"history: {shown(db_path)}: not a history database: {shown(exc)}", file=sys.stderr)
         return 2
     tally = {"added": 0, "updated": 0, "unchanged": 0, "skipped": 0}
     for folder in (f for d in args.dirs for f in history_index.run_folders(d)):
         try:
             outcome = history_index.index_run(db, folder)   # one transaction per run
         except history_index.BrokenRun as exc:
-            print(f"history: skipped {folder}: {exc}", file=sys.stderr)
+            print(f"history: skipped {shown(folder)}: {exc}", file=sys.stderr)
             outcome = "skipped"
         tally[outcome] += 1
         if not args.quiet and outcome != "skipped":
-            print(f"history: {outcome}: {folder}")
+            print(f"history: {outcome}: {shown(folder)}")
     runs = history_index.runs(db)
     db.close()
     try:
         index = render_site(runs, args.out)
     except OSError as exc:
-        print(f"history: cannot write the site into {args.out}: {exc}", file=sys.stderr)
+        print(f"history: cannot write the site into {shown(args.out)}: {shown(exc)}", file=sys.stderr)
         return 2
     print("history: %d run(s) indexed (%s); site %s" % (
-        len(runs), ", ".join(f"{n} {k}" for k, n in tally.items()), index))
+        len(runs), ", ".join(f"{n} {k}" for k, n in tally.items()), shown(index)))
     return 0
 
 

@@ -9,9 +9,15 @@ from __future__ import annotations
 import collections
 import hashlib
 import json
+import os
 import pathlib
 import sqlite3
+import stat
 
+from harness import output_files
+from harness.input_files import InputError, read_json_bytes
+from harness.results import parse_results_json
+from harness.untrusted import printable
 from reports import view
 
 SCHEMA_VERSION = 1
@@ -43,22 +49,58 @@ class SchemaMismatch(RuntimeError):
     """The database was written by another schema version of this index."""
 
 
-def connect(path: pathlib.Path) -> sqlite3.Connection:
-    """The index at `path`, created with the current schema when new; SchemaMismatch when it holds another."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    db = sqlite3.connect(str(path))
-    db.execute("PRAGMA foreign_keys = ON")
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables:
-        with db:
-            db.executescript(SCHEMA)
-            db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        return db
-    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if "meta" in tables else None
-    if row is None or row[0] != str(SCHEMA_VERSION):
+def _objects(db: sqlite3.Connection) -> list[tuple]:
+    return sorted(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=repr)
+
+
+def _expected_objects() -> list[tuple]:
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        return _objects(db)
+    finally:
         db.close()
-        raise SchemaMismatch(f"{path}: schema version {row[0] if row else 'unknown'}, this suite reads "
-                             f"{SCHEMA_VERSION} (index into a new --db, or delete it to rebuild from the run folders)")
+
+
+def connect(path: pathlib.Path) -> sqlite3.Connection:
+    """The index at `path`, created with the current schema when new; SchemaMismatch when it holds another.
+    A database is read only once its tables, indexes, views and triggers are exactly this schema's: a view
+    or trigger of someone else's making (a recursive view never ends) is never run. `path`'s folder is one
+    only trusted users control, not even /tmp (harness/output_files.py: SQLite writes its journal beside it),
+    and the file, a regular file, one of theirs."""
+    os.close(output_files.open_folder(path.parent, shared_ok=False))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise sqlite3.DatabaseError("not a regular file")
+    if st is not None and st.st_uid not in output_files.trusted_users():
+        raise output_files.UnsafeFolder(f"{path} belongs to another user (uid {st.st_uid}): the suite does not "
+                                        "write into a file someone else controls")
+    db = sqlite3.connect(str(path))
+    try:
+        objects = _objects(db)
+        if not objects:
+            with db:
+                db.executescript(SCHEMA)
+                db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        else:
+            expected = _expected_objects()
+            meta = next(o for o in expected if o[:2] == ("table", "meta"))
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
+                if meta in objects else None   # read only from a table of this schema's shape, never a view
+            version = printable(str(row[0])) if row else "unknown"
+            if version != str(SCHEMA_VERSION):
+                raise SchemaMismatch(f"{path}: schema version {version}, this suite reads {SCHEMA_VERSION} (index "
+                                     "into a new --db, or delete it to rebuild from the run folders)")
+            if objects != expected:
+                raise SchemaMismatch(f"{path}: its tables, views or triggers are not those of schema version "
+                                     f"{SCHEMA_VERSION} (reports/HISTORY-INDEX.md): not an index this suite wrote")
+    except BaseException:
+        db.close()
+        raise
+    db.execute("PRAGMA foreign_keys = ON")
     return db
 
 
@@ -68,27 +110,23 @@ def _is_flaky(result: dict) -> bool:
 
 
 def read(folder: pathlib.Path) -> bytes:
-    source = folder / "results.json"
     try:
-        return source.read_bytes()
-    except FileNotFoundError:
-        raise BrokenRun(f"{source}: no such file (not a run folder)") from None
-    except OSError as exc:
-        raise BrokenRun(f"{source}: cannot read it: {exc.strerror or exc}") from None
+        return read_json_bytes(folder / "results.json", "results.json")
+    except InputError as exc:
+        raise BrokenRun(str(exc)) from None
 
 
 def parse(folder: pathlib.Path, raw: bytes) -> dict:
-    """results.json's dict; BrokenRun naming the file when it is unusable."""
+    """The run folder's results.json, read by the format's one reader (harness/results.py); BrokenRun naming
+    the file when it is unusable."""
     source = folder / "results.json"
     try:
-        doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BrokenRun(f"{source}: not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("run_info"), dict) or not isinstance(doc.get("results"), list):
-        raise BrokenRun(f"{source}: not a results.json (no run_info object or results list; "
+        doc = parse_results_json(source, raw)
+    except InputError as exc:
+        raise BrokenRun(str(exc)) from None
+    if not isinstance(doc.get("run_info"), dict):
+        raise BrokenRun(f"{printable(str(source))}: not a run's results.json (no run_info object; "
                         "reports/RESULTS-FORMAT.md)")
-    if any(not isinstance(r, dict) for r in doc["results"]) or not isinstance(doc.get("cells", []), list):
-        raise BrokenRun(f"{source}: a result or the cells list is not of reports/RESULTS-FORMAT.md's shape")
     return doc
 
 
@@ -173,6 +211,8 @@ def run_folders(path: pathlib.Path) -> list[pathlib.Path]:
 def runs(db: sqlite3.Connection) -> list[dict]:
     """Every indexed run, oldest first (by start time, then run id, so equal times sort the same way)."""
     db.row_factory = sqlite3.Row
+    # what the pages show comes from run folders and the database, anyone's: escapes written visibly
+    db.text_factory = lambda b: printable(b.decode("utf-8", "replace"))
     try:
         rows = [dict(r) for r in db.execute("SELECT * FROM runs ORDER BY started, run_id")]
         counts = collections.defaultdict(dict)
@@ -183,6 +223,7 @@ def runs(db: sqlite3.Connection) -> list[dict]:
             verdicts[r["run_id"]][r["result_id"]] = r["verdict"]
     finally:
         db.row_factory = None
+        db.text_factory = str
     for row in rows:
         row["counts"] = counts[row["run_id"]]
         row["verdicts"] = verdicts[row["run_id"]]

@@ -21,14 +21,13 @@ import hashlib
 import json
 import os
 import pathlib
-import stat
+import re
 import string
 import sys
 
-import jsonschema
 import yaml
 
-from harness import address_layout, spec_versions
+from harness import address_layout, input_files, spec_versions
 from harness.commands import manifest as manifest_options
 from harness.commands import manifest_ref
 from harness.commands.manifest_ref import split as split_ref
@@ -39,25 +38,23 @@ MANIFESTS = manifest_ref.MANIFESTS
 JOB_ID_METHODS = ("indirect", "direct", "av")   # what a manifest claims when it says nothing (job_id_methods)
 MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
 # A manifest is input from whoever hands it over, read by a harness running as root: each limit turns what
-# would be a traceback or the machine's memory into a named problem (exit 2 in a run).
-MAX_BYTES = 1 << 20           # the largest manifest file (the suite's own are under 8 KiB)
+# would be a traceback or the machine's memory into a named problem (exit 2 in a run). The limits of every
+# input file: harness/input_files.py.
+MAX_BYTES, MAX_VALUES, MAX_DEPTH = input_files.MAX_BYTES, input_files.MAX_VALUES, input_files.MAX_DEPTH
 MAX_EXTENDS = 16              # files in one extends chain
-MAX_VALUES = 100_000          # values of one file once YAML aliases are expanded (a "billion laughs")
-MAX_DEPTH = 64                # nesting of maps and lists (a recursive alias never ends)
 # The keys whose strings resolve() expands.
 EXPANDED_KEYS = ("environment", "indirect_job_id_environment", "fallback_job_id_environment", "wire",
                  "privileged_entity")
 # `libfabric` is expanded when the manifest is loaded (a run builds against it before any side resolves), so
 # it may name only what is known then.
 LOAD_TIME_PLACEHOLDERS = ("repo",)
+# An unknown placeholder a problem may show: a short name, perhaps with a conversion or format (never more of
+# a value than that: harness/input_files.py).
+PLACEHOLDER_SHOWN = re.compile(r"[A-Za-z0-9_.!:<>^]{1,40}")
 
 
-class ManifestError(ValueError):
+class ManifestError(input_files.InputError):
     """One or more problems of a manifest; str() names the file and key of each."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 def placeholder_values(build, port, checked: str, entity_socket: str | None) -> dict[str, str]:
@@ -213,75 +210,34 @@ def _partial_schema(full: dict) -> dict:
 
 
 def _problems(doc, against: dict, where: str) -> list[str]:
-    validator = jsonschema.Draft202012Validator(against)
-    out = []
-    for err in sorted(validator.iter_errors(doc), key=lambda e: list(map(str, e.absolute_path))):
-        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        message = err.message
-        if key == "profiles" and err.validator == "minItems":
-            message = "a UET provider (uet: true) claims at least one profile"
-        elif "propertyNames" in err.schema_path:
-            message = (f"the name {json.dumps(err.instance)} is not a plain name of at most 100 characters (letters, "
-                       "digits and _ . + -, starting with a letter or digit): it becomes a folder of the run")
-        elif err.validator == "minItems":  # the wording of jsonschema's own message changes between versions
-            message = f"{json.dumps(err.instance)} must list at least {err.validator_value} item(s)"
-        out.append(f"{where}: {key}: {message}")
-    return out
+    def worded(err, text: str) -> str:
+        """The manifest's own wording where a bare schema problem would not tell the user why."""
+        if err.validator == "minItems" and list(err.absolute_path) == ["profiles"]:
+            return "a UET provider (uet: true) claims at least one profile"
+        if "propertyNames" in err.relative_schema_path and list(err.absolute_path) == ["variants"]:
+            return (f"the name of variant {input_files.key_position(doc, err)} is not a plain name of at most 100 "
+                    "characters (letters, digits and _ . + -, starting with a letter or digit): it becomes a folder "
+                    "of the run")
+        return text
+    return input_files.schema_problems(doc, against, where, worded)
 
 
-def read_text(path: pathlib.Path, what: str = "manifest", limit: int = MAX_BYTES) -> str:
-    """The UTF-8 text of a regular file of at most `limit` bytes, checked before it is read: /dev/zero or a
-    FIFO would never end."""
+def read_text(path: pathlib.Path, what: str = "manifest") -> str:
+    """The text of a manifest file read as untrusted input (harness/input_files.py); ManifestError names the
+    file and the problem."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise ManifestError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ManifestError([f"{path}: (top level): not a regular file: a {what} is a YAML file"])
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ManifestError([f"{path}: (top level): larger than {limit} bytes: not a {what}"])
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ManifestError([f"{path}: (top level): not UTF-8 text: byte 0x{data[exc.start]:02x} at offset "
-                             f"{exc.start}"]) from None
-
-
-def _values(value, depth: int, budget: list[int]) -> None:
-    """Counts `value` as YAML aliases expand it, against budget[0]; raises OverflowError past a limit."""
-    budget[0] -= 1
-    if budget[0] < 0 or depth > MAX_DEPTH:
-        raise OverflowError
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _values(k, depth + 1, budget)
-            _values(v, depth + 1, budget)
-    elif isinstance(value, list):
-        for v in value:
-            _values(v, depth + 1, budget)
+        return input_files.read_text(path, what)
+    except input_files.InputError as exc:
+        raise ManifestError(exc.problems) from None
 
 
 def load_yaml(path: pathlib.Path, what: str = "manifest"):
-    """The document of a YAML file read as untrusted input; ManifestError names the file and the problem."""
-    text = read_text(path, what)
+    """(document, text) of a YAML file read as untrusted input (harness/input_files.py); ManifestError names
+    the file and the problem."""
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ManifestError([f"{path}: not valid YAML: {exc}"]) from None
-    except RecursionError:
-        raise ManifestError([f"{path}: (top level): nested too deeply to read"]) from None
-    items = doc.items() if isinstance(doc, dict) else [("(top level)", doc)]
-    budget = [MAX_VALUES]
-    for key, value in items:
-        try:
-            _values(value, 1, budget)
-        except OverflowError:
-            raise ManifestError([f"{path}: {key}: more than {MAX_VALUES} values or {MAX_DEPTH} levels of nesting "
-                                 "once YAML aliases are expanded (an alias bomb, or an alias inside itself)"]) from None
-    return doc, text
+        return input_files.load_yaml(path, what)
+    except input_files.InputError as exc:
+        raise ManifestError(exc.problems) from None
 
 
 def _placeholder_problems(doc: dict, where: str) -> list[str]:
@@ -291,7 +247,7 @@ def _placeholder_problems(doc: dict, where: str) -> list[str]:
     def walk(value, key: str, known: tuple[str, ...] = every) -> None:
         if isinstance(value, dict):
             for k, v in value.items():
-                walk(v, f"{key}.{k}", known)
+                walk(v, f"{key}.{input_files.key_name(k)}", known)
         elif isinstance(value, list):
             for i, v in enumerate(value):
                 walk(v, f"{key}.{i}", known)
@@ -300,12 +256,13 @@ def _placeholder_problems(doc: dict, where: str) -> list[str]:
                 fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(value)
                           if name is not None]
             except ValueError as exc:
-                out.append(f"{where}: {key}: {value!r}: bad placeholder ({exc}; a literal brace is written {{{{ or }}}})")
+                out.append(f"{where}: {key}: bad placeholder ({exc}; a literal brace is written {{{{ or }}}})")
                 return
             for name, spec, conv in fields:
                 if name not in known or spec or conv:
-                    shown = "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}"
-                    out.append(f"{where}: {key}: {value!r}: unknown placeholder {shown} (known: "
+                    field = name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "")
+                    shown = "{" + field + "}" if PLACEHOLDER_SHOWN.fullmatch(field) else f"of {len(field)} characters"
+                    out.append(f"{where}: {key}: unknown placeholder {shown} (known: "
                                + ", ".join("{" + p + "}" for p in known) + "; a literal brace is {{ or }})")
 
     layers = [("", doc)] + [(f"variants.{v}.", body) for v, body in (doc.get("variants") or {}).items()
@@ -353,9 +310,9 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
     if len(seen) >= MAX_EXTENDS:
         raise ManifestError([f"{seen[-1]}: extends: a chain of more than {MAX_EXTENDS} files (from {seen[0]})"])
     doc, text = _read(path)
-    problems = _problems(doc, _partial_schema(full), str(path))
+    problems = _problems(doc, _partial_schema(full), input_files.shown_path(path))
     if not problems:
-        problems = _placeholder_problems(doc, str(path))
+        problems = _placeholder_problems(doc, input_files.shown_path(path))
     if problems:
         raise ManifestError(problems)
     texts = [text]

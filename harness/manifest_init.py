@@ -25,7 +25,7 @@ import textwrap
 
 import yaml
 
-from harness import address_layout, libfabric_prefix, provider_probe
+from harness import address_layout, libfabric_prefix, output_files, provider_probe
 from harness.commands import manifest as manifest_options
 from harness.fi_info_text import Offer
 
@@ -225,16 +225,6 @@ def _validate(text: str) -> list[str]:
     return []
 
 
-def _write(path: pathlib.Path, text: str, force: bool) -> None:
-    if force:  # whole or not at all: a temporary file renamed over the old one
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    else:
-        with open(path, "x") as out:  # "x": a file made since the first look is refused too
-            out.write(text)
-
-
 def run(args: argparse.Namespace) -> int:
     out = args.output
     if out is not None:
@@ -263,10 +253,12 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
-    try:
-        _write(out, text, args.force)
+    try:  # whole or not at all, never through a link (harness/output_files.py); a file made since the first look
+        output_files.write(out, text, replace=args.force)   # is refused too
     except FileExistsError:
         return _fail(f"{out} exists: not overwritten (--force replaces it)", 1)
+    except output_files.UnsafeFolder as exc:
+        return _fail(f"cannot write {out}: {exc}", 2)
     except OSError as exc:
         return _fail(f"cannot write {out}: {exc.strerror or exc}", 1)
     claims = yaml.safe_load(text)

@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from harness.run_delay import INCONCLUSIVE
 from harness.diagnostic_statements import add_broken_statements
 from harness.not_applicable import check_code
+from harness import output_files
 from harness.untrusted import printable, printable_tree
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -142,10 +143,67 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             elif r.verdict == "not_applicable":
                 element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)
-    path.write_text(ET.tostring(root, encoding="unicode") + "\n")
+    output_files.write(path, ET.tostring(root, encoding="unicode") + "\n")
 
 
 def write_results_json(doc: dict, path: pathlib.Path) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(printable_tree(doc), indent=1, ensure_ascii=False) + "\n")
-    tmp.replace(path)  # a reader never sees half a file, also when the run is cut short
+    # replaced whole (harness/output_files.py): a reader never sees half a file, also when the run is cut short
+    output_files.write(path, json.dumps(printable_tree(doc), indent=1, ensure_ascii=False) + "\n")
+
+
+def _field_types(annotation: str) -> tuple[type, ...]:
+    """The Python types a results.json field may hold, from the Result field's annotation ("str | None")."""
+    python = {"str": (str,), "None": (type(None),), "float": (int, float), "list": (list,), "dict": (dict,)}
+    return tuple(t for part in annotation.split("|") for t in python[part.split("[")[0].strip()])
+
+
+# The fields of a result the readers use as text or numbers: a list where a string belongs would break them
+# (the other fields are carried as they are, made printable).
+RESULT_FIELDS = {f.name: _field_types(f.type) for f in dataclasses.fields(Result)
+                 if f.type.split("|")[0].strip() in ("str", "float")} | {"id": (str,)}
+_WORDS = {str: "a string", type(None): "null", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+RUN_PARTS = {"run_info": dict, "summary": dict, "coverage": dict, "cells": list}
+
+
+def read_results_json(path: pathlib.Path) -> tuple[bytes, dict]:
+    """(bytes, document) of a run's results.json (the file, or the run folder that holds it), read as
+    untrusted input: a regular file of bounded size and nesting (harness/input_files.py) of this format's
+    shape, every string made printable. input_files.InputError names the file and the key that is wrong."""
+    from harness import input_files
+    path = pathlib.Path(path)
+    file = path / "results.json" if path.is_dir() else path
+    raw = input_files.read_json_bytes(file, "results.json")
+    return raw, parse_results_json(file, raw)
+
+
+def parse_results_json(file: pathlib.Path, raw: bytes) -> dict:
+    """The document of results.json's bytes, checked as read_results_json says."""
+    from harness import input_files
+    doc = input_files.parse_json(file, raw, "results.json")
+    where = input_files.shown_path(file)
+
+    def wrong(key: str, value, wanted: str) -> input_files.InputError:
+        return input_files.InputError([f"{where}: {key}: {input_files.kind_of(value)} where {wanted} is wanted: "
+                                       "not a results.json (reports/RESULTS-FORMAT.md)"])
+    if not isinstance(doc, dict):
+        raise wrong("(top level)", doc, "a mapping")
+    if not isinstance(doc.get("results"), list):
+        raise wrong("results", doc.get("results"), "a list")
+    for key, kind in RUN_PARTS.items():
+        if key in doc and not isinstance(doc[key], kind):
+            raise wrong(key, doc[key], _WORDS[kind])
+    for i, cell in enumerate(doc.get("cells") or []):
+        if not isinstance(cell, dict) or not isinstance(cell.get("id"), str):
+            raise wrong(f"cells.{i}", cell, "a mapping with an id")
+    for i, r in enumerate(doc["results"]):
+        if not isinstance(r, dict):
+            raise wrong(f"results.{i}", r, "a mapping")
+        for key in ("id", "verdict"):
+            if not isinstance(r.get(key), str):
+                raise wrong(f"results.{i}.{key}", r.get(key), "a string")
+        if r["verdict"] not in VERDICTS:
+            raise input_files.InputError([f"{where}: results.{i}.verdict: not one of {', '.join(VERDICTS)}"])
+        for key, types in RESULT_FIELDS.items():
+            if key in r and not isinstance(r[key], types):
+                raise wrong(f"results.{i}.{key}", r[key], " or ".join(dict.fromkeys(_WORDS[t] for t in types)))
+    return printable_tree(doc)

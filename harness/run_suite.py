@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 
-import jsonschema
 import yaml
 
 from containers.podman import release_pool
@@ -25,6 +24,8 @@ from harness.commands import trust_options
 from harness.commands.run import SEED_MAX  # noqa: F401 -- certify's seeds are the run's
 from harness import ci_summary
 from harness import coverage as coverage_mod
+from harness import input_files
+from harness import output_files
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import negotiation as negotiation_mod
@@ -43,7 +44,7 @@ from harness.progress import Progress
 from harness.results import FAILING, Result, counts, write_junit, write_results_json
 from harness.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
 from harness.untrusted import OutsideFolder, folder_inside, printable_tree
-from reports.render import render_html
+from reports.render import render_html, write_pending
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 # Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
@@ -79,14 +80,13 @@ def read_pair_file(args) -> None:
     """Fills the run's who and where from a pair description (cases/pairs/pair.schema.yaml); manifest
     paths in it are relative to the file."""
     try:
-        doc, _ = manifest_mod.load_yaml(args.pair, "pair file")
-    except manifest_mod.ManifestError as exc:
+        doc, _ = input_files.load_yaml(args.pair, "pair file")
+    except input_files.InputError as exc:
         raise UsageError(f"the pair file cannot be read: {exc}") from None
     schema = yaml.safe_load((REPO / "cases" / "pairs" / "pair.schema.yaml").read_text())
-    problems = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+    problems = input_files.schema_problems(doc, schema, "")
     if problems:
-        where = lambda e: "/".join(map(str, e.path)) or "(top)"  # noqa: E731
-        raise UsageError(f"the pair file {args.pair}: " + "; ".join(f"{where(e)}: {e.message}" for e in problems[:5])
+        raise UsageError(f"the pair file {input_files.shown_path(args.pair)}: " + "; ".join(problems[:5])
                          + " (keys: provider | initiator and target | matrix, and placement)")
 
     def ref(r: str) -> str:
@@ -113,14 +113,38 @@ def mode_and_refs(args) -> tuple[str, list[str]]:
 
 
 def check_report_folder(folder: pathlib.Path) -> None:
+    """Made where missing; refused when another user controls it or a folder on the way
+    (harness/output_files.py), or when it cannot be written."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.close(output_files.open_folder(folder))
         probe = folder / f".write-test-{os.getpid()}"
-        probe.write_text("")
+        output_files.write(probe, "", replace=False)
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"the report folder {folder} cannot be written: {exc.strerror or exc} "
                          "(choose another with --report DIR)") from None
+
+
+def make_run_dir(report: pathlib.Path, run_id: str) -> tuple[str, pathlib.Path]:
+    """(run id, folder) of a new run: `run_id`, or run_id-2, -3, ... when a run of the same second and seed has
+    it; mkdir decides, so two runs started together never share a folder."""
+    for n in range(1, 1000):
+        candidate = run_id if n == 1 else f"{run_id}-{n}"
+        try:
+            (report / candidate).mkdir()
+            return candidate, report / candidate
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{report / run_id}: 999 runs of this second and seed already")
+
+
+def free_space(folder: pathlib.Path) -> str:
+    """'N bytes free on the file system mounted at M' of the file system that holds `folder`."""
+    mount = pathlib.Path(folder).resolve()
+    while mount != mount.parent and os.stat(mount.parent).st_dev == os.stat(mount).st_dev:
+        mount = mount.parent
+    fs = os.statvfs(folder)
+    return f"{fs.f_bavail * fs.f_frsize} bytes free on the file system mounted at {mount}"
 
 
 def libfabric_trees(args, manifests: list) -> list[side_builds.TreeToBuild]:
@@ -256,9 +280,8 @@ def main(argv: list[str]) -> int:
         return 2
 
     started = datetime.datetime.now(datetime.timezone.utc)
-    run_id = f"{started:%Y%m%d-%H%M%S}-s{seed}"
-    run_dir = args.report / run_id
-    run_dir.mkdir(parents=True)
+    run_id, run_dir = make_run_dir(args.report, f"{started:%Y%m%d-%H%M%S}-s{seed}")
+    write_pending(run_dir, run_id)
     command = "./uet run " + " ".join(shlex.quote(a) for a in argv)
     weights = {c.id: 1.0 + sum(AREA_WEIGHT.get(a, 0.3) for a in c.areas) for c in cells}
     progress = Progress(len(cells), weights, quiet=args.quiet, verbose=args.verbose)
@@ -369,19 +392,26 @@ def main(argv: list[str]) -> int:
     if stop.is_set():
         results += not_run(cells, results, "not run: the run was interrupted before this area's cases had a verdict")
 
-    doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version, started=started,
-                   cells=cells,
-                   results=results, versions=versions, placement=",".join(sorted(placement)) or "none",
-                   partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                   placements=placements, logs_capped=capped, sides=sides, opt_ins=trusted)
-    ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
-                   say=progress.say)
-    if args.expectations_doc is not None:  # the JUnit says what the expectations made of each verdict too
-        made = {r["id"]: r.get("expectation") for r in doc["results"]}
-        for r in results:
-            r.expectation = made.get(r.id)
-        write_junit(results, run_dir / "junit.xml", run_id=run_id)
-    write_outputs(doc, run_dir, args.report)
+    try:
+        doc = assemble(run_id=run_id, command=command, mode=mode, seed=seed, spec_version=args.spec_version,
+                       started=started, cells=cells, results=results, versions=versions,
+                       placement=",".join(sorted(placement)) or "none", partial=stop.is_set(), decode=decode,
+                       run_dir=run_dir, timings=timings, losses=losses, placements=placements, logs_capped=capped,
+                       sides=sides, opt_ins=trusted)
+        ci_summary.add(doc, attempts=attempts_info, expectations=args.expectations_doc, baseline=args.baseline_doc,
+                       say=progress.say)
+        if args.expectations_doc is not None:  # the JUnit says what the expectations made of each verdict too
+            made = {r["id"]: r.get("expectation") for r in doc["results"]}
+            for r in results:
+                r.expectation = made.get(r.id)
+            write_junit(results, run_dir / "junit.xml", run_id=run_id)
+        write_outputs(doc, run_dir, args.report)
+    except OSError as exc:  # a full disk: say where, and what is left of the report
+        written = sorted(p.name for p in run_dir.iterdir() if not p.name.startswith("."))
+        print(f"uet run: the report could not be written: {exc.filename or run_dir}: {exc.strerror or exc} "
+              f"({free_space(run_dir)}); the partial report is in {run_dir} ({', '.join(written)}; its index.html "
+              "says the report is partial)", file=sys.stderr)
+        return 3
     s = doc["summary"]
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
                  f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
@@ -440,13 +470,13 @@ def not_run(cells: list[Cell], results: list[Result], reason: str) -> list[Resul
 
 def write_outputs(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
     doc = printable_tree(doc)  # the HTML too shows what binaries printed
-    write_results_json(doc, run_dir / "results.json")
-    (run_dir / "summary.txt").write_text(coverage_mod.format_text(doc["coverage"]))
-    render_html(doc, run_dir, statement=write_statement(doc, run_dir))
+    write_results_json(doc, run_dir / "results.json")  # first: the verdicts, whatever comes after
     latest = report_root / "latest"
     if latest.is_symlink() or not latest.exists():
         latest.unlink(missing_ok=True)
         latest.symlink_to(run_dir.name)
+    output_files.write(run_dir / "summary.txt", coverage_mod.format_text(doc["coverage"]))
+    render_html(doc, run_dir, statement=write_statement(doc, run_dir))
 
 
 if __name__ == "__main__":

@@ -4,12 +4,12 @@ Exit status: 0 rendered; 2 bad usage, or results.json missing, not valid JSON or
 message names the file), or the report cannot be written.
 """
 import argparse
-import json
 import pathlib
 import sys
 
 import jinja2
 
+from harness.conformance_statement import RunFolderError, read_results
 from reports.render import render_html
 
 
@@ -20,20 +20,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     source = args.run_dir / "results.json"
     try:
-        with open(source, encoding="utf-8") as fh:
-            results = json.load(fh)
-    except FileNotFoundError:
-        print("reports: %s: no such file (is %s a run folder?)" % (source, args.run_dir), file=sys.stderr)
-        return 2
-    except (OSError, UnicodeDecodeError) as exc:
-        print("reports: %s: cannot read it: %s" % (source, exc), file=sys.stderr)
-        return 2
-    except json.JSONDecodeError as exc:
-        print("reports: %s: not valid JSON: %s" % (source, exc), file=sys.stderr)
-        return 2
-    if not isinstance(results, dict):
-        print("reports: %s: not a results object (the top level is a %s)" % (source, type(results).__name__),
-              file=sys.stderr)
+        results = read_results(args.run_dir)
+    except RunFolderError as exc:
+        print("reports: %s" % exc, file=sys.stderr)
         return 2
     try:
         index = render_html(results, args.run_dir)

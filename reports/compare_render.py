@@ -1,6 +1,7 @@
 """./uet compare --html FILE: the comparison of two runs (harness/compare.py) as a self-contained page."""
 import pathlib
 
+from harness import output_files
 from reports import ci_view
 from reports.render import environment
 
@@ -9,5 +10,5 @@ def render_compare(comparison: dict, path: pathlib.Path) -> pathlib.Path:
     page = environment().get_template("compare.html").render(
         title="UET runs compared", ci={"comparison": ci_view.comparison_part(comparison)})
     path = pathlib.Path(path)
-    path.write_text(page, encoding="utf-8")
+    output_files.write(path, page)
     return path

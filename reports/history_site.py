@@ -6,6 +6,7 @@ relative, so the folder can be published as it is, provided the run folders keep
 """
 import pathlib
 
+from harness import output_files
 from reports import history_view
 from reports.render import environment
 
@@ -15,10 +16,9 @@ PAGES = ("index.html", "cells.html")
 def render_site(runs: list[dict], out_dir: pathlib.Path) -> pathlib.Path:
     """Write out_dir/index.html and out_dir/cells.html; returns the index's path."""
     out_dir = pathlib.Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
     site = history_view.site(runs, out_dir)
     for page in PAGES:
         html = env.get_template("history/" + page).render(title="UET conformance history", site=site)
-        (out_dir / page).write_text(html, encoding="utf-8")
+        output_files.write(out_dir / page, html)
     return out_dir / "index.html"

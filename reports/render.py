@@ -10,6 +10,7 @@ import jinja2
 import yaml
 
 from harness import not_applicable as not_applicable_reasons
+from harness import output_files
 from reports import by_spec_version, ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -59,10 +60,9 @@ def write_spec_version_pages(env, results, info, run_dir) -> list[dict]:
     pages = []
     for version, sub in groups:
         page = by_spec_version.page_of(version)
-        (run_dir / page).write_text(env.get_template("spec_version.html").render(
+        output_files.write(run_dir / page, env.get_template("spec_version.html").render(
             root="", title="UET conformance run %s: spec %s" % (info["title"], version), info=info, version=version,
-            interop=view.interop_matrix(sub), negotiation=view.negotiation_matrix(sub), failures_page="index.html"),
-            encoding="utf-8")
+            interop=view.interop_matrix(sub), negotiation=view.negotiation_matrix(sub), failures_page="index.html"))
         pages.append({"version": version, "page": page,
                       "counts": view.counts_row(view.verdict_counts(sub.get("results", [])))})
     return pages
@@ -70,17 +70,15 @@ def write_spec_version_pages(env, results, info, run_dir) -> list[dict]:
 
 def render_conformance(env, info, statement, run_dir):
     """conformance.html, the totals, and conformance/<sheet>.html, one sheet's statements each."""
-    (run_dir / conformance_view.PAGE).write_text(env.get_template("conformance.html").render(
+    output_files.write(run_dir / conformance_view.PAGE, env.get_template("conformance.html").render(
         root="", title="UET conformance run %s: conformance statement" % info["title"], info=info,
-        page=conformance_view.page(statement, run_dir)), encoding="utf-8")
+        page=conformance_view.page(statement, run_dir)))
     template = env.get_template("conformance_sheet.html")
     for path, sheet in conformance_view.sheet_pages(statement, run_dir):
-        out = run_dir / path
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(template.render(
+        output_files.write(run_dir / path, template.render(
             root=conformance_view.ROOT_FROM_SHEET, info=info, sheet=sheet,
             title="UET conformance run %s: conformance statement, %s %s %s" % (info["title"], sheet["side"], sheet["manifest"],
-                                                          sheet["profile"])), encoding="utf-8")
+                                                          sheet["profile"])), base=run_dir)
 
 
 def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = None) -> pathlib.Path:
@@ -88,7 +86,6 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
     the conformance statement in run_dir/conformance/ (`statement`, as the run just wrote it, else read back
     from the run folder); returns the index's path."""
     run_dir = pathlib.Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     env = environment()
     text = statement_text_lookup(results)
     info = view.run_info(results)
@@ -106,11 +103,19 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
-        path = run_dir / view.page_of(cell["id"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(cell_template.render(root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]),
-                                             info=info, cell=page), encoding="utf-8")
+        output_files.write(run_dir / view.page_of(cell["id"]), cell_template.render(
+            root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]), info=info, cell=page),
+            base=run_dir)
     render_conformance(env, info, statement or conformance_view.statement_of(results, run_dir), run_dir)
     out = run_dir / "index.html"
-    out.write_text(index, encoding="utf-8")
+    output_files.write(out, index)  # last: until it replaces the placeholder (write_pending), the report is partial
+    return out
+
+
+def write_pending(run_dir: pathlib.Path, run_id: str) -> pathlib.Path:
+    """run_dir/index.html saying the report is not written yet, so a run that cannot write its report (a full
+    disk) still leaves a page that says so; render_html replaces it last."""
+    out = pathlib.Path(run_dir) / "index.html"
+    output_files.write(out, environment().get_template("pending.html").render(
+        title="UET conformance run %s: report not written" % run_id))
     return out

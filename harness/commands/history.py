@@ -9,7 +9,8 @@ this call; indexing a run again changes nothing unless its results.json changed.
 read is named on stderr and skipped.
 
 Exit status: 0 the site is written (also when a run folder was skipped: it is named); 2 bad usage (a DIR that
-does not exist, a database of another schema or not a database, a site folder that cannot be written); 3 it failed unexpectedly (one line names the log with the
+does not exist, a database of another schema or not a database, a site or database folder that cannot be
+written or that another user controls); 3 it failed unexpectedly (one line names the log with the
 traceback).
 """
 from __future__ import annotations

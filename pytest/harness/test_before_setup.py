@@ -65,7 +65,7 @@ BAD_USAGE = [
     (["verify"], 2, "the following arguments are required: package"),
     (["selftest", "--bogus"], 2, "unrecognized arguments: --bogus"),
     (["selftest", "--knob", "nope"], 2, "no such knob: nope"),
-    (["compare", "a", "b"], 2, "uet compare: a: cannot be read: No such file or directory"),
+    (["compare", "a", "b"], 2, "uet compare: a: cannot read: No such file or directory"),
     (["compare", "--bogus"], 2, "./uet compare: error:"),
     (["history", "/nonexistent-run-folder"], 2, "history: no such folder: /nonexistent-run-folder"),
     (["manifest", "check", "missing.yaml"], 1, "missing.yaml: cannot read: No such file or directory"),
@@ -104,7 +104,7 @@ class TestWithoutDebiansPythonPackages:
     def test_paths_are_the_callers(self, tmp_path):
         run = bare(UET, "compare", "old-run", "new-run", cwd=tmp_path)
         assert run.returncode == 2
-        assert run.stderr.splitlines()[0] == ("uet compare: old-run: cannot be read: No such file or directory (give a "
+        assert run.stderr.splitlines()[0] == ("uet compare: old-run: cannot read: No such file or directory (give a "
                                               "run folder or its results.json)")
 
     def test_every_front_module_imports(self):

@@ -67,9 +67,9 @@ class TestManifestCheck:
         run = cmd_manifest("check", bad)
         assert run.returncode == 1
         assert run.stderr.splitlines() == [
-            f"{bad}: (top level): Additional properties are not allowed ('bogus' was unexpected)",
-            f"{bad}: endpoint_types: [] must list at least 1 item(s)",
-            f"{bad}: profiles.0: 'hpx' is not one of ['ai_base', 'ai_full', 'hpc']",
+            f"{bad}: (top level): unknown key: bogus",
+            f"{bad}: endpoint_types: lists 0 item(s): at least 1 wanted",
+            f"{bad}: profiles.0: not one of ai_base, ai_full, hpc",
         ]
 
     def test_a_uet_provider_claims_a_profile(self, cmd_manifest, tmp_path):
@@ -125,7 +125,7 @@ class TestBadInput:
         bad.write_text("provider: vendor\nuet: maybe\nprofiles: [ai_base]\nendpoint_types: [rdm]\n")
         run = cmd_uet_run("--provider", bad, "--report", tmp_path / "runs")
         assert run.returncode == 2
-        assert f"{bad}: uet: 'maybe' is not of type 'boolean'" in run.stderr
+        assert f"{bad}: uet: a string where true or false is wanted" in run.stderr
 
     def test_an_unknown_provider_says_what_fi_getinfo_said(self, cmd_uet_run, tmp_path):
         m = tmp_path / "nosuch.yaml"

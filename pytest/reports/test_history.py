@@ -101,10 +101,11 @@ class TestIndex:
         assert "3 run(s) indexed (3 added, 0 updated, 0 unchanged, 4 skipped)" in proc.stdout
         err = proc.stderr.splitlines()
         assert len(err) == 4
-        assert any("odd-shape/results.json: does not follow reports/RESULTS-FORMAT.md" in line for line in err)
+        assert any("odd-shape/results.json: results.0.id: null where a string is wanted: not a results.json" in line
+                   for line in err)
         assert any("cut-short/results.json: not valid JSON" in line for line in err)
-        assert any("not-results/results.json: not a results.json" in line for line in err)
-        assert any("empty/results.json: no such file" in line for line in err)
+        assert any("not-results/results.json: (top level): a list where a mapping is wanted" in line for line in err)
+        assert any("empty/results.json: cannot read: No such file or directory" in line for line in err)
         assert rows(tmp_path / "h.sqlite", "SELECT count(*) FROM runs WHERE run_id = 'x'") == [(0,)]
 
     def test_bad_usage_exits_2_naming_the_thing(self, tmp_path, runs_dir):
