@@ -14,8 +14,6 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
-
 from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
@@ -54,7 +52,7 @@ def manifest_layers(ref: str, within: pathlib.Path | None = None) -> list[pathli
         if within is not None and not path.resolve().is_relative_to(within.resolve()):
             raise OutsidePackage(f"{path} is outside {within}")
         layers.append(path.resolve())
-        doc = yaml.safe_load(manifest_mod.read_text(path))
+        doc, _ = manifest_mod.load_yaml(path)
         extends = doc.get("extends") if isinstance(doc, dict) else None
         path = path.parent / manifest_mod.split_ref(str(extends))[0] if extends else None
     return layers
