@@ -13,10 +13,11 @@ from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import not_applicable, suite_identity
-from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
+from harness.certify import RUN_MEMBER
 from harness.decode_compare import cross_check
 from harness.package_archive import read_member
 from harness.package_limits import Budget, Limits, PackageRefused, over
+from harness.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
 from harness.results import FAILING
 
 # A finding of this class does not make a package invalid: it says what could not be checked.

@@ -34,9 +34,9 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="certify runs the suite
 pytestmark = root_only
 
 
-def run_certify(build_dir, out, *args):
+def run_certify(build_dir, out, *args, manifest=MANIFEST):
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", MANIFEST, "--seed", str(SEED),
+    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", manifest, "--seed", str(SEED),
                            "--out", str(out), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     packages = sorted(out.glob("*.tar.zst"))
     return proc, packages[0] if packages else None
@@ -312,6 +312,27 @@ class TestMustpass:
         assert "[mustpass] the run left part of the mustpass out (--only av): incomplete" in lines
         assert "[mustpass] cell softuet-hpc, area authz: no result (the mustpass did not run in full)" in lines
         assert not any(line.startswith(("[verdict]", "[capture]", "[integrity]", "[manifest]")) for line in lines)
+
+
+class TestManifestCopies:
+    def test_a_manifest_extending_an_absolute_path_makes_a_package_verify_reads(self, build_dir, tmp_path, verify):
+        """The package's copy of a manifest says `extends:` relative to the copy it extends, and the run used
+        those copies: nothing but the --only run's incompleteness is found."""
+        vendor = tmp_path / "vendor"
+        vendor.mkdir()
+        (vendor / "child.yaml").write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}#hpc\n")
+        proc, package = run_certify(build_dir, tmp_path / "out", "--only", "av", manifest=str(vendor / "child.yaml"))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rc, lines, _ = verify(package)
+        assert rc == 1 and "[mustpass] the run left part of the mustpass out (--only av): incomplete" in lines
+        assert [line for line in lines if not line.startswith(("[mustpass] ", "[suite] "))] == []
+        (tmp_path / "tree").mkdir()
+        tree = unpack(package, tmp_path / "tree")
+        ref = json.loads((tree / "mustpass.json").read_text())["refs"][0]
+        copy = tree / ref.removesuffix("#hpc")
+        extends = copy.read_text().split("extends: ", 1)[1].split("\n")[0].strip("'\"")
+        assert not extends.startswith("/") and (copy.parent / extends.removesuffix("#hpc")).read_text() == \
+            (REPO / "cases" / "manifests" / "softuet.yaml").read_text()
 
 
 class TestNotApplicable:
