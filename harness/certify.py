@@ -19,6 +19,7 @@ from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import package_archive, package_sums, suite_identity
+from harness.package_manifests import copy_manifests
 from harness.run_cases import case_binaries
 from harness.commands import certify as certify_options
 from harness.commands import trust_options
@@ -26,7 +27,6 @@ from harness.commands.run import SEED_MAX
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 RUN_MEMBER = "run"          # the run folder's place in the package
-MANIFESTS_MEMBER = "manifests"
 
 
 class CertifyError(Exception):
@@ -37,40 +37,6 @@ class CertifyError(Exception):
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     return certify_options.parse(argv)
-
-
-class OutsidePackage(ValueError):
-    """A manifest layer lies outside the folder it must stay in."""
-
-
-def manifest_layers(ref: str, within: pathlib.Path | None = None) -> list[pathlib.Path]:
-    """The files a manifest is built from: it and its `extends` chain. With `within` (a package's manifests
-    are the sender's), a layer outside that folder raises OutsidePackage before it is read."""
-    path, _ = manifest_mod.split_ref(ref)
-    if within is None and not path.exists() and not path.is_absolute() and (manifest_mod.MANIFESTS / path).exists():
-        path = manifest_mod.MANIFESTS / path
-    layers = []
-    while path is not None and path.resolve() not in layers:
-        if within is not None and not path.resolve().is_relative_to(within.resolve()):
-            raise OutsidePackage(f"{path} is outside {within}")
-        layers.append(path.resolve())
-        doc, _ = manifest_mod.load_yaml(path)
-        extends = doc.get("extends") if isinstance(doc, dict) else None
-        path = path.parent / manifest_mod.split_ref(str(extends))[0] if extends else None
-    return layers
-
-
-def copy_manifests(manifests: list[manifest_mod.Manifest], staging: pathlib.Path) -> list[str]:
-    """Copies every layer under manifests/, keeping their folders relative to one another (extends: paths
-    stay valid); returns each manifest's ref inside the package."""
-    layers = {m.ref: manifest_layers(m.ref) for m in manifests}
-    files = sorted({p for ls in layers.values() for p in ls})
-    base = pathlib.Path(os.path.commonpath([str(p.parent) for p in files]))
-    for f in files:
-        dest = staging / MANIFESTS_MEMBER / f.relative_to(base)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, dest)
-    return [f"{MANIFESTS_MEMBER}/{m.path.relative_to(base)}" + (f"#{m.variant}" if m.variant else "") for m in manifests]
 
 
 def run_suite(args, refs: list[str], seed: int, report: pathlib.Path) -> int:
@@ -112,25 +78,29 @@ def certify(args) -> tuple[pathlib.Path, int]:
     if suite["modified"]:
         print(f"uet certify: note: this checkout has {len(suite['changes'])} change(s) from commit "
               f"{suite['commit'][:12]}; the package says so and a verifier rejects it", file=sys.stderr)
-    mustpass = mustpass_mod.derive(catalogue_mod.load(), mode, refs, manifests, areas, args.only)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, SEED_MAX)
     started = datetime.datetime.now(datetime.timezone.utc)
-    print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles {', '.join(mustpass_mod.claimed_profiles(manifests))}, "
-          f"{sum(len(v) for v in mustpass['profiles'].values())} mustpass statement(s) by profile, seed {seed}", flush=True)
     with tempfile.TemporaryDirectory(prefix="uet-certify-") as tmp:
         tmp = pathlib.Path(tmp)
-        rc = run_suite(args, refs, seed, tmp / "runs")
+        staging = tmp / "package"
+        package_refs = copy_manifests(manifests, staging)
+        copies = [str(staging / r) for r in package_refs]  # what runs is what the package holds
+        manifests = load_manifests(copies)
+        mustpass = mustpass_mod.derive(catalogue_mod.load(), mode, copies, manifests, areas, args.only)
+        print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles "
+              f"{', '.join(mustpass_mod.claimed_profiles(manifests))}, {sum(len(v) for v in mustpass['profiles'].values())} "
+              f"mustpass statement(s) by profile, seed {seed}", flush=True)
+        rc = run_suite(args, copies, seed, tmp / "runs")
         latest = tmp / "runs" / "latest"
         if rc not in (0, 1) or not (latest / "results.json").exists():
             raise CertifyError(f"the run ended with exit status {rc} and no complete report: no package written", 3)
         run_dir = latest.resolve()
         if links := links_in(run_dir):
             raise CertifyError("the run folder holds symbolic links (a package has none): " + ", ".join(links[:5]), 3)
-        staging = tmp / "package"
         shutil.copytree(run_dir, staging / RUN_MEMBER)
         results = json.loads((run_dir / "results.json").read_text())["results"]
         mustpass = dict(mustpass_mod.with_checks(mustpass, results), seed=seed, run_exit_status=rc,
-                        refs=copy_manifests(manifests, staging), given_refs=refs)
+                        refs=package_refs, given_refs=refs)
         (staging / "mustpass.json").write_text(json.dumps(mustpass, indent=1) + "\n")
         (staging / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
         names = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())

@@ -276,7 +276,7 @@ def _placeholder_problems(doc: dict, where: str) -> list[str]:
     return out
 
 
-def _anchored_libfabric(layer: dict, folder: pathlib.Path) -> dict:
+def anchored_libfabric(layer: dict, folder: pathlib.Path) -> dict:
     """`layer` with its libfabric prefix expanded and made absolute against the folder of the file that says it
     (an extended file's relative path stays its own)."""
     if not isinstance(layer.get("libfabric"), str):
@@ -322,13 +322,13 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
         merged, base_texts, _ = _layers(path.parent / base_path, base_variant, seen + (path,), full)
         texts = base_texts + texts
     own = {k: v for k, v in doc.items() if k not in ("extends", "variants")}
-    merged = _merge(merged, _anchored_libfabric(own, path.parent))
+    merged = _merge(merged, anchored_libfabric(own, path.parent))
     if variant is not None:
         variants = doc.get("variants") or {}
         if variant not in variants:
             known = ", ".join(sorted(variants)) or "none"
             raise ManifestError([f"{path}: variants: no variant '{variant}' (this file has: {known})"])
-        merged = _merge(merged, _anchored_libfabric(variants[variant], path.parent))
+        merged = _merge(merged, anchored_libfabric(variants[variant], path.parent))
     return merged, texts, doc
 
 

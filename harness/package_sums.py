@@ -5,6 +5,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+from harness.package_archive import read_member
+from harness.package_limits import Limits, over
 from harness.suite_identity import file_sha256
 
 NAME = "SHA256SUMS"
@@ -29,11 +31,14 @@ def parse(text: str) -> tuple[dict[str, str], list[str]]:
     return sums, problems
 
 
-def mismatches(root: pathlib.Path, members: list[str]) -> list[str]:
+def mismatches(root: pathlib.Path, members: list[str], limits: Limits) -> list[str]:
     """Every way the extracted members and SHA256SUMS disagree, one line each."""
     if NAME not in members:
         return [f"no {NAME} member: the package cannot show it is unaltered"]
-    sums, problems = parse((root / NAME).read_text(errors="replace"))
+    data = read_member(root / NAME, NAME, limits)
+    if data.count(b"\n") > limits.members:  # a line per member
+        raise over(limits, "members", f"{NAME}: lines", data.count(b"\n"))
+    sums, problems = parse(data.decode(errors="replace"))
     present = set(members) - {NAME}
     for name in sorted(set(sums) - present):
         problems.append(f"member {name!r} is listed in {NAME} but missing from the package")

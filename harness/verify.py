@@ -11,7 +11,7 @@ import time
 
 from harness import catalogue as catalogue_mod
 from harness.commands import verify as verify_options
-from harness import not_applicable, package_archive, package_sums
+from harness import not_applicable, package_archive, package_limits, package_sums
 from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
 from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, opt_in_findings,
@@ -26,15 +26,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def check_extracted(root: pathlib.Path, members: list[str], args) -> tuple[list[Finding], dict]:
-    findings = [Finding("integrity", m) for m in package_sums.mismatches(root, members)]
-    suite = read_json(root, "suite.json", findings) or {}
-    mustpass = read_json(root, "mustpass.json", findings) or {}
-    doc = read_json(root, f"{RUN_MEMBER}/results.json", findings) or {}
+def check_extracted(root: pathlib.Path, members: list[str], args,
+                    limits: package_limits.Limits) -> tuple[list[Finding], dict]:
+    findings = [Finding("integrity", m) for m in package_sums.mismatches(root, members, limits)]
+    suite = read_json(root, "suite.json", findings, limits) or {}
+    mustpass = read_json(root, "mustpass.json", findings, limits) or {}
+    doc = read_json(root, f"{RUN_MEMBER}/results.json", findings, limits) or {}
     if not (isinstance(suite, dict) and isinstance(mustpass, dict) and isinstance(doc, dict)):
         return findings + [Finding("integrity", "suite.json, mustpass.json or results.json is not a JSON object")], {}
     findings += suite_findings(suite, args.build, REPO)
-    manifests, problems = load_manifests(root, mustpass, doc.get("run_info") or {})
+    manifests, problems = load_manifests(root, mustpass, doc.get("run_info") or {}, limits)
     findings += problems + opt_in_findings(doc.get("run_info") or {}, manifests, root)
     # the plan is made only of manifests found inside the package, all of them
     refs = [m.ref for m in manifests] if len(manifests) == len(mustpass.get("refs") or []) else []
@@ -44,25 +45,20 @@ def check_extracted(root: pathlib.Path, members: list[str], args) -> tuple[list[
     except not_applicable.ReasonsError as exc:
         reasons, why = None, str(exc)
     findings += verdict_findings(doc, reasons, why)
-    capture_problems, stats = capture_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode")
+    capture_problems, stats = capture_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode", limits)
     return findings + capture_problems, stats
 
 
 def verify(args) -> tuple[list[Finding], dict]:
-    """Findings and counts; raises package_archive.UnreadablePackage."""
+    """Findings and counts; raises package_archive.UnreadablePackage and package_limits.PackageRefused."""
+    limits = package_limits.Limits()
     with tempfile.TemporaryDirectory(prefix="uet-verify-") as tmp:
-        tmp = pathlib.Path(tmp)
-        limits = package_archive.Limits()
-        with package_archive.open_tar(package_archive.decompress(args.package, tmp, limits)) as tar:
-            unsafe = package_archive.unsafe_members(tar, limits)
-            if unsafe:  # nothing of it is written out
-                return [Finding("unsafe-member", u) for u in unsafe], {"members": None}
-            root = tmp / "package"
-            root.mkdir()
-            members = package_archive.extract_files(tar, root)
-        (tmp / "package.tar").unlink()
+        root = pathlib.Path(tmp) / "package"
+        members, unsafe = package_archive.extract(args.package, root, limits)
+        if unsafe:  # judged no further; what was written before the first is removed with the folder
+            return [Finding("unsafe-member", u) for u in unsafe], {"members": None}
         try:
-            findings, stats = check_extracted(root, members, args)
+            findings, stats = check_extracted(root, members, args, limits)
         except (TypeError, AttributeError, KeyError, ValueError) as exc:  # JSON of a shape no suite writes
             findings, stats = [Finding("integrity", f"the package's JSON has a shape the suite never writes ({exc!r})")], {}
         return findings, dict(stats, members=len(members))
@@ -89,6 +85,9 @@ def main(argv: list[str]) -> int:
         findings, stats = verify(args)
     except package_archive.UnreadablePackage as exc:
         print(f"uet verify: unreadable package: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    except package_limits.PackageRefused as exc:
+        print(f"uet verify: refused package {printable(str(args.package))}: {printable(str(exc))}", file=sys.stderr)
         return 2
     for f in findings:
         print(printable(f"uet verify: [{f.kind}] {f.message}"))

@@ -13,8 +13,11 @@ from harness import catalogue as catalogue_mod
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import loader_environment, not_applicable, suite_identity
-from harness.certify import MANIFESTS_MEMBER, RUN_MEMBER, OutsidePackage, manifest_layers
+from harness.certify import RUN_MEMBER
 from harness.decode_compare import cross_check
+from harness.package_archive import read_member
+from harness.package_limits import Budget, Limits, PackageRefused, over
+from harness.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
 from harness.results import FAILING
 
 # A finding of these classes does not make a package invalid: it says what could not be checked, or what the
@@ -33,12 +36,31 @@ class Finding:
         return self.kind not in (CAVEAT, TRUST)
 
 
-def read_json(root: pathlib.Path, name: str, findings: list[Finding]):
+def loads(data: bytes | str, shown: str, limits: Limits):
+    """The JSON value of a member's data; ValueError when it is not JSON, PackageRefused when it nests deeper
+    than limits.json_depth (the parser's own recursion ends far below what a stack would hold)."""
     try:
-        return json.loads((root / name).read_text())
-    except FileNotFoundError:
+        doc = json.loads(data)
+    except RecursionError:
+        raise over(limits, "json_depth", f"{shown}: JSON nested deeper") from None
+    stack = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > limits.json_depth:
+                raise over(limits, "json_depth", f"{shown}: JSON nested deeper")
+            stack.extend((v, depth + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return doc
+
+
+def read_json(root: pathlib.Path, name: str, findings: list[Finding], limits: Limits):
+    path = root / name
+    if not path.is_file():
         findings.append(Finding("integrity", f"no {name} member"))
-    except (OSError, ValueError) as exc:
+        return None
+    try:
+        return loads(read_member(path, name, limits), name, limits)
+    except ValueError as exc:
         findings.append(Finding("integrity", f"{name} is not JSON ({exc})"))
     return None
 
@@ -81,9 +103,11 @@ def suite_findings(suite: dict, build: pathlib.Path, repo: pathlib.Path) -> list
     return out
 
 
-def load_manifests(root: pathlib.Path, mustpass: dict, info: dict) -> tuple[list, list[Finding]]:
+def load_manifests(root: pathlib.Path, mustpass: dict, info: dict, limits: Limits) -> tuple[list, list[Finding]]:
     """The package's manifests that load, each checked against the hash results.json's run_info gives it."""
     refs = mustpass.get("refs") if isinstance(mustpass.get("refs"), list) else []
+    if len(refs) > limits.manifest_refs:
+        raise over(limits, "manifest_refs", "mustpass.json: manifests named in refs", len(refs))
     recorded = {m.get("name"): m for m in info.get("manifests") or [] if isinstance(m, dict)}
     manifests, out = [], []
     for ref in refs:
@@ -203,52 +227,90 @@ def _records_with_segments(records: list[dict]):
 
 
 def _in_capture(fields: dict[str, int], records: list[dict]) -> bool:
-    return any(all((rec.get("fields") or {}).get(k) == v for k, v in fields.items())
-               for rec in _records_with_segments(records))
+    return any(all((rec.get("fields") or {}).get(k) == v for k, v in fields.items()) for rec in records)
 
 
-def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> tuple[list[Finding], dict]:
+def _kept_decode(kept: pathlib.Path, shown: str, limits: Limits, budget: Budget) -> list[dict]:
+    data = read_member(kept, shown, limits)
+    budget.spend("decoded_bytes", len(data), "the captures and decodes: bytes read")
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    if lines > limits.decode_records:
+        raise over(limits, "decode_records", f"{shown}: lines", lines)
+    return [loads(line, f"{shown} line {n}", limits) for n, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+
+
+def _redecoded(run: pathlib.Path, pcap: pathlib.Path, result_id, cap: dict, uet_decode: pathlib.Path, version,
+               limits: Limits, budget: Budget, out: list[Finding], stats: dict) -> list[dict]:
+    """The decode kept beside a capture, once both decoders have decoded the capture again and agree with it;
+    [] when it could not be checked (a finding says why)."""
+    kept = inside(run, cap.get("decoded"))
+    if kept is None or not kept.is_file():
+        out.append(Finding("capture", f"{result_id}: the decode {cap.get('decoded')!r} of {cap.get('capture')} "
+                                      "is not in the package"))
+        return []
+    size = pcap.stat().st_size
+    if size > limits.capture_bytes:
+        raise over(limits, "capture_bytes", f"{RUN_MEMBER}/{cap.get('capture')}: its size in bytes", size)
+    budget.spend("decoded_bytes", size, "the captures and decodes: bytes read")
+    try:
+        expected = _kept_decode(kept, f"{RUN_MEMBER}/{cap.get('decoded')}", limits, budget)
+        check = cross_check(pcap, uet_decode, int(cap.get("port", 4793)), expected, version)
+    except PackageRefused:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the sender's capture may break a decoder in any way: a finding
+        out.append(Finding("capture", f"{cap.get('capture')}: cannot be re-decoded ({exc!r})"))
+        return []
+    stats["captures"] += 1
+    stats["frames"] += check.frames
+    for d in check.disagreements[:3]:
+        out.append(Finding("capture", f"{cap.get('capture')}: frame {d.frame}: {d.between} disagree: "
+                                      + "; ".join(d.details[:2])))
+    return expected
+
+
+def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
+                     limits: Limits) -> tuple[list[Finding], dict]:
     """Every capture re-decoded by both decoders against the decode kept beside it, every evidence frame
-    looked for in its result's captures, and every capture file named by a result."""
-    out, stats = [], {"captures": 0, "frames": 0}
-    decoded_by_capture: dict[pathlib.Path, list[dict]] = {}  # a capture several results name is decoded once
-    version = (doc.get("run_info") or {}).get("spec_version")
+    looked for in its result's captures, and every capture file named by a result. Each capture is decoded
+    once however often it is named, one at a time: the work and the memory grow with the package's captures,
+    not with how often they are named, and stay under the limits."""
+    out, stats, budget = [], {"captures": 0, "frames": 0}, Budget(limits)
+    first: dict[pathlib.Path, tuple] = {}          # each capture: the result and reference that named it first
+    frames: list[tuple] = []                       # (result id, frame, its fields) of every evidence frame
+    groups_of: dict[pathlib.Path, list[range]] = {}   # each capture: the evidence frames of results naming it
     for r in doc.get("results") or []:
         if not isinstance(r, dict) or not isinstance(r.get("evidence"), dict):
             continue
-        decoded_records: list[dict] = []
+        pcaps = []
         for cap in r["evidence"].get("captures") or []:
-            pcap, kept = inside(run, cap.get("capture")), inside(run, cap.get("decoded"))
+            budget.spend("capture_refs", 1, f"{RUN_MEMBER}/results.json: references to captures")
+            pcap = inside(run, cap.get("capture"))
             if pcap is None or not pcap.is_file():
                 out.append(Finding("capture", f"{r.get('id')}: capture {cap.get('capture')!r} is not in the package"))
                 continue
-            if pcap in decoded_by_capture:
-                decoded_records += decoded_by_capture[pcap]
-                continue
-            decoded_by_capture[pcap] = []
-            if kept is None or not kept.is_file():
-                out.append(Finding("capture", f"{r.get('id')}: the decode {cap.get('decoded')!r} of {cap.get('capture')} "
-                                              "is not in the package"))
-                continue
-            try:
-                expected = [json.loads(line) for line in kept.read_text().splitlines() if line.strip()]
-                check = cross_check(pcap, uet_decode, int(cap.get("port", 4793)), expected, version)
-            except Exception as exc:  # noqa: BLE001 - the sender's capture may break a decoder in any way: a finding
-                out.append(Finding("capture", f"{cap.get('capture')}: cannot be re-decoded ({exc!r})"))
-                continue
-            stats["captures"] += 1
-            stats["frames"] += check.frames
-            for d in check.disagreements[:3]:
-                out.append(Finding("capture", f"{cap.get('capture')}: frame {d.frame}: {d.between} disagree: "
-                                              + "; ".join(d.details[:2])))
-            decoded_by_capture[pcap] = expected
-            decoded_records += expected
+            first.setdefault(pcap, (r.get("id"), cap))
+            pcaps.append(pcap)
+        start = len(frames)
         for frame in r["evidence"].get("frames") or []:
+            budget.spend("evidence_frames", 1, f"{RUN_MEMBER}/results.json: evidence frames")
             fields = _frame_fields(str(frame.get("summary", ""))) if isinstance(frame, dict) else None
-            if not fields or not _in_capture(fields, decoded_records):
-                out.append(Finding("evidence", f"{r.get('id')}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
-                                               "is not in its capture"))
+            frames.append((r.get("id"), frame, fields))
+        for pcap in dict.fromkeys(pcaps):
+            groups_of.setdefault(pcap, []).append(range(start, len(frames)))
+    found = [False] * len(frames)
+    version = (doc.get("run_info") or {}).get("spec_version")
+    for pcap, (result_id, cap) in first.items():
+        records = list(_records_with_segments(_redecoded(run, pcap, result_id, cap, uet_decode, version, limits,
+                                                         budget, out, stats)))
+        for i in (i for group in groups_of.get(pcap, []) for i in group if frames[i][2] and not found[i]):
+            budget.spend("evidence_comparisons", max(len(records), 1),
+                         f"{RUN_MEMBER}/results.json: decoded frames compared with evidence frames")
+            found[i] = _in_capture(frames[i][2], records)
+    for (result_id, frame, _), ok in zip(frames, found):
+        if not ok:
+            out.append(Finding("evidence", f"{result_id}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
+                                           "is not in its capture"))
     for pcap in sorted(run.rglob("*.pcap")):
-        if pcap.resolve() not in decoded_by_capture:
+        if pcap.resolve() not in first:
             out.append(Finding("capture", f"{RUN_MEMBER}/{pcap.relative_to(run)}: a capture no result names"))
     return out, stats

@@ -1,9 +1,14 @@
 """Fixtures shared by the suite's pytest tests: where the built tools are, and capture files."""
+import io
 import os
 import pathlib
+import resource
 import select
+import signal
 import struct
 import subprocess
+import sys
+import tarfile
 
 import pytest
 
@@ -104,4 +109,47 @@ def cmd_chromium(tmp_path_factory):
                "--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=%s" % profile,
                *map(str, args)]
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return run
+
+
+@pytest.fixture
+def hand_made_package(tmp_path):
+    """hand_made_package(*members, name="p.tar.zst") -> a .tar.zst of members a hostile sender chose, GNU format
+    as ./uet certify writes: each (name, data) or (name, data, tar type, link name)."""
+    def make(*members, name="p.tar.zst"):
+        raw = tmp_path / name.removesuffix(".zst")
+        with tarfile.open(raw, "w", format=tarfile.GNU_FORMAT) as tar:
+            for member_name, data, *kind in members:
+                info = tarfile.TarInfo(member_name)
+                info.type, info.linkname = (kind + [""])[:2] if kind else (tarfile.REGTYPE, "")
+                info.size = len(data) if info.isfile() else 0
+                tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+        subprocess.run(["zstd", "-q", "-f", "--rm", str(raw), "-o", str(tmp_path / name)], check=True)
+        return tmp_path / name
+    return make
+
+
+@pytest.fixture
+def confined_verify(tmp_path):
+    """confined_verify(package, build=None, file_bytes=64 MiB, memory_bytes=None, cpu_seconds=None) -> the
+    CompletedProcess (text) of ./uet verify's module in a process of its own, confined so that a package that
+    would fill the disk or the memory or take hours fails fast: no file it writes may grow past file_bytes
+    (RLIMIT_FSIZE, with SIGXFSZ ignored: the write fails), its address space is at most memory_bytes
+    (RLIMIT_AS), its CPU time cpu_seconds (RLIMIT_CPU: CPU time, not the wall clock of a busy host), its
+    TMPDIR is the test's own."""
+    def run(package, build=None, file_bytes=64 << 20, memory_bytes=None, cpu_seconds=None):
+        tmp = tmp_path / "verify-tmp"
+        tmp.mkdir(exist_ok=True)
+
+        def confine():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+            if memory_bytes:
+                resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+            if cpu_seconds:
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+        env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp))
+        return subprocess.run([sys.executable, "-m", "harness.verify", str(package), "--report", str(tmp_path / "report"),
+                               "--build", str(build or tmp_path / "no-build")], cwd=REPO, env=env, preexec_fn=confine,
+                              capture_output=True, text=True, timeout=1800)
     return run

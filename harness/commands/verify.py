@@ -4,17 +4,18 @@ examples:
   ./uet verify out/submissions/softuet-hpc-20261127-8577eed291c3.tar.zst
   ./uet verify PACKAGE --report /tmp/verification
 
-It checks the archive before extracting anything (no path outside it, no links, devices or oversized
-members), that SHA256SUMS matches every member with none missing or extra, that the suite commit is in this
-checkout's history and its tree was unmodified, the binaries' and spec data's hashes against this
-checkout's build when this checkout is that commit (otherwise a caveat says they could not be re-checked),
-that the mustpass ran in full for every claimed profile with no fail, error or timeout, that every
-not-applicable result has a reason code spec/not-applicable-reasons.yaml allows in a submission, that
-every capture re-decodes with both decoders to the decode kept beside it, and that every evidence frame is
-in its capture. One line per finding, then the verdict; the report: <report>/verification.json and .txt.
+It judges each member of the archive before writing any of it (no path outside it, no links or devices),
+refuses a package over a limit of harness/package_limits.py (exit 2, naming it), then checks that
+SHA256SUMS matches every member with none missing or extra, that the suite commit is in this checkout's
+history and its tree was unmodified, the binaries' and spec data's hashes against this checkout's build
+when this checkout is that commit (otherwise a caveat says they could not be re-checked), that the
+mustpass ran in full for every claimed profile with no fail, error or timeout, that every not-applicable
+result has a reason code spec/not-applicable-reasons.yaml allows in a submission, that both decoders
+decode every capture again to the decode kept beside it, and that every evidence frame is in its capture.
+One line per finding, then the verdict; the report: <report>/verification.json and .txt.
 
-exit status: 0 a valid submission (caveats allowed); 1 an invalid one; 2 bad usage or an unreadable package; 3 it failed unexpectedly (one line names the log with the
-traceback).
+exit status: 0 a valid submission (caveats allowed); 1 an invalid one; 2 bad usage or an unreadable or
+refused package; 3 it failed unexpectedly (one line names the log with the traceback).
 """
 from __future__ import annotations
 

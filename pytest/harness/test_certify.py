@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 from harness import package_archive, package_sums, suite_identity  # noqa: E402
 from harness import verify as verify_mod  # noqa: E402
 from harness import verify_checks  # noqa: E402
+from harness.package_limits import Limits, PackageRefused  # noqa: E402
 
 MANIFEST = "cases/manifests/softuet.yaml#hpc"
 SEED = 4242
@@ -33,9 +34,9 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="certify runs the suite
 pytestmark = root_only
 
 
-def run_certify(build_dir, out, *args):
+def run_certify(build_dir, out, *args, manifest=MANIFEST):
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", MANIFEST, "--seed", str(SEED),
+    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", manifest, "--seed", str(SEED),
                            "--out", str(out), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     packages = sorted(out.glob("*.tar.zst"))
     return proc, packages[0] if packages else None
@@ -313,6 +314,27 @@ class TestMustpass:
         assert not any(line.startswith(("[verdict]", "[capture]", "[integrity]", "[manifest]")) for line in lines)
 
 
+class TestManifestCopies:
+    def test_a_manifest_extending_an_absolute_path_makes_a_package_verify_reads(self, build_dir, tmp_path, verify):
+        """The package's copy of a manifest says `extends:` relative to the copy it extends, and the run used
+        those copies: nothing but the --only run's incompleteness is found."""
+        vendor = tmp_path / "vendor"
+        vendor.mkdir()
+        (vendor / "child.yaml").write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}#hpc\n")
+        proc, package = run_certify(build_dir, tmp_path / "out", "--only", "av", manifest=str(vendor / "child.yaml"))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rc, lines, _ = verify(package)
+        assert rc == 1 and "[mustpass] the run left part of the mustpass out (--only av): incomplete" in lines
+        assert [line for line in lines if not line.startswith(("[mustpass] ", "[suite] "))] == []
+        (tmp_path / "tree").mkdir()
+        tree = unpack(package, tmp_path / "tree")
+        ref = json.loads((tree / "mustpass.json").read_text())["refs"][0]
+        copy = tree / ref.removesuffix("#hpc")
+        extends = copy.read_text().split("extends: ", 1)[1].split("\n")[0].strip("'\"")
+        assert not extends.startswith("/") and (copy.parent / extends.removesuffix("#hpc")).read_text() == \
+            (REPO / "cases" / "manifests" / "softuet.yaml").read_text()
+
+
 class TestNotApplicable:
     @pytest.mark.parametrize("code, why", [
         ("manifest-lacks-hook", "not applicable under reason code 'manifest-lacks-hook' (not-claimed), not allowed in a submission"),
@@ -341,7 +363,7 @@ class TestNotApplicable:
 class TestUnsafeMember:
     def test_path_traversal_member_is_named_and_nothing_is_extracted(self, coded_tree, tmp_path, verify):
         raw = tmp_path / "evil.tar"
-        with tarfile.open(raw, "w") as tar:
+        with tarfile.open(raw, "w", format=tarfile.GNU_FORMAT) as tar:
             for name in files_of(coded_tree):
                 tar.add(coded_tree / name, arcname=name)
             info = tarfile.TarInfo("../verify-escape")
@@ -351,6 +373,89 @@ class TestUnsafeMember:
         rc, lines, _ = verify(tmp_path / "evil.tar.zst")
         assert (rc, lines) == (1, ["[unsafe-member] member '../verify-escape': a path that climbs out (..)"])
         assert not list(pathlib.Path("/tmp").glob("verify-escape")) and not (tmp_path.parent / "verify-escape").exists()
+
+
+class TestAmplification:
+    """A package that names one capture many times, with a long decode and many evidence frames (issue 34,
+    finding 8: 772 bytes took 3.8 GB and ended in MemoryError). The capture is decoded once however often it
+    is named, and past a limit of harness/package_limits.py the package is refused, exit 2; verify runs with
+    3 GiB of address space and 300 s of CPU time, so that the old way of it fails fast."""
+    CONFINED = {"file_bytes": 128 << 20, "memory_bytes": 3 << 30, "cpu_seconds": 300}
+    LINES = 100_000
+
+    @pytest.fixture
+    def flooded(self, altered, coded_tree):
+        """flooded(names, frames) -> (package, the result, its capture): the first result with a capture names
+        it `names` times and gives `frames` evidence frames no capture holds; the capture's decode is its
+        shortest line LINES times."""
+        r = first_with_capture(coded_tree)
+        cap = r["evidence"]["captures"][0]
+
+        def make(names, frames=0):
+            def change(tree):
+                evidence = dict(r["evidence"], captures=[cap] * names,
+                                frames=[{"sender": "initiator", "summary": "uet.ses.job_id=0xdead"}] * frames)
+                set_on_result(r["id"], evidence=evidence)(tree)
+                decode = tree / "run" / cap["decoded"]
+                decode.write_text((min(decode.read_text().splitlines(), key=len) + "\n") * self.LINES)
+            return altered(change), r, cap
+        return make
+
+    def test_a_capture_named_20000_times_is_refused(self, flooded, confined_verify, build_dir):
+        package, _, _ = flooded(20_000)
+        proc = confined_verify(package, build_dir, **self.CONFINED)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", (
+            f"uet verify: refused package {package}: run/results.json: references to captures (10001): over the "
+            "package limit capture_refs (10000)\n"))
+
+    def test_a_capture_named_5000_times_is_decoded_once(self, flooded, confined_verify, build_dir, coded_tree, tmp_path):
+        package, r, cap = flooded(5_000)
+        frames = len((coded_tree / "run" / cap["decoded"]).read_text().splitlines())
+        proc = confined_verify(package, build_dir, **self.CONFINED)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("uet verify: [capture]")]
+        assert (proc.returncode, proc.stderr, lines[0]) == (1, "", (
+            f"uet verify: [capture] {cap['capture']}: frame 0: uet-decode/expected disagree: frame count {frames} "
+            f"!= {self.LINES}"))
+        counts = json.loads((tmp_path / "report" / "verification.json").read_text())["counts"]
+        assert counts["captures"] == len({c["capture"] for x in results_of(coded_tree)
+                                          for c in x["evidence"].get("captures") or []})
+
+    def test_evidence_frames_against_a_long_decode_are_refused(self, flooded, confined_verify, build_dir):
+        package, _, _ = flooded(1, frames=1_000)
+        proc = confined_verify(package, build_dir, **self.CONFINED)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (2, "", (
+            f"uet verify: refused package {package}: run/results.json: decoded frames compared with evidence frames "
+            f"({51 * self.LINES}): over the package limit evidence_comparisons (5000000)\n"))
+
+
+class TestLimits:
+    """Each limit of the captures' re-check, set low, refuses the real package naming it (PackageRefused: exit 2)."""
+
+    def refusal(self, coded_tree, build_dir, **limits):
+        doc = json.loads((coded_tree / "run" / "results.json").read_text())
+        with pytest.raises(PackageRefused) as refused:
+            verify_checks.capture_findings(coded_tree / "run", doc, build_dir / "bin" / "uet-decode", Limits(**limits))
+        return str(refused.value)
+
+    def test_capture_references(self, coded_tree, build_dir):
+        assert self.refusal(coded_tree, build_dir, capture_refs=1) == \
+            "run/results.json: references to captures (2): over the package limit capture_refs (1)"
+
+    @pytest.mark.parametrize("limit, key, count, said", [
+        ("decode_records", "decoded", lambda path: len(path.read_text().splitlines()), "run/{member}: lines"),
+        ("document_bytes", "decoded", lambda path: path.stat().st_size, "run/{member}: its size in bytes"),
+        ("capture_bytes", "capture", lambda path: path.stat().st_size, "run/{member}: its size in bytes"),
+        ("decoded_bytes", "capture", lambda path: path.stat().st_size, "the captures and decodes: bytes read")])
+    def test_the_first_capture_over_a_limit(self, coded_tree, build_dir, limit, key, count, said):
+        member = first_with_capture(coded_tree)["evidence"]["captures"][0][key]
+        amount = count(coded_tree / "run" / member)
+        assert self.refusal(coded_tree, build_dir, **{limit: amount - 1}) == \
+            f"{said.format(member=member)} ({amount}): over the package limit {limit} ({amount - 1})"
+
+    def test_manifests_named(self, coded_tree):
+        with pytest.raises(PackageRefused, match=r"^mustpass.json: manifests named in refs \(3\): over the package "
+                                                 r"limit manifest_refs \(2\)$"):
+            verify_checks.load_manifests(coded_tree, {"refs": ["manifests/softuet.yaml#hpc"] * 3}, {}, Limits())
 
 
 class TestUnreadable:

@@ -1,5 +1,6 @@
-"""A submission package is read as a hostile sender made it: every member is judged before any byte is
-written, and an unsafe one is named with why (./uet verify exits 1 and extracts nothing)."""
+"""A submission package is read as a hostile sender made it: every member is judged from its header before
+any byte of it is written; an unsafe one is named with why (./uet verify exits 1), and one over a limit of
+harness/package_limits.py is refused naming the limit (exit 2)."""
 import io
 import pathlib
 import subprocess
@@ -11,97 +12,140 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 from harness import package_archive  # noqa: E402
-from harness.package_archive import Limits, UnreadablePackage  # noqa: E402
-
-
-def tar_of(path: pathlib.Path, *members: tuple[tarfile.TarInfo, bytes]) -> pathlib.Path:
-    """A .tar.zst of hand-made members."""
-    raw = path.with_suffix("")
-    with tarfile.open(raw, "w", format=tarfile.GNU_FORMAT) as tar:
-        for info, data in members:
-            info.size = len(data) if info.isfile() else 0
-            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
-    subprocess.run(["zstd", "-q", "-f", "--rm", str(raw), "-o", str(path)], check=True)
-    return path
-
-
-def member(name, kind=tarfile.REGTYPE, link=""):
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname = kind, link
-    return info
+from harness.package_archive import Limits, PackageRefused, UnreadablePackage  # noqa: E402
 
 
 def problems_of(package: pathlib.Path, tmp: pathlib.Path, limits=Limits()):
-    with package_archive.open_tar(package_archive.decompress(package, tmp, limits)) as tar:
-        return package_archive.unsafe_members(tar, limits)
+    return package_archive.extract(package, tmp / "out", limits)[1]
+
+
+def refusal(package: pathlib.Path, tmp: pathlib.Path, limits=Limits()) -> str:
+    with pytest.raises(PackageRefused) as refused:
+        package_archive.extract(package, tmp / "out", limits)
+    return str(refused.value)
 
 
 class TestUnsafeMembers:
-    def test_path_that_climbs_out(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/../../evil"), b"x"))
+    def test_path_that_climbs_out(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/../../evil", b"x"))
         assert problems_of(pkg, tmp_path) == ["member 'run/../../evil': a path that climbs out (..)"]
 
-    def test_absolute_path(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("/etc/evil"), b"x"))
+    def test_absolute_path(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("/etc/evil", b"x"))
         assert problems_of(pkg, tmp_path) == ["member '/etc/evil': an absolute path"]
 
-    def test_symbolic_link(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/results.json", tarfile.SYMTYPE, "/etc/shadow"), b""))
+    def test_symbolic_link(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/results.json", b"", tarfile.SYMTYPE, "/etc/shadow"))
         assert problems_of(pkg, tmp_path) == ["member 'run/results.json': a symbolic link (to '/etc/shadow')"]
 
-    def test_hard_link(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("suite.json", tarfile.LNKTYPE, "../../etc/passwd"), b""))
+    def test_hard_link(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("suite.json", b"", tarfile.LNKTYPE, "../../etc/passwd"))
         assert problems_of(pkg, tmp_path) == ["member 'suite.json': a hard link (to '../../etc/passwd')"]
 
-    def test_device(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/dev", tarfile.CHRTYPE), b""))
+    def test_device(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/dev", b"", tarfile.CHRTYPE))
         assert problems_of(pkg, tmp_path) == ["member 'run/dev': a device"]
 
-    def test_fifo(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/pipe", tarfile.FIFOTYPE), b""))
+    def test_fifo(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/pipe", b"", tarfile.FIFOTYPE))
         assert problems_of(pkg, tmp_path) == ["member 'run/pipe': a FIFO"]
 
-    def test_member_over_the_size_limit(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/big.pcap"), b"x" * 2000))
-        assert problems_of(pkg, tmp_path, Limits(member_bytes=1000)) == \
-            ["member 'run/big.pcap': 2000 bytes (more than the limit of 1000)"]
-
-    def test_too_many_members(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", *[(member(f"f{i}"), b"") for i in range(4)])
-        assert problems_of(pkg, tmp_path, Limits(members=3)) == ["more than 3 members (the limit of a package)"]
-
-    def test_member_given_twice(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("suite.json"), b"a"), (member("./suite.json"), b"b"))
+    def test_member_given_twice(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("suite.json", b"a"), ("./suite.json", b"b"))
         assert problems_of(pkg, tmp_path) == ["member './suite.json': appears twice (the second would replace the first)"]
 
-    def test_plain_members_are_safe_and_extracted_inside(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run", tarfile.DIRTYPE), b""), (member("run/a.json"), b"{}"))
-        with package_archive.open_tar(package_archive.decompress(pkg, tmp_path, Limits())) as tar:
-            assert package_archive.unsafe_members(tar, Limits()) == []
-            dest = tmp_path / "out"
-            assert package_archive.extract_files(tar, dest) == ["run/a.json"]
-        assert (dest / "run" / "a.json").read_bytes() == b"{}"
+    def test_file_then_a_member_inside_it(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run", b"a file"), ("run/results.json", b"{}"))
+        assert problems_of(pkg, tmp_path) == ["member 'run/results.json': inside 'run', which is a file of the package"]
+
+    def test_member_inside_then_a_file_of_its_folder_name(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/results.json", b"{}"), ("run", b"a file"))
+        assert problems_of(pkg, tmp_path) == ["member 'run': a file, and a folder of other members"]
+
+    def test_nothing_is_written_after_an_unsafe_member(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("a.json", b"{}"), ("/etc/evil", b"x"), ("b.json", b"{}"))
+        assert package_archive.extract(pkg, tmp_path / "out") == (["a.json"], ["member '/etc/evil': an absolute path"])
+        assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.json"]
+
+    def test_plain_members_are_safe_and_extracted_inside(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run", b"", tarfile.DIRTYPE), ("run/a.json", b"{}"))
+        assert package_archive.extract(pkg, tmp_path / "out") == (["run/a.json"], [])
+        assert (tmp_path / "out" / "run" / "a.json").read_bytes() == b"{}"
+
+
+class TestOverALimit:
+    """Refused before the member is read: what it would take is known from its header."""
+
+    def test_member_over_the_size_limit(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/big.pcap", b"x" * 2000))
+        assert refusal(pkg, tmp_path, Limits(member_bytes=1000)) == \
+            "member 'run/big.pcap': its size in bytes (2000): over the package limit member_bytes (1000)"
+        assert not (tmp_path / "out" / "run").exists()
+
+    def test_members_together_over_the_extracted_limit(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(*[(f"run/{i}.pcap", b"x" * 400) for i in range(4)])
+        assert refusal(pkg, tmp_path, Limits(extracted_bytes=1000)) == \
+            "member 'run/2.pcap': the members so far would write out bytes (1200): over the package limit extracted_bytes (1000)"
+        assert sorted(p.name for p in (tmp_path / "out" / "run").iterdir()) == ["0.pcap", "1.pcap"]
+
+    def test_too_many_members(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(*[(f"f{i}", b"") for i in range(4)])
+        assert refusal(pkg, tmp_path, Limits(members=3)) == "the package: members so far (4): over the package limit members (3)"
+
+    def test_name_part_longer_than_a_file_system_allows(self, hand_made_package, tmp_path):
+        name = "run/" + "n" * 300 + ".json"
+        assert refusal(hand_made_package((name, b"{}")), tmp_path) == \
+            f"member {name!r}: a file or folder name of more bytes (305): over the package limit name_part_bytes (255)"
+
+    def test_long_name_record_over_the_name_limit(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("/".join(["d" * 200] * 8), b"{}"))
+        assert refusal(pkg, tmp_path) == \
+            "a GNU long-name record (before member 1) of more bytes (1608): over the package limit name_bytes (1024)"
+
+    def test_tar_stream_over_its_limit(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/zeros", bytes(1 << 20)))
+        assert refusal(pkg, tmp_path, Limits(tar_bytes=65536)) == \
+            "p.tar.zst: bytes of its tar stream so far (71680): over the package limit tar_bytes (65536)"
+
+    def test_a_chain_of_long_name_records(self, tmp_path):
+        record = tarfile.TarInfo("././@LongLink")
+        record.type, record.size = tarfile.GNUTYPE_LONGNAME, 512
+        raw = tmp_path / "p.tar"
+        raw.write_bytes((record.tobuf(tarfile.GNU_FORMAT) + b"n" * 511 + b"\0") * 5000 + bytes(1024))
+        subprocess.run(["zstd", "-q", "--rm", str(raw)], check=True)
+        assert refusal(tmp_path / "p.tar.zst", tmp_path) == "a chain of GNU long-name records (before member 1)"
+
+    def test_pax_header(self, tmp_path):
+        raw = tmp_path / "p.tar"
+        with tarfile.open(raw, "w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo("run/a.json")
+            info.pax_headers, info.size = {"comment": "x" * 100}, 2
+            tar.addfile(info, io.BytesIO(b"{}"))
+        subprocess.run(["zstd", "-q", "--rm", str(raw)], check=True)
+        assert refusal(tmp_path / "p.tar.zst", tmp_path) == \
+            "a pax extended header (before member 1): a package is a GNU-format tar, as ./uet certify writes it"
 
 
 class TestUnreadable:
-    def test_decompressed_size_over_the_limit(self, tmp_path):
-        pkg = tar_of(tmp_path / "p.tar.zst", (member("run/zeros"), bytes(1 << 20)))
-        with pytest.raises(UnreadablePackage, match=r"decompresses to more than 65536 bytes \(the limit of a package\)"):
-            package_archive.decompress(pkg, tmp_path, Limits(archive_bytes=65536))
-
     def test_not_zstd(self, tmp_path):
         pkg = tmp_path / "p.tar.zst"
         pkg.write_bytes(b"not a package")
         with pytest.raises(UnreadablePackage, match=r"p.tar.zst: not zstd-compressed data"):
-            package_archive.decompress(pkg, tmp_path, Limits())
+            package_archive.extract(pkg, tmp_path / "out")
 
     def test_zstd_but_not_tar(self, tmp_path):
         raw = tmp_path / "p.tar"
         raw.write_bytes(b"\x01" * 3000)
         subprocess.run(["zstd", "-q", "--rm", str(raw)], check=True)
-        with pytest.raises(UnreadablePackage, match="not a tar archive inside the zstd stream"):
-            package_archive.open_tar(package_archive.decompress(tmp_path / "p.tar.zst", tmp_path, Limits()))
+        with pytest.raises(UnreadablePackage, match="p.tar.zst: not a tar archive inside the zstd stream"):
+            package_archive.extract(tmp_path / "p.tar.zst", tmp_path / "out")
+
+    def test_zstd_cut_short(self, hand_made_package, tmp_path):
+        pkg = hand_made_package(("run/a.json", bytes(range(256)) * 400))
+        pkg.write_bytes(pkg.read_bytes()[:-200])
+        with pytest.raises(UnreadablePackage, match=r"p.tar.zst: not zstd-compressed data \(.*p.tar.zst : Read error"):
+            package_archive.extract(pkg, tmp_path / "out")
 
     def test_missing_file(self, tmp_path):
         with pytest.raises(UnreadablePackage, match="nope.tar.zst: no such file"):
-            package_archive.decompress(tmp_path / "nope.tar.zst", tmp_path, Limits())
+            package_archive.extract(tmp_path / "nope.tar.zst", tmp_path / "out")
