@@ -18,7 +18,7 @@ from harness import catalogue as catalogue_mod
 from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import package_archive, package_sums, suite_identity
+from harness import libfabric_prefix, package_archive, package_sums, side_builds, suite_identity
 from harness.package_manifests import copy_manifests
 from harness.run_cases import case_binaries
 from harness.commands import certify as certify_options
@@ -115,7 +115,12 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         if args.check_usage:  # ./uet asks before it builds: a bad manifest is answered at once
-            load_manifests([r for r in (args.provider, args.initiator, args.target) if r], args.allow_loader_environment)
+            manifests = load_manifests([r for r in (args.provider, args.initiator, args.target) if r],
+                                       args.allow_loader_environment)
+            try:  # a manifest's libfabric the run would refuse is refused here, as bad usage, not a failed run
+                side_builds.trees_to_build(manifests, args.trust_foreign_libfabric)
+            except libfabric_prefix.PrefixError as exc:
+                raise CertifyError(str(exc), 2) from None
             return 0
         package, rc = certify(args)
     except CertifyError as exc:

@@ -79,6 +79,19 @@ class TestAPrefixNobodyMade:
         assert err.splitlines()[0] == (f"uet run: {vendor}: libfabric: {prefix} is not root's alone: root would run, "
                                        "load or build with what another user can change:")
 
+    def test_certify_refuses_a_manifests_libfabric_as_bad_usage(self, nobodys_libfabric, tmp_path, capsys):
+        # Before: certify's --check-usage passed it, and the run it then started refused it: exit 3, not 2.
+        from harness import certify
+        prefix = nobodys_libfabric()
+        vendor = tmp_path / "vendor.yaml"
+        vendor.write_text(f"extends: {SOFTUET}\nname: vendor\nlibfabric: {prefix}\n")
+        capsys.readouterr()
+        rc = certify.main(["--provider", str(vendor), "--check-usage"])
+        err = capsys.readouterr().err
+        assert rc == 2
+        assert err.splitlines()[0] == (f"uet certify: {vendor}: libfabric: {prefix} is not root's alone: root would "
+                                       "run, load or build with what another user can change:")
+
     def test_the_opt_in_lets_it_through(self, nobodys_libfabric, check_usage):
         prefix = nobodys_libfabric()
         rc, out, err = check_usage("--libfabric", prefix, "--provider", SOFTUET, "--trust-foreign-libfabric")
