@@ -85,7 +85,7 @@ def certify(args) -> tuple[pathlib.Path, int]:
         staging = tmp / "package"
         package_refs = copy_manifests(manifests, staging)
         copies = [str(staging / r) for r in package_refs]  # what runs is what the package holds
-        manifests = load_manifests(copies)
+        manifests = load_manifests(copies, args.allow_loader_environment)
         mustpass = mustpass_mod.derive(catalogue_mod.load(), mode, copies, manifests, areas, args.only)
         print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles "
               f"{', '.join(mustpass_mod.claimed_profiles(manifests))}, {sum(len(v) for v in mustpass['profiles'].values())} "

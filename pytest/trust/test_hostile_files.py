@@ -345,7 +345,7 @@ class TestManifestInit:
 
     @pytest.fixture
     def init(self, monkeypatch, capsys):
-        monkeypatch.setattr(provider_probe, "probe", lambda provider, prefix, timeout: softuet_probe())
+        monkeypatch.setattr(provider_probe, "probe", lambda provider, prefix, timeout, **_: softuet_probe())
 
         def run(*argv):
             rc = manifest_init.run(manifest_options.parse_init(["--provider", "softuet", *map(str, argv)]))
