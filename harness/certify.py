@@ -39,13 +39,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return certify_options.parse(argv)
 
 
-def run_suite(args, refs: list[str], seed: int, report: pathlib.Path) -> int:
+def run_suite(args, staging: pathlib.Path, refs: list[str], seed: int, report: pathlib.Path) -> int:
+    """Runs the suite on the package's manifests, `refs` inside `staging`: from that folder, so what the run
+    records (its manifests, what an opt-in let through) names them as the package does."""
     who = ["--provider", refs[0]] if args.provider else ["--initiator", refs[0], "--target", refs[1]]
-    cmd = [sys.executable, "-m", "harness.run_suite", *who, "--seed", str(seed), "--report", str(report), "--quiet"]
+    cmd = [sys.executable, "-m", "harness.run_suite", *who, "--seed", str(seed), "--report", str(report.resolve()),
+           "--quiet", "--build", str(args.build.resolve())]
     cmd += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
     cmd += trust_options.given(args)  # the run records them in results.json, which the package carries
-    env = dict(os.environ, UET_BUILD=str(args.build), PYTHONPATH=str(REPO))
-    return subprocess.run(cmd, cwd=REPO, env=env).returncode
+    env = dict(os.environ, UET_BUILD=str(args.build.resolve()), PYTHONPATH=str(REPO))
+    return subprocess.run(cmd, cwd=staging, env=env).returncode
 
 
 def links_in(folder: pathlib.Path) -> list[str]:
@@ -90,7 +93,7 @@ def certify(args) -> tuple[pathlib.Path, int]:
         print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles "
               f"{', '.join(mustpass_mod.claimed_profiles(manifests))}, {sum(len(v) for v in mustpass['profiles'].values())} "
               f"mustpass statement(s) by profile, seed {seed}", flush=True)
-        rc = run_suite(args, copies, seed, tmp / "runs")
+        rc = run_suite(args, staging, package_refs, seed, tmp / "runs")
         latest = tmp / "runs" / "latest"
         if rc not in (0, 1) or not (latest / "results.json").exists():
             raise CertifyError(f"the run ended with exit status {rc} and no complete report: no package written", 3)
