@@ -16,6 +16,7 @@ from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
 from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, read_json,
                                    suite_findings, verdict_findings)
+from harness.verify_oracle import oracle_findings
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -45,7 +46,8 @@ def check_extracted(root: pathlib.Path, members: list[str], args) -> tuple[list[
         reasons, why = None, str(exc)
     findings += verdict_findings(doc, reasons, why)
     capture_problems, stats = capture_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode")
-    return findings + capture_problems, stats
+    oracle_problems, stats["wire_oracle"] = oracle_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode")
+    return findings + capture_problems + oracle_problems, stats
 
 
 def verify(args) -> tuple[list[Finding], dict]:
