@@ -9,6 +9,7 @@ import hashlib
 import pathlib
 import re
 
+from harness.conformance_terms import JUDGED_BY_LABELS
 from reports import ci_view
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -384,7 +385,9 @@ def failure(result, run_dir, statement_text, choice_label=str):
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "malformed": malformed, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
-            "repro": result.get("repro") or MISSING, **ci_view.failure_extras(result)}
+            "repro": result.get("repro") or MISSING,
+            "judged_by": JUDGED_BY_LABELS.get(result.get("judged_by"), MISSING), "judged_by_id": result.get("judged_by") or "",
+            **ci_view.failure_extras(result)}
 
 
 def failures(results, run_dir, statement_text, choice_label=str):
@@ -449,6 +452,7 @@ def cell_page(doc, cell, run_dir, statement_text):
              "verdict": r.get("verdict"), "label": VERDICT_LABELS.get(r.get("verdict"), r.get("verdict")),
              "statements": ", ".join(r.get("statements") or []) or MISSING,
              "note": r.get("detail") or r.get("reason") or "", "seconds": _value(r, "seconds", "%.2f s"),
+             "judged_by": r.get("judged_by"), "judged_by_label": JUDGED_BY_LABELS.get(r.get("judged_by"), ""),
              "anchor": result_anchor(r["id"]) if r.get("id") in failing else None}
             for r in sorted(results, key=lambda r: (r.get("area") or "", r.get("case") or ""))]
     return {"id": cell["id"], "initiator": _value(cell, "initiator"), "target": _value(cell, "target"),
