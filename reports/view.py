@@ -169,7 +169,19 @@ def summary(doc):
             ", ".join(VERDICT_LABELS[v] for v in mismatch),
             ", ".join("%d %s" % (counted[v], VERDICT_LABELS[v]) for v in mismatch))
     return {"counts": counts_row(stated), "exit_status": _value(stated, "exit_status"), "note": note,
-            "by_profile": by_side_and_profile(doc), "by_manifest": by_side_and_manifest(doc)}
+            "by_profile": by_side_and_profile(doc), "by_manifest": by_side_and_manifest(doc),
+            "oracle": oracle_view(doc.get("wire_oracle"))}
+
+
+def oracle_view(oracle):
+    """results.json's wire_oracle as the summary shows it: whose word the verdicts are, and the wire checks
+    only the case binary judged, each with why; None for a results.json written before the oracle."""
+    if not isinstance(oracle, dict):
+        return None
+    by = oracle.get("judged_by") or {}
+    return {"judged_by": [(k, JUDGED_BY_LABELS[k], by.get(k, 0)) for k in JUDGED_BY_LABELS],
+            "contradicted": (oracle.get("outcomes") or {}).get("contradicted", 0),
+            "binary_only": [(_value(b, "case"), _value(b, "why")) for b in oracle.get("binary_only") or []]}
 
 
 def _side_manifest(doc):

@@ -376,12 +376,13 @@ def broken_tree(build_dir, tmp_path_factory):
 
 
 def forge_passes(tree):
-    """What the sender who wants the broken package to verify does: every failing verdict becomes a pass,
-    with the counts and the exit status to match."""
+    """What the sender who wants the broken package to verify does: every failing verdict becomes a pass, with
+    the counts and the exit status to match, and without the frames a failure shows (a pass has none)."""
     def change(doc):
         for r in doc["results"]:
             if r["verdict"] in ("fail", "error", "timeout"):
                 r.update(verdict="pass", reason=None, message=None, detail=None, blamed_side=None)
+                r["evidence"].pop("frames", None)
         counts = {v: sum(r["verdict"] == v for r in doc["results"]) for v in doc["summary"] if v in verify_checks.FAILING + ("pass",)}
         doc["summary"].update(counts, exit_status=0)
     edit_json(tree / "run" / "results.json", change)

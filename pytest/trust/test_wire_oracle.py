@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -136,3 +137,57 @@ class TestEveryVerdictSaysWhoseWordItIs:
                                         "harness": 0}
         assert summary["outcomes"]["holds"] == summary["judged_by"]["wire_oracle"] > 0
         assert json.loads(json.dumps(summary)) == summary
+
+
+@pytest.fixture(scope="module")
+def report_run(build_dir, tmp_path_factory):
+    """A real ./uet run of softuet's wire and tagged areas: its run folder and results.json."""
+    report = tmp_path_factory.mktemp("runs")
+    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+    proc = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "softuet.yaml", "--only", "wire",
+                           "--only", "tagged", "--seed", "7", "--report", str(report), "--quiet"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    run_dir = (report / "latest").resolve()
+    return run_dir, json.loads((run_dir / "results.json").read_text())
+
+
+@root_only
+class TestARealRunSaysWhoseWordEachVerdictIs:
+    def test_results_json(self, report_run):
+        _, doc = report_run
+        by = {r["id"]: r["judged_by"] for r in doc["results"]}
+        rules = wire_oracle.load().rules
+        for r in doc["results"]:
+            ruled = short_case(r["case"]) in rules and r["verdict"] == "pass"
+            assert r["judged_by"] == ("wire_oracle" if ruled else "case_binary"), r["id"]
+        assert doc["wire_oracle"]["judged_by"] == {k: list(by.values()).count(k) for k in ("wire_oracle", "case_binary", "harness")}
+        assert doc["wire_oracle"]["outcomes"]["contradicted"] == 0
+        listed = {b["case"]: b["why"] for b in doc["wire_oracle"]["binary_only"]}
+        assert listed["Tagged.DirectedReceiveMatchesTheInitiator"] == \
+            "judged by the case binary only: no rule of spec/wire-oracle.yaml states it"
+
+    def test_junit(self, report_run):
+        run_dir, doc = report_run
+        judged = [{p.get("name"): p.get("value") for p in tc.iter("property")}.get("judged_by")
+                  for tc in ET.parse(run_dir / "junit.xml").iter("testcase")]
+        assert sorted(judged) == sorted(r["judged_by"] for r in doc["results"])
+
+    def test_the_report(self, report_run):
+        run_dir, doc = report_run
+        (cell,) = doc["cells"]
+        page = (run_dir / cell["page"]).read_text()
+        assert page.count('data-judged-by="case_binary"') == sum(r["judged_by"] == "case_binary" for r in doc["results"])
+        assert page.count('data-judged-by="wire_oracle"') == sum(r["judged_by"] == "wire_oracle" for r in doc["results"])
+        index = (run_dir / "index.html").read_text()
+        assert "Whose word the verdicts are" in index and "Tagged.DirectedReceiveMatchesTheInitiator" in index
+
+    def test_the_conformance_statement(self, report_run):
+        run_dir, doc = report_run
+        statement = json.loads((run_dir / "conformance" / "statement.json").read_text())
+        assert sorted(c["judged_by"] for c in statement["checks"].values()) == sorted(r["judged_by"] for r in doc["results"])
+        csv_text = (run_dir / "conformance" / "statement.csv").read_text()
+        tagged = next(r for r in doc["results"] if r["case"].startswith("Claimed/Tagged.DirectedReceiveMatchesTheInitiator/"))
+        assert f"{tagged['area']}/{tagged['case']}: pass (self-reported)" in csv_text
+        wire = next(r for r in doc["results"] if r["judged_by"] == "wire_oracle")
+        assert f"{wire['area']}/{wire['case']}: pass\n" in csv_text or f"{wire['area']}/{wire['case']}: pass\"" in csv_text
