@@ -2,8 +2,8 @@
 spec/wire-oracle.yaml states is judged again from the package's capture by this checkout's uet-decode
 (harness/wire_oracle.py), whatever results.json says. A pass (or a warning where a MUST is broken) that
 the capture contradicts is a finding naming the case, the statements, the field, what belongs and what was
-captured; so is a `judged_by` that is not what the oracle makes of the verdict (a self-reported verdict
-dressed as one the oracle re-derived)."""
+captured; so is a `judged_by: wire_oracle` the oracle does not bear out (a self-reported verdict dressed as
+one the oracle re-derived)."""
 from __future__ import annotations
 
 import pathlib
@@ -32,7 +32,9 @@ def oracle_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> t
         if text := wire_oracle.contradiction(str(r.get("verdict")), j):
             stats["contradicted"] += 1
             out.append(Finding("oracle", f"{r.get('id')}: {text}"))
-        elif r.get("verdict") in ("pass", "warning", "fail") and recorded != wire_oracle.judged_by(r["verdict"], j):
-            out.append(Finding("oracle", f"{r.get('id')}: judged_by {recorded!r}, but the oracle makes it "
-                                         f"{wire_oracle.judged_by(r['verdict'], j)!r}"))
+        elif recorded == "wire_oracle" and wire_oracle.judged_by(str(r.get("verdict")), j) != recorded:
+            # only a claim the oracle does not bear out: a checkout with more rules than the run's judges more
+            out.append(Finding("oracle", f"{r.get('id')}: judged_by wire_oracle, but the oracle makes it "
+                                         f"{wire_oracle.judged_by(str(r.get('verdict')), j)!r} ({j.outcome}"
+                                         + (f": {j.why}" if j.why and j.outcome == "not_judged" else "") + ")"))
     return out, stats

@@ -147,6 +147,14 @@ def static_value(spelling: str):
                      "manifest.SIDE.KEY, env.SIDE.VARIABLE, or lowercase hex")
 
 
+@functools.lru_cache(maxsize=1)
+def field_names() -> frozenset:
+    """Every field a decode record can carry: the `fields` of spec/wire.yaml's nodes and fragments."""
+    wire = wire_data()
+    return frozenset(str(f["name"]) for part in (wire["nodes"], wire["fragments"]) for item in part.values()
+                     for f in ((item.get("fields") or []) if isinstance(item, dict) else item) if "name" in f)
+
+
 def _conditions(raw, where: str) -> tuple:
     if raw is None:
         return ()
@@ -162,6 +170,8 @@ def _conditions(raw, where: str) -> tuple:
 
 def _expect(field: str, raw, where: str) -> Expect:
     fields = tuple(field.split("|"))
+    if unknown := [f for f in fields if f not in field_names()]:
+        raise RulesError(f"{where}: no header of spec/wire.yaml has field {unknown[0]}")
     if isinstance(raw, dict):
         if len(raw) != 1 or next(iter(raw)) not in OPS[1:]:
             raise RulesError(f"{where}: {field}: one of {', '.join(OPS[1:])}")
@@ -300,7 +310,7 @@ def _meets(frame: Frame, e: Expect, ctx: Context) -> tuple[bool, str, str, str]:
            "in": lambda: got in values, "le": lambda: isinstance(got, int) and got <= values[0]}[e.op]()
     spelled = " or ".join(show(v) + (f" ({s})" if isinstance(s, str) and not HEX.fullmatch(s) else "")
                           for v, s in zip(values, e.operand if e.op == "in" else [e.operand]))
-    return met, field, {"eq": "", "in": "", "ne": "not ", "le": "at most "}[e.op] + spelled, show(got)
+    return met, field, {"eq": "", "in": "", "ne": "anything but ", "le": "at most "}[e.op] + spelled, show(got)
 
 
 def _selected(check: Check, frames: list[Frame], ctx: Context) -> list[Frame]:

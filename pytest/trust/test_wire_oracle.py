@@ -110,6 +110,46 @@ class TestTheOracleJudgesWhatTheCaptureShows:
                                      "2.2.10.4-a, 2.2.4.4-b; spec/wire-oracle.yaml)"), r.reason
 
 
+# Knobs of softuet (fep/src/faults.def) that break a field a rule looks at: (knob, area, case, kind, the
+# binary's verdict, field, what belongs, what the capture shows). Each makes the case fail (a SHOULD: warn)
+# and the oracle must find the same field broken.
+KNOBS = [
+    ("tagged_as_send", "tagged", "Tagged.ReceiveTakesOnlyItsTag", "rdm", "fail", "uet.ses.opcode",
+     "0x9 (ses_request_opcode.UET_TAGGED_SEND)", "0x5"),
+    ("no_header_data", "msg", "Msg.SenddataDeliversRemoteCqData", "rdm", "fail", "uet.ses.hd", "0x1", "0x0"),
+    ("wrong_rma_opcode", "rma", "Rma.WriteThenReadBack", "rdm", "fail", "uet.ses.opcode",
+     "0x1 (ses_request_opcode.UET_WRITE)", "0x5"),
+    ("wrong_amo_opcode", "atomic", "Atomic.BulkSumAddsEveryElement", "rdm", "fail", "uet.ses.atomic_opcode",
+     "0x2 (amo_opcode.SUM)", "0x3"),
+    ("ordering_ignored", "delivery", "Delivery.MessageOrderingSelectsRod", "rdm", "fail", "uet.pds.type",
+     "0x3 (pds_type.ROD_REQ)", "0x2"),
+    ("message_id_zero", "wire", "Wire.NumberedRequestsCarryANonzeroMessageId", "rdm", "fail", "uet.ses.message_id",
+     "anything but 0x0", "0x0"),
+    ("wrong_dscp", "delivery", "Delivery.PacketsCarryTheDomainTrafficClass", "dgram", "fail", "ip.dsfield.dscp",
+     "0x2e", "0x0"),
+    ("eager_over_limit", "rendezvous", "Rendezvous.LargeSendFromAReadableRegionGoesAsRendezvous", "rdm", "fail",
+     "uet.ses.rdv.eager_length", "at most 0x400 (env.initiator.UET_PROVIDER_MAX_EAGER_SIZE)", "0x570"),
+    ("std_header_for_small_message", "delivery", "Delivery.OnePacketSendUsesTheSmallMessageHeader", "rdm", "warning",
+     "uet.pds.next_hdr", "0x2 (pds_next_hdr.UET_HDR_REQUEST_MEDIUM)", "0x3"),
+    ("wrong_job_id", "authz", "Authz.IndirectJobIdIsOnTheWire", "rdm", "fail", "uet.ses.job_id",
+     "0x5a5a01 (manifest.target.indirect_job_id)", "0x5a5a02"),
+    ("wrong_job_id", "authz", "Fallback.FallbackJobIdIsOnTheWire", None, "fail", "uet.ses.job_id",
+     "0xffffff (constants.fallback_job_id)", "0x0"),
+]
+
+
+@root_only
+@pytest.mark.parametrize("knob, area, case, kind, verdict, field, expected, captured", KNOBS,
+                         ids=[f"{k[0]}-{k[2]}" for k in KNOBS])
+def test_a_knob_that_breaks_a_field_fails_the_case_and_the_oracle_agrees(build_dir, tmp_path, knob, area, case, kind,
+                                                                         verdict, field, expected, captured):
+    r = run(build_dir, tmp_path, [area], f"*{case}*", knob=knob)[(case, kind)]
+    finding = r.oracle["findings"][0]
+    assert (r.verdict, r.judged_by, r.oracle["outcome"]) == (verdict, "wire_oracle", "broken")
+    assert (finding["field"], finding["expected"], finding["captured"], finding["should"]) == \
+        (field, expected, captured, verdict == "warning")
+
+
 @root_only
 class TestEveryVerdictSaysWhoseWordItIs:
     def test_an_api_verdict_is_self_reported(self, clean):
