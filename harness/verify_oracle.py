@@ -3,13 +3,46 @@ spec/wire-oracle.yaml states is judged again from the package's capture by this 
 (harness/wire_oracle.py), whatever results.json says. A pass (or a warning where a MUST is broken) that
 the capture contradicts is a finding naming the case, the statements, the field, what belongs and what was
 captured; so is a `judged_by: wire_oracle` the oracle does not bear out (a self-reported verdict dressed as
-one the oracle re-derived)."""
+one the oracle re-derived). The rules also read each cell's resolved manifests (cells/<cell>/<side>.manifest
+.json): what they read there must be what the package's own manifests, whose hashes verify checks, resolve
+to, else a sender could turn a rule off by editing them."""
 from __future__ import annotations
 
 import pathlib
 
 from harness import wire_oracle
+from harness.manifest import ManifestError
 from harness.verify_checks import Finding
+
+
+def plan_findings(run: pathlib.Path, doc: dict, manifests: list, build: pathlib.Path) -> list[Finding]:
+    """Each cell's resolved manifests against the package's manifests, on the facts the rules read."""
+    by_name = {m.name: m for m in manifests}
+    facts = wire_oracle.plan_facts(wire_oracle.load())
+    out = []
+    cells = {str(c.get("id")) for c in doc.get("cells") or [] if isinstance(c, dict)}
+    named = {run / "cells" / c / f"{side}.manifest.json" for c in cells for side in wire_oracle.SIDES}
+    for path in sorted(named | set(run.rglob("*.manifest.json"))):
+        where = path.relative_to(run)
+        resolved = wire_oracle.read_small_json(path)
+        if not isinstance(resolved, dict):
+            out.append(Finding("oracle", f"run/{where}: missing or not a resolved manifest, which the wire oracle reads"))
+            continue
+        m = by_name.get(resolved.get("name"))
+        if m is None:
+            out.append(Finding("oracle", f"run/{where}: names {resolved.get('name')!r}, no manifest of the package"))
+            continue
+        try:
+            mine = m.resolve(build=build, port=int(resolved.get("port")),
+                             spec_version=str(resolved.get("checked_spec_version") or "") or None)
+        except (ManifestError, TypeError, ValueError, KeyError) as exc:
+            out.append(Finding("oracle", f"run/{where}: the package's manifest {m.name} does not resolve ({exc})"))
+            continue
+        for key in facts:
+            if wire_oracle.fact(resolved, key) != wire_oracle.fact(mine, key):
+                out.append(Finding("oracle", f"run/{where}: {key} is {wire_oracle.fact(resolved, key)!r}, but the "
+                                             f"package's manifest {m.name} gives {wire_oracle.fact(mine, key)!r}"))
+    return out
 
 
 def oracle_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> tuple[list[Finding], dict]:

@@ -155,6 +155,28 @@ def field_names() -> frozenset:
                      for f in ((item.get("fields") or []) if isinstance(item, dict) else item) if "name" in f)
 
 
+def plan_facts(rules: Rules) -> tuple[str, ...]:
+    """The keys of a resolved manifest the rules read ("wire.udp_port_chosen_by", "environment.VARIABLE", ...):
+    what ./uet verify holds against the package's own manifests, since a rule believes the cell's files."""
+    facts = {"uet", "job_id_methods", "wire.udp_port_chosen_by"}  # the conditions of `when`
+    for rule in rules.rules.values():
+        for check in rule.checks:
+            for e in check.expects:
+                for spelling in e.operand if isinstance(e.operand, list) else [e.operand]:
+                    head, _, rest = str(spelling).partition(".")
+                    if head in ("manifest", "env"):
+                        key = rest.partition(".")[2]
+                        facts.add(key if head == "manifest" else f"environment.{key}")
+    return tuple(sorted(facts))
+
+
+def fact(manifest: dict, key: str):
+    value = manifest
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def _conditions(raw, where: str) -> tuple:
     if raw is None:
         return ()

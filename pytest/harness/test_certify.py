@@ -410,9 +410,11 @@ class TestWireOracle:
         assert line.endswith("(statements 2.2.10.4-a, 2.2.4.4-b; spec/wire-oracle.yaml)"), line
         caught = {line.split(" ", 2)[1].rstrip(":") for line in oracle}
         assert caught <= {r["id"] for r in failing} and len(caught) == len(oracle)
+        # the fails whose capture shows the broken JobID (or, for the read-back, no read: the refused write stopped
+        # the case); the other fails are refusals the provider's own API reported, which no capture contradicts
         assert sorted({short(r["case"]) for r in failing if r["id"] in caught}) == [
             "Authz.AvAuthKeyJobIdIsOnTheWire", "Authz.DirectJobIdIsOnTheWire", "Authz.IndirectJobIdIsOnTheWire",
-            "Fallback.FallbackJobIdIsOnTheWire", "Jobs.TheTargetsEntityJobIdIsOnTheWire",
+            "Fallback.FallbackJobIdIsOnTheWire", "Jobs.TheTargetsEntityJobIdIsOnTheWire", "Rma.WriteThenReadBack",
             "Wire.RequestsAddressTheTargetEndpoint"]
         assert report["counts"]["wire_oracle"]["contradicted"] == len(oracle)
 
@@ -427,6 +429,17 @@ class TestWireOracle:
         rc, lines, _ = verify(altered(set_on_result(r["id"], judged_by="wire_oracle")))
         assert (rc, lines) == (1, [f"[oracle] {r['id']}: judged_by wire_oracle, but no rule of spec/wire-oracle.yaml "
                                    "states its case: the verdict is the case binary's own report"])
+
+    def test_a_cell_manifest_edited_to_turn_the_rules_off(self, altered, verify, coded_tree):
+        def edit(tree):
+            edit_json(tree / "run" / "cells" / "softuet-hpc" / "initiator.manifest.json", lambda m: m.update(uet=False))
+        rc, lines, _ = verify(altered(edit))
+        judged = [r["id"] for r in results_of(coded_tree) if r["judged_by"] == "wire_oracle"]
+        assert rc == 1 and judged
+        assert lines == [f"[oracle] {i}: judged_by wire_oracle, but the oracle makes it 'case_binary' (not_judged: the "
+                         "case does not look at the wire: the manifests do not claim UET)" for i in judged] + [
+            "[oracle] run/cells/softuet-hpc/initiator.manifest.json: uet is False, but the package's manifest "
+            "softuet-hpc gives True"]
 
     def test_the_real_mustpass_rederives_its_wire_checks(self, coded_tree):
         judged = [r for r in results_of(coded_tree) if r["judged_by"] == "wire_oracle"]
