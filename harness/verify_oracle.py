@@ -50,8 +50,8 @@ def oracle_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> t
     version = (doc.get("run_info") or {}).get("spec_version")
     out, stats = [], {"judged": 0, "contradicted": 0}
     for r in doc.get("results") or []:
-        if not isinstance(r, dict):
-            continue
+        if not isinstance(r, dict) or _capture_missing(run, r):
+            continue  # a capture a result names and the package lacks is a [capture] finding already
         j = wire_oracle.judge_result(r, run, uet_decode, version if isinstance(version, str) else None,
                                      wire_oracle.read_small_json, rules)
         recorded = r.get("judged_by")
@@ -60,14 +60,23 @@ def oracle_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> t
                 out.append(Finding("oracle", f"{r.get('id')}: judged_by wire_oracle, but no rule of spec/wire-oracle.yaml "
                                              "states its case: the verdict is the case binary's own report"))
             continue
-        if j.outcome != "not_judged":
-            stats["judged"] += 1
+        if j.outcome == "not_judged":
+            continue  # why is a finding of its own: an undecodable capture, a cell's manifests, a failing verdict
+        stats["judged"] += 1
         if text := wire_oracle.contradiction(str(r.get("verdict")), j):
             stats["contradicted"] += 1
             out.append(Finding("oracle", f"{r.get('id')}: {text}"))
         elif recorded == "wire_oracle" and wire_oracle.judged_by(str(r.get("verdict")), j) != recorded:
             # only a claim the oracle does not bear out: a checkout with more rules than the run's judges more
             out.append(Finding("oracle", f"{r.get('id')}: judged_by wire_oracle, but the oracle makes it "
-                                         f"{wire_oracle.judged_by(str(r.get('verdict')), j)!r} ({j.outcome}"
-                                         + (f": {j.why}" if j.why and j.outcome == "not_judged" else "") + ")"))
+                                         f"{wire_oracle.judged_by(str(r.get('verdict')), j)!r} (the rule {j.outcome})"))
     return out, stats
+
+
+def _capture_missing(run: pathlib.Path, result: dict) -> bool:
+    for cap in (result.get("evidence") or {}).get("captures") or []:
+        named = cap.get("capture") if isinstance(cap, dict) else None
+        path = (run / named).resolve() if isinstance(named, str) and named else None
+        if path is None or not path.is_relative_to(run.resolve()) or not path.is_file():
+            return True
+    return False
