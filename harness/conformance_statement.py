@@ -75,6 +75,7 @@ def _check(result, cell, run_placement, reasons):
     return {"cell": result.get("cell"), "initiator": cell.get("initiator"), "target": cell.get("target"),
             "placement": (placement or {}).get("placement") or run_placement,
             "area": result.get("area"), "case": result.get("case"), "verdict": result.get("verdict"),
+            "judged_by": result.get("judged_by"),
             "detail": result.get("detail"), "reason": result.get("reason"), "reason_code": code,
             "reason_class": declared.get("class"), "blamed_side": result.get("blamed_side"),
             "choices": list(result.get("choices") or []), "evidence": _evidence(result),

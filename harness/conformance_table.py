@@ -14,9 +14,10 @@ FORMULA_STARTS = ("=", "+", "@")
 
 
 def check_line(check):
-    """'cell [placement] area/case: verdict', one check in one cell."""
-    return "%s [%s] %s/%s: %s" % (check["cell"], check["placement"] or "-", check["area"], check["case"],
-                                  check["verdict"])
+    """'cell [placement] area/case: verdict', one check in one cell; '(self-reported)' after a verdict that is
+    the case binary's own word (judged_by case_binary)."""
+    return "%s [%s] %s/%s: %s%s" % (check["cell"], check["placement"] or "-", check["area"], check["case"],
+                                    check["verdict"], " (self-reported)" if check.get("judged_by") == "case_binary" else "")
 
 
 def evidence_paths(checks):

@@ -7,3 +7,8 @@ STATUS_LABELS = {"met": "met", "not_met": "not met", "inconclusive": "inconclusi
 # The totals a certifier reads first: MUST NOT is a MUST, SHOULD NOT a SHOULD.
 LEVEL_GROUPS = {"MUST": ("MUST", "MUST NOT"), "SHOULD": ("SHOULD", "SHOULD NOT"),
                 "OTHER": ("MAY", "NOT REQUIRED", "INFO")}
+# Whose word a check's verdict is (results.json `judged_by`, harness/wire_oracle.py): the provider under test
+# runs inside the case binary, so what the binary alone says is the provider process's own report.
+JUDGED_BY_LABELS = {"wire_oracle": "re-derived from the kept capture (wire oracle)",
+                    "case_binary": "self-reported: the case binary, where the provider runs",
+                    "harness": "the harness"}

@@ -1,12 +1,13 @@
 """The captures a run's cases made: each kept in the run folder with its decode (`.json`, uet-decode's
 records), every UET frame decoded by both decoders (uet-decode and the Scapy layers) and cross-checked.
 A disagreement is a harness error in the report, beside the case whose capture showed it: a verdict
-that rests on a frame the two decoders read differently cannot be trusted."""
+that rests on a frame the two decoders read differently cannot be trusted. Then the wire oracle
+(harness/wire_oracle.py) judges each result from its kept capture."""
 from __future__ import annotations
 
 import pathlib
 
-from harness import capture_cap
+from harness import capture_cap, wire_oracle
 from harness.decode_compare import DecoderError, cross_check, decode_cpp_head, kept_line
 from harness.results import Result
 
@@ -54,6 +55,8 @@ def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pat
             r.evidence["captures"] = kept
             r.evidence["capture"] = kept[0]["capture"]
             r.evidence["decoded"] = kept[0]["decoded"]
+        # the capture kept, the binary's word on a wire check is judged where its provider cannot reach
+        wire_oracle.apply(r, uet_decode=uet_decode, run_dir=run_dir, spec_version=spec_version)
     return errors
 
 

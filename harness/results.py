@@ -53,6 +53,10 @@ class Result:
     expectation: dict | None = None    # harness/expectations.py: the entry that matched and what came of it
     attempts: list[dict] | None = None  # harness/attempts.py: each attempt's seed and verdict
     pass_rate: float | None = None
+    # Whose word the verdict is (harness/wire_oracle.py): wire_oracle, case_binary (self-reported: the provider
+    # runs in the binary) or harness; and, for a wire check, what the oracle found in its capture.
+    judged_by: str = "harness"
+    oracle: dict | None = None
 
     @property
     def id(self) -> str:
@@ -92,7 +96,8 @@ def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
                   reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
-                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics") if event.get(k)})
+                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics") if event.get(k)},
+                  judged_by="case_binary")
     add_broken_statements(result)
     check_code(result)
     return result
@@ -134,6 +139,7 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
                 element(props, "property", name="blamed_side", value=r.blamed_side)
             if r.reason_code:
                 element(props, "property", name="reason_code", value=r.reason_code)
+            element(props, "property", name="judged_by", value=r.judged_by)
             if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
                 element(props, "property", name="expectation", value=r.expectation.get("status", ""))
             if r.verdict in ("fail", "flaky"):

@@ -36,6 +36,7 @@ from harness import loader_environment
 from harness import plan as plan_mod
 from harness import run_info as run_info_mod
 from harness import side_builds
+from harness import wire_oracle
 from harness import spec_versions
 from harness.conformance_statement import write as write_statement
 from harness.capture_cap import CAPTURE_CAP_BYTES
@@ -454,6 +455,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                           "placement": (placements or {}).get(c.id)})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
+    doc["wire_oracle"] = wire_oracle.summary(doc["results"])
     negotiation = negotiation_mod.matrix(cells, results)
     if negotiation:
         doc["negotiation"] = negotiation

@@ -14,11 +14,16 @@ WIRE_YAML = pathlib.Path(__file__).resolve().parent.parent / "spec" / "wire.yaml
 
 
 @functools.lru_cache(maxsize=1)
-def _data() -> dict:
+def wire_data() -> dict:
+    """spec/wire.yaml, read once (its enums and constants name the values of harness/wire_oracle.py's rules)."""
     # libyaml's loader where python3-yaml has it: ./uet run reads this to parse its options, before it answers
     # bad usage, and the pure-Python loader takes a good part of a second over wire.yaml
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(WIRE_YAML.read_text(), Loader=loader)["spec_versions"]
+    return yaml.load(WIRE_YAML.read_text(), Loader=loader)
+
+
+def _data() -> dict:
+    return wire_data()["spec_versions"]
 
 
 def known() -> list[str]:

@@ -16,6 +16,7 @@ from harness.certify import RUN_MEMBER
 from harness.untrusted import printable, printable_tree
 from harness.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, opt_in_findings,
                                    read_json, suite_findings, verdict_findings)
+from harness.verify_oracle import oracle_findings, plan_findings
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -46,7 +47,10 @@ def check_extracted(root: pathlib.Path, members: list[str], args,
         reasons, why = None, str(exc)
     findings += verdict_findings(doc, reasons, why)
     capture_problems, stats = capture_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode", limits)
-    return findings + capture_problems, stats
+    oracle_problems, stats["wire_oracle"] = oracle_findings(root / RUN_MEMBER, doc, args.build / "bin" / "uet-decode")
+    if refs:  # a manifest that did not load is a finding already, and the cells cannot be held against it
+        oracle_problems += plan_findings(root / RUN_MEMBER, doc, manifests, args.build)
+    return findings + capture_problems + oracle_problems, stats
 
 
 def verify(args) -> tuple[list[Finding], dict]:

@@ -7,7 +7,7 @@ import pathlib
 
 from harness import catalogue as catalogue_mod
 from harness import conformance_statement as cs
-from harness.conformance_terms import STATUS_LABELS, STATUSES
+from harness.conformance_terms import JUDGED_BY_LABELS, STATUS_LABELS, STATUSES
 from harness.conformance_table import level_text
 from reports.view import VERDICT_LABELS, _link, safe_file_name
 
@@ -58,6 +58,7 @@ def _check(check, run_dir):
             "cell": check["cell"], "placement": check["placement"] or "—",
             "case": "%s/%s" % (check["area"], check["case"]),
             "note": check["reason_code"] or check["detail"] or "",
+            "judged_by": check.get("judged_by"), "judged_by_label": JUDGED_BY_LABELS.get(check.get("judged_by"), ""),
             "captures": [{"capture": _link(run_dir, c["capture"]), "decoded": _link(run_dir, c["decoded"])}
                          for c in ev["captures"]],
             "log": _link(run_dir, ev["log"])}

@@ -9,6 +9,7 @@ import hashlib
 import pathlib
 import re
 
+from harness.conformance_terms import JUDGED_BY_LABELS
 from reports import ci_view
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -168,7 +169,19 @@ def summary(doc):
             ", ".join(VERDICT_LABELS[v] for v in mismatch),
             ", ".join("%d %s" % (counted[v], VERDICT_LABELS[v]) for v in mismatch))
     return {"counts": counts_row(stated), "exit_status": _value(stated, "exit_status"), "note": note,
-            "by_profile": by_side_and_profile(doc), "by_manifest": by_side_and_manifest(doc)}
+            "by_profile": by_side_and_profile(doc), "by_manifest": by_side_and_manifest(doc),
+            "oracle": oracle_view(doc.get("wire_oracle"))}
+
+
+def oracle_view(oracle):
+    """results.json's wire_oracle as the summary shows it: whose word the verdicts are, and the wire checks
+    only the case binary judged, each with why; None for a results.json written before the oracle."""
+    if not isinstance(oracle, dict):
+        return None
+    by = oracle.get("judged_by") or {}
+    return {"judged_by": [(k, JUDGED_BY_LABELS[k], by.get(k, 0)) for k in JUDGED_BY_LABELS],
+            "contradicted": (oracle.get("outcomes") or {}).get("contradicted", 0),
+            "binary_only": [(_value(b, "case"), _value(b, "why")) for b in oracle.get("binary_only") or []]}
 
 
 def _side_manifest(doc):
@@ -384,7 +397,9 @@ def failure(result, run_dir, statement_text, choice_label=str):
             "statements": [(s, statement_text(s)) for s in result.get("statements") or []],
             "frames": frames, "malformed": malformed, "capture": _link(run_dir, evidence.get("capture")),
             "decoded": _link(run_dir, evidence.get("decoded")), "log": _link(run_dir, evidence.get("log")),
-            "repro": result.get("repro") or MISSING, **ci_view.failure_extras(result)}
+            "repro": result.get("repro") or MISSING,
+            "judged_by": JUDGED_BY_LABELS.get(result.get("judged_by"), MISSING), "judged_by_id": result.get("judged_by") or "",
+            **ci_view.failure_extras(result)}
 
 
 def failures(results, run_dir, statement_text, choice_label=str):
@@ -449,6 +464,7 @@ def cell_page(doc, cell, run_dir, statement_text):
              "verdict": r.get("verdict"), "label": VERDICT_LABELS.get(r.get("verdict"), r.get("verdict")),
              "statements": ", ".join(r.get("statements") or []) or MISSING,
              "note": r.get("detail") or r.get("reason") or "", "seconds": _value(r, "seconds", "%.2f s"),
+             "judged_by": r.get("judged_by"), "judged_by_label": JUDGED_BY_LABELS.get(r.get("judged_by"), ""),
              "anchor": result_anchor(r["id"]) if r.get("id") in failing else None}
             for r in sorted(results, key=lambda r: (r.get("area") or "", r.get("case") or ""))]
     return {"id": cell["id"], "initiator": _value(cell, "initiator"), "target": _value(cell, "target"),

@@ -26,6 +26,7 @@ from harness import package_archive, package_sums, suite_identity  # noqa: E402
 from harness import verify as verify_mod  # noqa: E402
 from harness import verify_checks  # noqa: E402
 from harness.package_limits import Limits, PackageRefused  # noqa: E402
+from harness.mutation_baseline import short_case as short  # noqa: E402
 
 MANIFEST = "cases/manifests/softuet.yaml#hpc"
 SEED = 4242
@@ -464,3 +465,86 @@ class TestUnreadable:
         bad.write_bytes(b"PK\x03\x04 a zip, not a package")
         assert verify_mod.main([str(bad), "--build", str(build_dir), "--report", str(tmp_path / "r")]) == 2
         assert capsys.readouterr().err.startswith(f"uet verify: unreadable package: {bad}: not zstd-compressed data")
+
+
+# A broken vendor: softuet with the fault knob wrong_job_id, so that every request carries its JobID + 1.
+BROKEN = "cases/manifests/examples/softuet-wrong-job-id.yaml"
+
+
+@pytest.fixture(scope="session")
+def broken_tree(build_dir, tmp_path_factory):
+    """The members of the package of the broken vendor's real mustpass (every profile it claims), whose run
+    failed: its wire checks of the JobID failed, and their captures show why."""
+    proc, package = run_certify(build_dir, tmp_path_factory.mktemp("broken"), manifest=BROKEN)
+    assert proc.returncode == 1 and package, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return unpack(package, tmp_path_factory.mktemp("broken-tree"))
+
+
+def forge_passes(tree):
+    """What the sender who wants the broken package to verify does: every failing verdict becomes a pass, with
+    the counts and the exit status to match, and without the frames a failure shows (a pass has none)."""
+    def change(doc):
+        for r in doc["results"]:
+            if r["verdict"] in ("fail", "error", "timeout"):
+                r.update(verdict="pass", reason=None, message=None, detail=None, blamed_side=None)
+                r["evidence"].pop("frames", None)
+        counts = {v: sum(r["verdict"] == v for r in doc["results"]) for v in doc["summary"] if v in verify_checks.FAILING + ("pass",)}
+        doc["summary"].update(counts, exit_status=0)
+    edit_json(tree / "run" / "results.json", change)
+
+
+class TestWireOracle:
+    """./uet verify judges every wire check a rule of spec/wire-oracle.yaml states again from its capture (issue
+    trust boundaries round two, finding 4): before, a package whose fails were turned into passes and sealed
+    again verified VALID, though its captures showed ses.job_id 0xc0c04 where 0xc0c03 belongs."""
+
+    def test_fails_turned_into_passes_are_contradicted_by_their_captures(self, broken_tree, verify, tmp_path):
+        failing = [r for r in results_of(broken_tree) if r["verdict"] in verify_checks.FAILING]
+        tree = tmp_path / "tree"
+        shutil.copytree(broken_tree, tree)
+        forge_passes(tree)
+        seal(tree)
+        rc, lines, report = verify(pack(tree, tmp_path / "forged.tar.zst"))
+        oracle = sorted(line for line in lines if line.startswith("[oracle] "))
+        assert rc == 1 and report["verdict"] == "INVALID: %d finding(s) (oracle)" % len(oracle), lines
+        assert [line for line in lines if not line.startswith("[oracle] ")] == []
+        addressed = next(r["id"] for r in failing if r["case"] == "Claimed/Wire.RequestsAddressTheTargetEndpoint/rdm")
+        line = next(line for line in oracle if line.startswith(f"[oracle] {addressed}: "))
+        assert line.startswith(f"[oracle] {addressed}: the wire oracle contradicts the case binary: the binary says "
+                               "pass; the capture shows uet.ses.job_id 0xc0c04 where 0xc0c03 belongs (frame "), line
+        assert line.endswith("(statements 2.2.10.4-a, 2.2.4.4-b; spec/wire-oracle.yaml)"), line
+        caught = {line.split(" ", 2)[1].rstrip(":") for line in oracle}
+        assert caught <= {r["id"] for r in failing} and len(caught) == len(oracle)
+        # the fails whose capture shows the broken JobID (or, for the read-back, no read: the refused write stopped
+        # the case); the other fails are refusals the provider's own API reported, which no capture contradicts
+        assert sorted({short(r["case"]) for r in failing if r["id"] in caught}) == [
+            "Authz.AvAuthKeyJobIdIsOnTheWire", "Authz.DirectJobIdIsOnTheWire", "Authz.IndirectJobIdIsOnTheWire",
+            "Fallback.FallbackJobIdIsOnTheWire", "Jobs.TheTargetsEntityJobIdIsOnTheWire", "Rma.WriteThenReadBack",
+            "Wire.RequestsAddressTheTargetEndpoint"]
+        assert report["counts"]["wire_oracle"]["contradicted"] == len(oracle)
+
+    def test_the_untouched_package_has_no_oracle_finding(self, broken_tree, verify, tmp_path):
+        rc, lines, _ = verify(pack(broken_tree, tmp_path / "broken.tar.zst"))
+        assert rc == 1 and [line for line in lines if line.startswith("[verdict] ")]
+        assert [line for line in lines if line.startswith("[oracle] ")] == []
+
+    def test_a_self_reported_verdict_dressed_as_the_oracles(self, altered, verify, coded_tree):
+        r = next(r for r in results_of(coded_tree) if r["verdict"] == "pass" and r["judged_by"] == "case_binary"
+                 and not r["evidence"].get("captures"))
+        rc, lines, _ = verify(altered(set_on_result(r["id"], judged_by="wire_oracle")))
+        assert (rc, lines) == (1, [f"[oracle] {r['id']}: judged_by wire_oracle, but no rule of spec/wire-oracle.yaml "
+                                   "states its case: the verdict is the case binary's own report"])
+
+    def test_a_cell_manifest_edited_to_turn_the_rules_off(self, altered, verify, coded_tree):
+        def edit(tree):
+            edit_json(tree / "run" / "cells" / "softuet-hpc" / "initiator.manifest.json", lambda m: m.update(uet=False))
+        rc, lines, _ = verify(altered(edit))
+        assert (rc, lines) == (1, ["[oracle] run/cells/softuet-hpc/initiator.manifest.json: uet is False, but the "
+                                   "package's manifest softuet-hpc gives True"])
+
+    def test_the_real_mustpass_rederives_its_wire_checks(self, coded_tree):
+        judged = [r for r in results_of(coded_tree) if r["judged_by"] == "wire_oracle"]
+        assert judged and all(r["verdict"] == "pass" and r["oracle"]["outcome"] == "holds" for r in judged)
+        doc = json.loads((coded_tree / "run" / "results.json").read_text())
+        assert doc["wire_oracle"]["judged_by"]["wire_oracle"] == len(judged)
+        assert doc["wire_oracle"]["outcomes"]["contradicted"] == 0 and doc["wire_oracle"]["binary_only"]
