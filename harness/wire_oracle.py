@@ -535,6 +535,13 @@ def apply(result, run_dir: pathlib.Path, uet_decode: pathlib.Path, spec_version:
     result.judged_by = judged_by(result.verdict, j)
     if text := contradiction(result.verdict, j):
         result.oracle["binary_verdict"] = result.verdict
+        if cut := [c["cut"] for c in (doc.get("evidence") or {}).get("captures") or [] if c.get("cut")]:
+            # A provider that floods the wire first pushes its frames past the cap: the pass cannot be re-derived,
+            # and a verdict nobody but the binary can vouch for is not let stand (an error, never a pass).
+            dropped = sum(int(c.get("frames_dropped") or 0) for c in cut)
+            text = (f"the wire oracle cannot bear out the case binary's {result.verdict}: the capture was cut at the "
+                    f"cap ({dropped} later frame(s) dropped), and what was kept does not hold the frame the rule "
+                    f"reads ({text.split('; the capture shows ', 1)[-1]})")
         result.verdict, result.reason, result.judged_by = "error", text, "wire_oracle"
 
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import GOLDEN, ROOT
+from scapy_frames import GOLDEN, ROOT
 from scapy_uet.pcapio import read_frames
 from scapy_uet.reassembly import decode_capture
 

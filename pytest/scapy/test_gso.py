@@ -5,7 +5,7 @@ from scapy.layers.l2 import Ether
 from scapy.layers.inet import IP
 from scapy.packet import Raw
 
-from conftest import decode, diag_set, eth_ip6_udp, eth_ip_udp
+from scapy_frames import decode, diag_set, eth_ip6_udp, eth_ip_udp
 from scapy_uet import UET_ENTROPY, UET_PDS_ACK, UET_PDS_CP, UET_PDS_NACK, UET_PDS_RUD_ROD_REQ, UET_SES_STD
 
 

@@ -3,7 +3,7 @@ build -> bytes against a hand-written hex string of the digest layout -> dissect
 
 from scapy.packet import Raw
 
-from conftest import decode, diag_set, eth_ip_udp, hexb
+from scapy_frames import decode, diag_set, eth_ip_udp, hexb
 from scapy_uet import (UET, UET_ENTROPY, UET_PDS_ACK, UET_PDS_ACK_CC, UET_PDS_ACK_CCX,
                        UET_PDS_CP, UET_PDS_NACK, UET_PDS_NACK_CCX, UET_PDS_REQ_CC,
                        UET_PDS_RUD_ROD_REQ, UET_PDS_RUDI, UET_PDS_UUD, UET_SES_RESPONSE,

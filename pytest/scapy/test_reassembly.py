@@ -4,7 +4,7 @@ import random
 from scapy.layers.inet import IP
 from scapy.packet import Raw
 
-from conftest import IP_A, IP_B, MAC_A, MAC_B
+from scapy_frames import IP_A, IP_B, MAC_A, MAC_B
 from scapy.layers.l2 import Ether
 from scapy_uet.pcapio import Frame
 from scapy_uet.reassembly import Reassembler, decode_capture

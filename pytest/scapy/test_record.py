@@ -13,7 +13,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, CookedLinux, CookedLinuxV2, Dot1Q, Ether
 from scapy.packet import Padding, Raw
 
-from conftest import (GOLDEN, IP6_A, IP_A, IP_B, MAC_A, MAC_B, ROOT, decode, diag_set,
+from scapy_frames import (GOLDEN, IP6_A, IP_A, IP_B, MAC_A, MAC_B, ROOT, decode, diag_set,
                       eth_ip6_udp, eth_ip_udp)
 from scapy_uet import (UET_ENTROPY, UET_PDS_ACK, UET_PDS_ACK_CC, UET_PDS_RUD_ROD_REQ,
                        UET_PDS_UUD, UET_SES_ATOMIC, UET_SES_RESPONSE_DATA, UET_SES_STD,

@@ -3,7 +3,7 @@ record."""
 
 from scapy.packet import Raw
 
-from conftest import decode, diag_set, eth_ip_udp, hexb
+from scapy_frames import decode, diag_set, eth_ip_udp, hexb
 from scapy_uet import (UET, UET_PDS_ACK, UET_PDS_RUD_ROD_REQ, UET_SES_ATOMIC, UET_SES_CAS,
                        UET_SES_DEFERRABLE, UET_SES_MEDIUM, UET_SES_RENDEZVOUS,
                        UET_SES_RESPONSE, UET_SES_RESPONSE_DATA, UET_SES_RESPONSE_DATA_SMALL,

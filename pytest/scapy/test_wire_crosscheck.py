@@ -10,7 +10,7 @@ import random
 
 from scapy.packet import Raw
 
-from conftest import eth_ip_udp
+from scapy_frames import eth_ip_udp
 from scapy_uet import spec
 from scapy_uet.record import decode_record
 from wire_interp import decode_uet

@@ -134,7 +134,8 @@ def chatty_run(build_dir, tmp_path_factory):
     run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--only", CHATTY_CASE,
                           "--build", build_dir, "--report", folder / "runs", "--quiet"], cwd=REPO,
                          capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # 1: its one case is an error (the flood pushed its frames past the cap; test_capture_cap says why)
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     run_dir = (folder / "runs" / "latest").resolve()
     doc = json.loads((run_dir / "results.json").read_text())
     found = [r for r in doc["results"] if CHATTY_CASE in r["case"]]

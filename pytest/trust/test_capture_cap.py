@@ -52,6 +52,15 @@ class TestAChattyProvidersCaptureIsCutAtTheCap:
         assert result["notes"][f"capture {pathlib.Path(entry['capture']).name}"] == capture_cap.note(cut)
 
 
+    def test_a_pass_whose_frames_the_flood_pushed_past_the_cap_is_an_error_not_a_pass(self, chatty_run):
+        # The wire oracle cannot re-derive it from what was kept: flooding first must not buy a pass.
+        result = chatty_run.result
+        dropped = result["evidence"]["captures"][0]["cut"]["frames_dropped"]
+        assert (result["verdict"], result["judged_by"], result["oracle"]["binary_verdict"]) == ("error", "wire_oracle", "pass")
+        assert result["reason"].startswith("the wire oracle cannot bear out the case binary's pass: the capture was cut "
+                                           f"at the cap ({dropped} later frame(s) dropped), and what was kept does not "
+                                           "hold the frame the rule reads (uet.ses.opcode none from the initiator")
+
 def golden_ses_frames():
     return [(f.data, f.caplen) for f in read_frames(str(GOLDEN_SES))]
 
