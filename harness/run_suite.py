@@ -202,11 +202,23 @@ def preflight(cells: list[Cell], args, sides: dict[str, side_builds.Side]) -> di
     return versions
 
 
-def repro_command(cell: Cell, case: str, seed: int, spec_version: str) -> str:
+def shaping_options(args) -> list[str]:
+    """The run's options that change what a case runs against or where: a repro command without them runs
+    another thing (without --libfabric, the suite's own libfabric, or exit 2 on a manifest that needs it)."""
+    out = ["--libfabric", str(pathlib.Path(args.libfabric).absolute())] if getattr(args, "libfabric", None) else []
+    if getattr(args, "same_host", False):
+        out.append("--same-host")
+    elif getattr(args, "placement", None):
+        out += ["--placement", args.placement]
+    return out + trust_options.given(args)
+
+
+def repro_command(cell: Cell, case: str, seed: int, spec_version: str, options: list[str] = ()) -> str:
     who = (f"--provider {shlex.quote(cell.initiator.ref)}" if cell.solo else
            f"--initiator {shlex.quote(cell.initiator.ref)} --target {shlex.quote(cell.target.ref)}")
+    shaping = "".join(f" {shlex.quote(o)}" for o in options)
     version = "" if spec_version == spec_versions.default() else f" --spec-version {spec_version}"
-    return f"./uet run {who} --only {shlex.quote(case)} --seed {seed}{version}"
+    return f"./uet run {who}{shaping} --only {shlex.quote(case)} --seed {seed}{version}"
 
 
 def blamed_manifest(cell: Cell, side: str | None) -> str | None:
@@ -331,7 +343,7 @@ def main(argv: list[str]) -> int:
         def on_result(r: Result) -> None:
             if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
                 return
-            r.repro = repro_command(cell, r.case, cell_seed, args.spec_version)
+            r.repro = repro_command(cell, r.case, cell_seed, args.spec_version, shaping_options(args))
             if r.area != "harness":
                 r.evidence.setdefault("log", f"{place}/{cell.id}/{r.area}.log")
             r.blamed_manifest = blamed_manifest(cell, r.blamed_side)

@@ -336,3 +336,37 @@ class TestCrashAndDeadline:
                        ("Fake.RunsAfter", "pass")]
         assert results[1].reason == "the case binary died of signal SIGSEGV"
         assert results[2].reason == "no end within the case deadline of 2 s"
+
+
+class TestReproCommand:
+    """Issue 35, item 8: a repro command dropped --libfabric (and the placement and trust options), so on the
+    same machine it ran against the suite's own libfabric, or exited 2. Each repro is read back by the run's own
+    parser and must give the options that shape what runs."""
+
+    def repro(self, *argv):
+        from harness import run_suite
+        from harness.commands import run as run_options
+        from harness.run_cases import Cell
+        from harness import manifest as manifest_mod
+        args, _ = run_options.parse([*argv, "--provider", str(MANIFESTS / "softuet.yaml")])
+        m = manifest_mod.load(str(MANIFESTS / "softuet.yaml"))
+        line = run_suite.repro_command(Cell(m, m, ["msg"]), "Msg.SendIsDelivered", 5, "1.0.1",
+                                       run_suite.shaping_options(args))
+        again, _ = run_options.parse(line.split()[2:])
+        return line, again
+
+    def test_it_carries_the_libfabric_prefix(self, tmp_path):
+        line, again = self.repro("--libfabric", str(tmp_path / "lf"))
+        assert (again.libfabric, again.only, again.seed) == (tmp_path / "lf", ["Msg.SendIsDelivered"], 5)
+        assert line.startswith(f"./uet run --provider {MANIFESTS / 'softuet.yaml'} --libfabric {tmp_path / 'lf'} ")
+
+    def test_it_carries_the_placement_and_the_trust_options(self):
+        _, again = self.repro("--placement", "containers", "--trust-foreign-libfabric", "--allow-loader-environment")
+        assert (again.placement, again.trust_foreign_libfabric, again.allow_loader_environment) == \
+               ("containers", True, True)
+        _, again = self.repro("--same-host")
+        assert (again.same_host, again.placement) == (True, None)
+
+    def test_a_plain_run_adds_nothing(self):
+        line, _ = self.repro()
+        assert line == f"./uet run --provider {MANIFESTS / 'softuet.yaml'} --only Msg.SendIsDelivered --seed 5"
