@@ -35,12 +35,27 @@ def commit(repo: pathlib.Path = REPO) -> str:
     return proc.stdout.strip()
 
 
+# An untracked file of these kinds can change what runs wherever it lies: Python finds modules (and .pth
+# files, native extensions) by name on a path that holds the checkout.
+RUNNABLE_SUFFIXES = (".py", ".pyc", ".pth", ".so")
+
+
 def changes(repo: pathlib.Path = REPO) -> list[str]:
-    """`git status --porcelain` lines: what differs from the commit (ignored build outputs do not count)."""
+    """`git status --porcelain` lines: what differs from the commit and can change what runs (ignored build
+    outputs do not count). An untracked file counts inside a folder the commit tracks, or when Python could
+    load it; a vendor's manifest beside the checkout (`manifest init -o vendor.yaml`) does not."""
     proc = _git("status", "--porcelain", "--untracked-files=all", repo=repo)
     if proc.returncode != 0:
         raise SuiteStateError(f"git status in {repo}: {proc.stderr.strip()}")
-    return [line for line in proc.stdout.splitlines() if line.strip()]
+    tracked = set(_git("ls-tree", "--name-only", "-d", "HEAD", repo=repo).stdout.split())
+    return [line for line in proc.stdout.splitlines() if line.strip() and _counts(line, tracked)]
+
+
+def _counts(line: str, tracked_folders: set[str]) -> bool:
+    if not line.startswith("?? "):
+        return True
+    path = line[3:].strip('"')
+    return path.endswith(RUNNABLE_SUFFIXES) or path.split("/", 1)[0] in tracked_folders
 
 
 def is_known_commit(sha: str, repo: pathlib.Path = REPO) -> bool:
