@@ -18,7 +18,8 @@ from harness import catalogue as catalogue_mod
 from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import libfabric_prefix, package_archive, package_sums, side_builds, suite_identity
+from harness import libfabric_prefix, package_archive, package_sums, suite_identity
+from harness import run_suite as run_suite_mod
 from harness.package_manifests import copy_manifests
 from harness.run_cases import case_binaries
 from harness.commands import certify as certify_options
@@ -47,6 +48,7 @@ def run_suite(args, staging: pathlib.Path, refs: list[str], seed: int, report: p
            "--quiet", "--build", str(args.build.resolve())]
     cmd += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
     cmd += trust_options.given(args)  # the run records them in results.json, which the package carries
+    cmd += ["--libfabric", str(args.libfabric.absolute())] if args.libfabric else []
     env = dict(os.environ, UET_BUILD=str(args.build.resolve()), PYTHONPATH=str(REPO))
     return subprocess.run(cmd, cwd=staging, env=env).returncode
 
@@ -120,10 +122,11 @@ def main(argv: list[str]) -> int:
         if args.check_usage:  # ./uet asks before it builds: a bad manifest is answered at once
             manifests = load_manifests([r for r in (args.provider, args.initiator, args.target) if r],
                                        args.allow_loader_environment)
-            try:  # a manifest's libfabric the run would refuse is refused here, as bad usage, not a failed run
-                side_builds.trees_to_build(manifests, args.trust_foreign_libfabric)
+            try:  # a libfabric the run would refuse is refused here, as bad usage, not a failed run
+                trees = run_suite_mod.libfabric_trees(args, manifests)
             except libfabric_prefix.PrefixError as exc:
                 raise CertifyError(str(exc), 2) from None
+            print("".join(t.line() + "\n" for t in trees), end="")  # ./uet builds them, as for ./uet run
             return 0
         package, rc = certify(args)
     except CertifyError as exc:

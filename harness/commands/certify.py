@@ -21,6 +21,7 @@ import pathlib
 import sys
 
 from harness.commands import manifest_ref, trust_options
+from harness.commands import run as run_options
 from harness.commands.run import SEED_MAX
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -38,6 +39,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "submissions",
                    help="where the package is written (default out/submissions)")
     p.add_argument("--jobs", type=int, default=None, help="passed to ./uet run")
+    run_options.add_libfabric(p)
     trust_options.add(p)
     # The suite's own tests make small packages; the mustpass then records what was left out and a
     # verifier rejects the package as incomplete.

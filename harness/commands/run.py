@@ -41,6 +41,15 @@ CELL_DEADLINE_S = 1800.0      # one cell; softuet's cells take 1 to 2 minutes
 MAX_ATTEMPTS = 100            # --rerun-failures and --repeat
 
 
+def add_libfabric(p: argparse.ArgumentParser) -> None:
+    """--libfabric, as ./uet run and ./uet certify take it."""
+    p.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
+                   help="run the sides against the libfabric installed at PREFIX (bin/fi_info or lib/libfabric.so, "
+                        "lib/pkgconfig/libfabric.pc; 2.0 or newer): ./uet builds the case binaries against it in "
+                        "build-libfabric/<version>-<hash>/ and runs them with its lib first in LD_LIBRARY_PATH; a "
+                        "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="./uet run", description=__doc__.split("\n\n")[0],
                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]),
@@ -56,11 +65,7 @@ def parser() -> argparse.ArgumentParser:
                      help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
                           "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
-    p.add_argument("--libfabric", type=pathlib.Path, metavar="PREFIX",
-                   help="run the sides against the libfabric installed at PREFIX (bin/fi_info or lib/libfabric.so, "
-                        "lib/pkgconfig/libfabric.pc; 2.0 or newer): ./uet builds the case binaries against it in "
-                        "build-libfabric/<version>-<hash>/ and runs them with its lib first in LD_LIBRARY_PATH; a "
-                        "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
+    add_libfabric(p)
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
                         "(a gtest filter, e.g. 'Authz.*'); e.g. --only authz --only 2.2.6")

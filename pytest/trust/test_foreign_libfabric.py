@@ -92,6 +92,30 @@ class TestAPrefixNobodyMade:
         assert err.splitlines()[0] == (f"uet certify: {vendor}: libfabric: {prefix} is not root's alone: root would "
                                        "run, load or build with what another user can change:")
 
+    def test_certify_takes_libfabric_and_refuses_nobodys(self, nobodys_libfabric, capsys):
+        # Issue 35, item 9: certify had no --libfabric at all (exit 2: unrecognized arguments).
+        from harness import certify
+        prefix = nobodys_libfabric()
+        capsys.readouterr()
+        rc = certify.main(["--provider", str(SOFTUET), "--libfabric", str(prefix), "--check-usage"])
+        assert (rc, capsys.readouterr().err.splitlines()[0]) == (
+            2, f"uet certify: --libfabric {prefix}: {prefix} is not root's alone: root would run, load or build with "
+               "what another user can change:")
+
+    def test_certify_names_the_tree_its_libfabric_needs_and_passes_it_to_the_run(self, root_libfabric, capsys,
+                                                                                 monkeypatch, tmp_path):
+        from harness import certify
+        prefix = root_libfabric()
+        capsys.readouterr()
+        assert certify.main(["--provider", str(SOFTUET), "--libfabric", str(prefix), "--check-usage"]) == 0
+        lf = libfabric_prefix.check(prefix)
+        assert capsys.readouterr().out.split("\t")[:2] == [str(REPO / "build-libfabric" / lf.key), str(prefix)]
+        ran = []
+        monkeypatch.setattr(certify.subprocess, "run", lambda cmd, **_: ran.append(cmd) or type("P", (), {"returncode": 0}))
+        args = certify.parse_args(["--provider", str(SOFTUET), "--libfabric", str(prefix)])
+        certify.run_suite(args, tmp_path, ["manifests/softuet.yaml"], 7, tmp_path / "runs")
+        assert ran[0][ran[0].index("--libfabric") + 1] == str(prefix)
+
     def test_the_opt_in_lets_it_through(self, nobodys_libfabric, check_usage):
         prefix = nobodys_libfabric()
         rc, out, err = check_usage("--libfabric", prefix, "--provider", SOFTUET, "--trust-foreign-libfabric")
