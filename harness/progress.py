@@ -76,4 +76,5 @@ class Progress:
         mine = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n and k != "total")
         self.say(f"[{self.cells_done}/{self.total_cells}] {cell_id}: {mine or 'no checks'} ({seconds:.1f} s) | "
                  f"so far {t['pass']} pass, {t['fail']} fail, {t['not_applicable']} n/a, "
-                 f"{t['error'] + t['timeout']} error | {_clock(elapsed)} elapsed, ~{_clock(left)} left")
+                 f"{t['error']} error" + (f", {t['timeout']} timeout" if t["timeout"] else "") +
+                 f" | {_clock(elapsed)} elapsed, ~{_clock(left)} left")

@@ -35,3 +35,21 @@ class TestFirstFailure:
             Result("cell", "wire", "uet-cases-wire", "Wire.Case", "fail", message=TWO, blamed_side="initiator"))
         assert stream.getvalue() == ("    FAIL [initiator]: cell/wire: Wire.Case: requests carry a nonzero message_id "
                                      "(and 1 more failure)\n")
+
+
+class TestProgressLine:
+    """Issue 35, item 11: the progress line counted timeouts as errors; they are their own verdict."""
+
+    def line(self, verdicts):
+        out = io.StringIO()
+        p = Progress(1, {"cell": 1.0}, stream=out)
+        for v in verdicts:
+            p.case(Result("cell", "msg", "uet-cases-msg", "Msg.Case", v))
+        p.cell("cell", {"total": len(verdicts)}, 1.0)
+        return out.getvalue().splitlines()[-1]
+
+    def test_a_timeout_is_counted_apart_from_errors(self):
+        assert "| so far 1 pass, 0 fail, 0 n/a, 1 error, 2 timeout |" in self.line(["pass", "error", "timeout", "timeout"])
+
+    def test_no_timeout_no_word_of_it(self):
+        assert "| so far 1 pass, 0 fail, 0 n/a, 1 error |" in self.line(["pass", "error"])
