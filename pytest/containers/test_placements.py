@@ -8,6 +8,7 @@ minute, from the Debian archive apt uses)."""
 import json
 import os
 import pathlib
+import select
 import shutil
 import signal
 import subprocess
@@ -87,8 +88,27 @@ def leftovers(before_netns):
                 continue
         except (OSError, IndexError, ValueError):
             continue
+        if comm == "conmon" and ends_within(int(entry.name), CONMON_GRACE_S):
+            continue  # podman's own: a removed container's conmon runs its exit command (cleanup), then ends
         left.append(f"{entry.name} {cmdline}")
     return left
+
+
+# How long a removed container's conmon may take to end, on a busy host; a conmon still there after it is left.
+CONMON_GRACE_S = 60
+
+
+def ends_within(pid: int, seconds: float) -> bool:
+    """True once the process `pid` has ended (waited for on its pidfd, not polled), False if it still runs
+    after `seconds`."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], seconds)[0])
+    finally:
+        os.close(fd)
 
 
 @pytest.fixture(scope="module")
