@@ -8,7 +8,6 @@ minute, from the Debian archive apt uses)."""
 import json
 import os
 import pathlib
-import select
 import shutil
 import signal
 import subprocess
@@ -66,7 +65,7 @@ def own_process(entry: pathlib.Path, cmdline: str) -> bool:
         return False
 
 
-def leftovers(before_netns):
+def leftovers(before_netns, wait_gone):
     """What this process's runs left: namespaces, containers, agents and local Slurm daemons (once the
     containers it kept for further cells are removed, as a run waits for before it ends). Only its own:
     their names carry its PID (namespaces uet-<pid>-<n>-<side>, containers named after them and labelled
@@ -88,7 +87,7 @@ def leftovers(before_netns):
                 continue
         except (OSError, IndexError, ValueError):
             continue
-        if comm == "conmon" and ends_within(int(entry.name), CONMON_GRACE_S):
+        if comm == "conmon" and wait_gone(int(entry.name), CONMON_GRACE_S):
             continue  # podman's own: a removed container's conmon runs its exit command (cleanup), then ends
         left.append(f"{entry.name} {cmdline}")
     return left
@@ -96,19 +95,6 @@ def leftovers(before_netns):
 
 # How long a removed container's conmon may take to end, on a busy host; a conmon still there after it is left.
 CONMON_GRACE_S = 60
-
-
-def ends_within(pid: int, seconds: float) -> bool:
-    """True once the process `pid` has ended (waited for on its pidfd, not polled), False if it still runs
-    after `seconds`."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], seconds)[0])
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture(scope="module")
@@ -122,11 +108,11 @@ def namespace_verdicts(build_dir, tmp_path_factory):
 
 class TestSameVerdicts:
     @pytest.mark.parametrize("placement", ["containers", "nodes"])
-    def test_the_verdicts_equal_the_namespace_runs(self, placement, build_dir, tmp_path, namespace_verdicts):
+    def test_the_verdicts_equal_the_namespace_runs(self, placement, build_dir, tmp_path, namespace_verdicts, wait_gone):
         before = netns.list_namespaces()
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=AREAS, placement=placement)
         assert verdicts(results) == namespace_verdicts
-        assert leftovers(before) == []
+        assert leftovers(before, wait_gone) == []
         if placement == "nodes":  # the allocation's start and end reached the privileged entity (entity/slurm)
             trace = [json.loads(line) for line in (tmp_path / "privileged-entity-trace.jsonl").read_text().splitlines()]
             starts = [t["attrs"]["wlm_job"] for t in trace if t["cmd"] == "JOB_START"]
@@ -183,7 +169,7 @@ class TestLostSides:
         assert len(jobs) == len([k for k in namespace_verdicts if k.startswith("jobs/")])
         assert all(r.verdict == "error" for r in jobs)
 
-    def test_a_container_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
+    def test_a_container_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts, wait_gone):
         before = netns.list_namespaces()
 
         def kill():  # this process's side b only: another run's containers are not ours to kill
@@ -193,9 +179,9 @@ class TestLostSides:
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="containers")
         watcher.join()
         self.check(results, "container uet-", namespace_verdicts)
-        assert leftovers(before) == []
+        assert leftovers(before, wait_gone) == []
 
-    def test_a_nodes_slurmd_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts):
+    def test_a_nodes_slurmd_killed_mid_case(self, build_dir, tmp_path, namespace_verdicts, wait_gone):
         before = netns.list_namespaces()
 
         def kill():  # the uetn2 of this process's cluster only: another run's nodes have the same names
@@ -207,7 +193,7 @@ class TestLostSides:
         results = run_manifest(MANIFEST, build_dir, tmp_path, areas=["msg", "jobs"], placement="nodes")
         watcher.join()
         self.check(results, "node uetn2's slurmd stopped", namespace_verdicts)
-        assert leftovers(before) == []
+        assert leftovers(before, wait_gone) == []
 
 
 def host_interface_manifest(folder: pathlib.Path, interface: str) -> pathlib.Path:
