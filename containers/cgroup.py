@@ -3,7 +3,10 @@ its end ends them all: a provider's daemon that forked twice and left its sessio
 in its parent's cgroup whatever it does; only root can move it out).
 
 The cgroups are made in one of the suite's own, ``uet``, at the root of the cgroup v2 hierarchy
-(/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host), and removed once empty. The command enters its
+(/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid host), and removed once empty. Each is named after the
+process that made it (its pid namespace, pid and start time, so a reused pid is not taken for it): a group whose
+maker was killed before it could end it (SIGKILL, the OOM killer) is ended and removed by the next Group made in
+that pid namespace (a suite in a container that shares the hierarchy cannot see the host's processes). The command enters its
 cgroup itself, before it runs (a shell writes 0, "this process", to cgroup.procs and execs it): nothing it
 forks is ever outside. Where no cgroup can be made (not root, no cgroup v2), the members of the session the
 command leads are ended instead: a daemon that left that session with setsid is then not found.
@@ -39,13 +42,40 @@ def hierarchy() -> pathlib.Path | None:
     return None
 
 
-def _session_of(pid: str) -> int | None:
+def _stat_after_name(pid: str) -> list[str] | None:
+    """/proc/PID/stat's fields after the command's name (which may hold spaces and parentheses): state first."""
     try:
         stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    # After the command's name, which may hold spaces and parentheses: state, ppid, pgrp, session.
-    return int(stat.rsplit(")", 1)[1].split()[3])
+    return stat.rsplit(")", 1)[1].split()
+
+
+def _session_of(pid: str) -> int | None:
+    fields = _stat_after_name(pid)
+    return int(fields[3]) if fields else None  # state, ppid, pgrp, session
+
+
+def _pid_namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid").partition("[")[2].rstrip("]") or "0"
+    except OSError:
+        return "0"
+
+
+def _maker_name(pid: int) -> str:
+    """PIDNS-PID-STARTTIME: the process, not just its number (field 22, "starttime", in clock ticks since boot)."""
+    fields = _stat_after_name(str(pid))
+    return f"{_pid_namespace()}-{pid}-{fields[19] if fields else 0}"
+
+
+def _maker_gone(group_name: str) -> bool:
+    """Has the process of this pid namespace that made the group `group_name` (PIDNS-PID-STARTTIME-SERIAL)
+    ended? Another namespace's group, or a name this module does not give, is not this process's to judge."""
+    parts = group_name.split("-")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts) or parts[0] != _pid_namespace():
+        return False
+    return _maker_name(int(parts[1])) != "-".join(parts[:3])
 
 
 class Group:
@@ -59,7 +89,8 @@ class Group:
         try:
             suite = root / SUITE_GROUP
             suite.mkdir(mode=0o755, exist_ok=True)
-            path = suite / f"{os.getpid()}-{next(_serial)}"
+            _sweep_orphans(suite)
+            path = suite / f"{_maker_name(os.getpid())}-{next(_serial)}"
             path.mkdir(mode=0o755)
             self.path = path
         except OSError:
@@ -82,29 +113,8 @@ class Group:
             if leader is not None:
                 self._end_session(leader)
             return
-        try:
-            (self.path / "cgroup.kill").write_text("1")
-        except OSError:
-            return  # already removed, or a kernel without cgroup.kill (before 5.14): nothing more to do
-        self._wait_empty()
-        try:
-            self.path.rmdir()
+        if _kill_and_remove(self.path):
             self.path = None
-        except OSError:
-            pass  # still populated (a process stuck in the kernel): left for the next look
-
-    def _wait_empty(self) -> None:
-        """Until cgroup.events says "populated 0" (the kernel signals each change of that file to poll)."""
-        events = self.path / "cgroup.events"
-        deadline = time.monotonic() + END_TIMEOUT_S
-        with open(events, "rb", buffering=0) as fh:
-            poller = select.poll()
-            poller.register(fh, select.POLLPRI | select.POLLERR)
-            while b"populated 0" not in (os.pread(fh.fileno(), 4096, 0)):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                poller.poll(left * 1000)
 
     @staticmethod
     def _end_session(leader: int) -> None:
@@ -114,3 +124,45 @@ class Group:
                     os.kill(int(entry.name), signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+
+def _kill_and_remove(path: pathlib.Path) -> bool:
+    """Kills every process of the cgroup `path` and removes it once the kernel has taken them away."""
+    try:
+        (path / "cgroup.kill").write_text("1")
+    except OSError:
+        return False  # already removed, or a kernel without cgroup.kill (before 5.14): nothing more to do
+    _wait_empty(path)
+    try:
+        path.rmdir()
+        return True
+    except OSError:
+        return False  # still populated (a process stuck in the kernel): left for the next look
+
+
+def _wait_empty(path: pathlib.Path) -> None:
+    """Until cgroup.events says "populated 0" (the kernel signals each change of that file to poll)."""
+    deadline = time.monotonic() + END_TIMEOUT_S
+    try:
+        fh = open(path / "cgroup.events", "rb", buffering=0)
+    except OSError:
+        return
+    with fh:
+        poller = select.poll()
+        poller.register(fh, select.POLLPRI | select.POLLERR)
+        while b"populated 0" not in os.pread(fh.fileno(), 4096, 0):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            poller.poll(left * 1000)
+
+
+def _sweep_orphans(suite: pathlib.Path) -> None:
+    """Ends the groups whose maker is gone: it was killed before its `end` (what it started may still run)."""
+    try:
+        children = [c for c in suite.iterdir() if c.is_dir()]
+    except OSError:
+        return
+    for child in children:
+        if _maker_gone(child.name):
+            _kill_and_remove(child)

@@ -41,7 +41,50 @@ def leave_daemon(group: cgroup.Group, how: str, pidfile: pathlib.Path) -> int:
     return int(pidfile.read_text())
 
 
+# A maker killed before it ends its group: it makes a group, starts a daemon in it and, once the daemon says it
+# runs (inside: the group's shell enters the cgroup before it execs it), prints the group's path and the
+# daemon's pid, then waits for its SIGKILL.
+KILLED_MAKER = r"""
+import signal, subprocess
+from containers import cgroup
+group = cgroup.Group()
+daemon = subprocess.Popen(group.wrap(["/bin/sh", "-c", "echo in; exec sleep infinity"]), stdout=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL, start_new_session=True)
+daemon.stdout.readline()
+print(group.path, daemon.pid, flush=True)
+signal.pause()
+"""
+
+
 class TestAGroupEndsWhatItsCommandLeftRunning:
+    def test_a_group_whose_maker_was_killed_is_ended_by_the_next_group(self, wait_gone):
+        if cgroup.hierarchy() is None:
+            pytest.skip("no cgroup v2 hierarchy this process may make cgroups in (not root?)")
+        maker = subprocess.Popen([sys.executable, "-c", KILLED_MAKER], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                                 env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+        left, daemon = maker.stdout.readline().split()
+        maker.kill()
+        maker.wait(timeout=60)
+        assert pathlib.Path(left).exists() and not wait_gone(int(daemon), timeout=0.1), \
+            "a SIGKILL leaves the group and its daemon (what the sweep is for)"
+        sweeper = cgroup.Group()
+        try:
+            assert not pathlib.Path(left).exists(), "the next Group removed the orphaned group"
+            assert wait_gone(int(daemon)), "and ended the daemon in it"
+        finally:
+            sweeper.end()
+
+    def test_a_live_makers_group_is_left_alone(self):
+        if cgroup.hierarchy() is None:
+            pytest.skip("no cgroup v2 hierarchy this process may make cgroups in (not root?)")
+        mine = cgroup.Group()
+        try:
+            other = cgroup.Group()
+            other.end()
+            assert mine.path.exists(), "a group whose maker still runs is not swept"
+        finally:
+            mine.end()
+
     def test_a_daemon_in_a_session_of_its_own_ends_with_the_cgroup(self, tmp_path, wait_gone):
         if cgroup.hierarchy() is None:
             pytest.skip("no cgroup v2 hierarchy this process may make cgroups in (not root?)")
