@@ -18,7 +18,7 @@ from harness import catalogue as catalogue_mod
 from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import libfabric_prefix, package_archive, package_sums, suite_identity
+from harness import libfabric_prefix, package_archive, package_sums, side_builds, suite_identity
 from harness import run_suite as run_suite_mod
 from harness.package_manifests import copy_manifests
 from harness.run_cases import case_binaries
