@@ -28,6 +28,7 @@ import textwrap
 import yaml
 
 from harness import address_layout, libfabric_prefix, output_files, provider_probe
+from harness import manifest as manifest_mod
 from harness.commands import manifest as manifest_options
 from harness.fi_info_text import Offer
 
@@ -162,8 +163,7 @@ def _address(probe: provider_probe.Probe, uet: bool) -> list[str]:
 
 
 def _schema() -> dict:
-    from harness import manifest  # the schema with what manifest.py adds to it (run_info loads it anyway)
-    return manifest.schema()
+    return manifest_mod.schema()  # with what manifest.py adds to it
 
 
 def starter_keys(schema: dict, kind: str) -> list[str]:
@@ -174,7 +174,7 @@ def starter_keys(schema: dict, kind: str) -> list[str]:
 def _placeholder(spec: dict, schema: dict):
     """A value of the shape `spec` wants with the schema's x-unfilled in every place a vendor must fill:
     a map its required keys (a map of variables one variable), a list one item, anything else the mark."""
-    mark = schema["x-unfilled"]
+    mark = manifest_mod.unfilled(schema)
     if "$ref" in spec:
         spec = schema["$defs"][spec["$ref"].rsplit("/", 1)[1]]
     if spec.get("type") == "object" and "required" in spec:
@@ -207,7 +207,7 @@ def _commented_key(key: str, spec: dict, schema: dict) -> list[str]:
 
 def _unknowns(uet: bool, written: set[str]) -> list[str]:
     schema = _schema()
-    mark = schema["x-unfilled"]
+    mark = manifest_mod.unfilled(schema)
     lines = _comment(f"What fi_info cannot tell: the keys below, commented out ({SCHEMA} says what each means). "
                      f"Take the leading '# ' off each that applies and put its value in place of {mark}: "
                      f"./uet manifest check names every {mark} left.")
