@@ -86,11 +86,13 @@ def resolve(declared, where: str = "address_layout") -> dict:
             raise LayoutError(f"{where}: {name!r} is not a layout of {LAYOUTS_PATH.name} ({', '.join(names())})")
         merged = _merge(shipped()["layouts"][name], f"{LAYOUTS_PATH.name}: {name}")
         declared_by = "default" if declared is None else "named"
+        own: set = set()  # a shipped layout is the choice as a whole
     elif isinstance(declared, dict):
         name, declared_by = "declared", "manifest"
         merged = _merge(declared, where)
         if "extends" not in declared:
             merged["choice"] = None  # the provider's own: it rests on the manifest, not on a choice
+        own = set(declared.get("fields") or {}) | ({"size"} if "size" in declared else set())
     else:
         raise LayoutError(f"{where}: a layout's name or a mapping {{extends, size, fields}}, got {declared!r}")
     fields, size = merged["fields"], merged["size"]
@@ -108,8 +110,11 @@ def resolve(declared, where: str = "address_layout") -> dict:
             if byte in taken:
                 raise LayoutError(f"{where}: fields {taken[byte]} and {fname} overlap at byte {byte}")
             taken[byte] = fname
+    # What a verdict rests on the choice for when it reads it: the places the manifest did not give itself (a
+    # layout that extends the choice and moves some fields reads the others where the choice puts them).
+    chosen = [] if merged["choice"] is None else [p for p in ["size", *fields] if p not in own]
     return {"name": name, "declared_by": declared_by, "choice": merged["choice"], "source": merged["source"],
-            "confidence": merged["confidence"], "size": size, "fields": fields}
+            "confidence": merged["confidence"], "size": size, "fields": fields, "choice_places": chosen}
 
 
 def read(layout: dict, blob: bytes, field: str) -> int | bytes | None:

@@ -18,7 +18,7 @@ from harness import catalogue as catalogue_mod
 from harness import loader_environment
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
-from harness import libfabric_prefix, package_archive, package_sums, suite_identity
+from harness import libfabric_prefix, package_archive, package_sums, side_builds, suite_identity
 from harness import run_suite as run_suite_mod
 from harness.package_manifests import copy_manifests
 from harness.run_cases import case_binaries
@@ -126,7 +126,9 @@ def main(argv: list[str]) -> int:
                 trees = run_suite_mod.libfabric_trees(args, manifests)
             except libfabric_prefix.PrefixError as exc:
                 raise CertifyError(str(exc), 2) from None
-            print("".join(t.line() + "\n" for t in trees), end="")  # ./uet builds them, as for ./uet run
+            # ./uet builds them, as for ./uet run, after all of the suite's own tree: the package names the
+            # suite by the hashes of its binaries there (harness/suite_identity.py), which verify rebuilds
+            print(side_builds.RUN_TARGET + "\n" + "".join(t.line() + "\n" for t in trees), end="")
             return 0
         package, rc = certify(args)
     except CertifyError as exc:

@@ -203,6 +203,30 @@ def schema() -> dict:
     return full
 
 
+def unfilled(full: dict) -> str:
+    """The placeholder `manifest init` writes for a value a vendor must give (the schema's x-unfilled)."""
+    return full["x-unfilled"]
+
+
+def _unfilled_problems(doc, full: dict, where: str) -> list[str]:
+    """Each value still the init's placeholder: named before the schema's problems, which it would only blur
+    (a placeholder is no port, no command), so that a starter file uncommented but not filled in is refused."""
+    mark, out = unfilled(full), []
+
+    def walk(value, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{key}.{input_files.key_name(k)}" if key else input_files.key_name(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{key}.{i}")
+        elif value == mark:
+            out.append(f"{where}: {key}: still {mark}, the placeholder of manifest init: give its value "
+                       f"({SCHEMA_PATH.name} says what it means) or delete the key")
+    walk(doc, "")
+    return out
+
+
 def _partial_schema(full: dict) -> dict:
     """The schema without its required keys: what one file of an `extends` chain must satisfy."""
     s = {k: v for k, v in full.items() if k not in ("required", "if", "then")}
@@ -310,7 +334,8 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
     if len(seen) >= MAX_EXTENDS:
         raise ManifestError([f"{seen[-1]}: extends: a chain of more than {MAX_EXTENDS} files (from {seen[0]})"])
     doc, text = _read(path)
-    problems = _problems(doc, _partial_schema(full), input_files.shown_path(path))
+    problems = (_unfilled_problems(doc, full, input_files.shown_path(path))
+                or _problems(doc, _partial_schema(full), input_files.shown_path(path)))
     if not problems:
         problems = _placeholder_problems(doc, input_files.shown_path(path))
     if problems:

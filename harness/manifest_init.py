@@ -5,9 +5,11 @@
 A certification lab handed an unknown provider gets a file that `python3 -m harness.manifest check` accepts:
 the provider's name, its endpoint types, whether it looks like UET (its address format is FI_ADDR_UET),
 each with a comment saying which answer of fi_info it rests on; caps, MR modes and address sizes as comments
-(the cases ask fi_getinfo themselves); and a list of what fi_info cannot tell (profiles, address layout,
-port, privileged entity, JobID methods, ...) with the schema keys to fill in. Nothing is claimed that fi_info
-did not say, except what the schema requires (a UET provider's one profile), which says so.
+(the cases ask fi_getinfo themselves); and what fi_info cannot tell: every key the schema marks (x-starter),
+commented out with the schema's placeholder (x-unfilled) as its value, which check refuses once uncommented.
+A UET provider's keys are listed whatever fi_info says: a provider may be UET though its libfabric shows
+another address format. Nothing is claimed that fi_info did not say, except what the schema requires (a UET
+provider's one profile), which says so.
 
 Exit status (./uet's): 0 written; 1 not written: FILE exists (--force replaces it), or fi_info hung, died or
 offered no endpoint type the suite tests; 2 bad usage; 3 the libfabric at PREFIX cannot answer (no
@@ -26,6 +28,7 @@ import textwrap
 import yaml
 
 from harness import address_layout, libfabric_prefix, output_files, provider_probe
+from harness import manifest as manifest_mod
 from harness.commands import manifest as manifest_options
 from harness.fi_info_text import Offer
 
@@ -109,7 +112,9 @@ def _claims(probe: provider_probe.Probe, uet: tuple[bool, str], provider_path: s
         lines += _line("profiles: [ai_base]", "NOT from fi_info: the schema has a UET provider claim a profile, "
                        "and ai_base is the least claim; state the profiles yours implements (ai_base, ai_full, hpc)")
     else:
-        lines += _line("profiles: []", "not a UET provider: no UET profile")
+        lines += _line("profiles: []", "no profile while uet is false; but a provider may be UET whatever fi_info "
+                       "says: if yours is, set uet: true, name its profiles here and fill in the UET provider's keys "
+                       "at the end")
     lines += _line(f"endpoint_types: [{', '.join(kinds)}]", f"fi_info: fi_ep_attr.type {types}")
     if provider_path:
         lines += ["environment:"] + _line(f"  FI_PROVIDER_PATH: {_scalar(provider_path_value(provider_path))}",
@@ -144,7 +149,7 @@ def _address(probe: provider_probe.Probe, uet: bool) -> list[str]:
     shown = ", ".join(map(str, sizes)) or "not printed"
     if not uet:
         return _comment(f"Address: src_addrlen {shown} bytes. address_layout is where a UET address keeps its "
-                        "fields: left out (not a UET provider).")
+                        "fields: left out while uet is false (it is among the UET provider's keys below).")
     said = []
     for size in sizes:
         names = layouts_of_size(size)
@@ -157,38 +162,65 @@ def _address(probe: provider_probe.Probe, uet: bool) -> list[str]:
                     "fields: {FIELD: {offset, width, order}}}.")
 
 
-PEER_NETNS = ("peer_netns", "true to run each side of a pair in a network namespace of its own (as root), as "
-                            "every manifest of the suite does")
-HOST_INTERFACE = ("host_interface", "only if it must run on a NIC of its host that cannot move into a network namespace")
-PROVIDER_VERSION = ("provider_version", "its version as you state it")
-UET_UNKNOWNS = [
-    ("profiles", "the profiles it implements (ai_base, ai_full, hpc); ai_base above stands in until you say"),
-    ("spec_version", "the UET spec version(s) it implements (without it: the suite's default)"),
-    ("address_layout", "where fi_getname's bytes keep each Table 2-10 field (Address above)"),
-    ("wire", "interface (where this side captures) and udp_port (the UDP port its FEP receives UET on; "
-             "{port} is the one the run gives this side)"),
-    HOST_INTERFACE, PEER_NETNS,
-    ("environment", "what it needs to run (its variables; {port}: this side's UET port), and "
-                    "UET_PROVIDER_MSG_RENDEZVOUS_SIZE, UET_PROVIDER_TAG_RENDEZVOUS_SIZE, UET_PROVIDER_MAX_EAGER_SIZE "
-                    "if it does rendezvous (spec 2.2.3; left out, the cases that need them are not applicable)"),
-    ("privileged_entity", "how the suite reaches its privileged entity (spec 2.2.4.1): start, grant, revoke, ...; "
-                          "without it the entity, jobs and security cases are not applicable"),
-    ("indirect_job_id_environment, indirect_job_id", "the JobID method without the entity (spec 2.2.4.1)"),
-    ("fallback_job_id_environment", "how it is configured for the fallback JobID (spec 2.2.4.2)"),
-    ("predefined_service_names", "the service names it predefines (Table 2-12)"),
-    PROVIDER_VERSION,
-]
-OTHER_UNKNOWNS = [PEER_NETNS, HOST_INTERFACE, ("environment", "what it needs to run (its own variables)"),
-                  PROVIDER_VERSION]
+def _schema() -> dict:
+    return manifest_mod.schema()  # with what manifest.py adds to it
 
 
-def _unknowns(uet: bool) -> list[str]:
-    lines = _comment(f"What fi_info cannot tell: fill in these keys ({SCHEMA} says what each means).")
-    for key, what in UET_UNKNOWNS if uet else OTHER_UNKNOWNS:
-        lines += _comment(f"{key}: {what}", "  ")
-    if not uet:
-        lines += _comment("The UET keys (profiles, address_layout, wire, privileged_entity, the JobID methods) do "
-                          "not apply while uet is false.", "  ")
+def starter_keys(schema: dict, kind: str) -> list[str]:
+    """The keys the schema marks for init to list (x-starter: uet or any), in the schema's order."""
+    return [key for key, spec in schema["properties"].items() if spec.get("x-starter") == kind]
+
+
+def _placeholder(spec: dict, schema: dict):
+    """A value of the shape `spec` wants with the schema's x-unfilled in every place a vendor must fill:
+    a map its required keys (a map of variables one variable), a list one item, anything else the mark."""
+    mark = manifest_mod.unfilled(schema)
+    if "$ref" in spec:
+        spec = schema["$defs"][spec["$ref"].rsplit("/", 1)[1]]
+    if spec.get("type") == "object" and "required" in spec:
+        return {key: _placeholder(spec["properties"][key], schema) for key in spec["required"]}
+    if spec.get("type") == "object" and "propertyNames" in spec:
+        return {"NAME": mark}
+    if spec.get("type") == "array":
+        return [mark]
+    return mark
+
+
+def _flow(value) -> str:
+    """A placeholder as one line of YAML flow style."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_flow, value)) + "]"
+    return str(value)
+
+
+def _commented_key(key: str, spec: dict, schema: dict) -> list[str]:
+    """`# KEY: PLACEHOLDER  # what it means`: taking the leading "# " off each line gives the key and its
+    comment as YAML."""
+    text = f"{key}: {_flow(_placeholder(spec, schema))}"
+    about = spec.get("description") or "see the schema"
+    if len(text) < COMMENT_COLUMN - 3:
+        return ["# " + line for line in _line(text, about)]
+    return ["# " + text] + ["# " + line for line in _line("", about)]
+
+
+def _unknowns(uet: bool, written: set[str]) -> list[str]:
+    schema = _schema()
+    mark = manifest_mod.unfilled(schema)
+    lines = _comment(f"What fi_info cannot tell: the keys below, commented out ({SCHEMA} says what each means). "
+                     f"Take the leading '# ' off each that applies and put its value in place of {mark}: "
+                     f"./uet manifest check names every {mark} left.")
+    for kind, heading in (("any", "Any provider's:"), ("uet", "A UET provider's:")):
+        lines += ["#"] + _comment(heading)
+        if kind == "uet" and not uet:
+            lines += _comment("fi_info does not show this provider as UET (uet: false above), but a provider may be "
+                              "UET whatever fi_info says (a libfabric without FI_ADDR_UET, a provider over the udp "
+                              "core): if yours is, set uet: true, name its profiles (ai_base, ai_full, hpc) and fill "
+                              "these in.")
+        for key in starter_keys(schema, kind):
+            if key not in written:  # a key written above is filled in there
+                lines += _commented_key(key, schema["properties"][key], schema)
     return lines
 
 
@@ -203,7 +235,8 @@ def compose(probe: provider_probe.Probe, *, command: str, provider_path: str | N
     lines += _comment(f"Next: fill in what the end of this file lists ({SCHEMA}), check it with "
                       "./uet manifest check FILE, run it with ./uet run --provider FILE.")
     lines += _claims(probe, uet, provider_path) + ["#"]
-    lines += _offered(probe) + ["#"] + _address(probe, uet[0]) + ["#"] + _unknowns(uet[0])
+    written = set(yaml.safe_load("\n".join(lines)) or {})
+    lines += _offered(probe) + ["#"] + _address(probe, uet[0]) + ["#"] + _unknowns(uet[0], written)
     return "\n".join(lines) + "\n"
 
 

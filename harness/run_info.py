@@ -107,6 +107,13 @@ def side_libfabric(side: Side) -> dict:
             "build": str(side.build)}
 
 
+def suite_libfabric(sides: dict[str, Side]) -> str:
+    """The version of the suite's own libfabric, where a side ran with it (./uet run --libfabric sets none up)."""
+    if sides and all(side.libfabric for side in sides.values()):
+        return "not used: every side ran with its own (see each manifest's)"
+    return libfabric_version()
+
+
 def collect(*, command: str, mode: str, seed: int, spec_version: str, manifests: list[manifest_mod.Manifest],
             provider_versions: dict[str, str], placement: str, sides: dict[str, Side] | None = None) -> dict:
     sides = sides or {}
@@ -114,7 +121,7 @@ def collect(*, command: str, mode: str, seed: int, spec_version: str, manifests:
         "command": command, "mode": mode, "seed": seed,
         "spec_version": spec_version,
         "host": socket.gethostname(), "kernel": f"{platform.system()} {platform.release()}",
-        "libfabric": libfabric_version(), "suite_commit": suite_commit(), "placement": placement,
+        "libfabric": suite_libfabric(sides), "suite_commit": suite_commit(), "placement": placement,
         "manifests": [{"ref": m.ref, "name": m.name, "provider": m.provider, "uet": m.uet, "profiles": m.profiles,
                        "provider_version": m.data.get("provider_version") or provider_versions.get(m.name, ""),
                        "spec_versions": m.spec_versions, "implements_checked_version": spec_version in m.spec_versions,

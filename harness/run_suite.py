@@ -262,13 +262,16 @@ def main(argv: list[str]) -> int:
     except libfabric_prefix.PrefixError as exc:
         print(f"uet run: {exc}", file=sys.stderr)
         return 2
-    if args.check_usage:  # ./uet builds these trees after the suite's own
-        print("".join(t.line() + "\n" for t in trees), end="")
+    sided = [m.with_default_libfabric(args.libfabric) for m in loaded]
+    if args.check_usage:  # ./uet builds the suite's own tree (what it needs of it), then these trees
+        print(side_builds.suite_target(sided, args.trust_foreign_libfabric) + "\n"
+              + "".join(t.line() + "\n" for t in trees), end="")
         return 0
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
-    binaries = case_binaries(args.build)
+    catalogue = side_builds.catalogue_tree(sided, args.build, args.trust_foreign_libfabric)
+    binaries = case_binaries(catalogue)
     if not binaries:
-        print(f"uet run: no case binaries in {args.build / 'cases'} (run ./uet build)", file=sys.stderr)
+        print(f"uet run: no case binaries in {catalogue / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
     sel = plan_mod.selection(args.only, list(binaries))
     try:

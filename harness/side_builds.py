@@ -23,6 +23,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 TREES = REPO / "build-libfabric"
 SIDE_TARGET = "uet-run-side"
 PROVIDER_TARGET = "softuet-fi"
+RUN_TARGET, TOOLS_TARGET = "uet-run", "uet-tools"   # what build/ holds: everything, or only the harness's tools
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +93,25 @@ def trees_to_build(manifests: list[manifest_mod.Manifest], trust_foreign: bool =
         if loads_provider_from_build(m) and PROVIDER_TARGET not in tree.targets:
             tree.targets.append(PROVIDER_TARGET)
     return list(out.values())
+
+
+def suite_target(manifests: list[manifest_mod.Manifest], trust_foreign: bool = False) -> str:
+    """What the suite's own tree (build/) must hold for a run of `manifests`: uet-run, or uet-tools when every
+    side runs with another libfabric. Then nothing of the run loads the suite's libfabric: the case binaries
+    and softuet (a peer's provider from {build}) come from that libfabric's tree, and the harness's tools load
+    none; so the suite's libfabric is neither set up nor built against."""
+    if manifests and all(check_libfabric(m, trust_foreign) is not None for m in manifests):
+        return TOOLS_TARGET
+    return RUN_TARGET
+
+
+def catalogue_tree(manifests: list[manifest_mod.Manifest], suite_build: pathlib.Path,
+                   trust_foreign: bool = False) -> pathlib.Path:
+    """Where the run finds which areas there are (their case binaries): build/, or, when it holds only the
+    tools, the tree of the first side's libfabric (every tree builds the same cases)."""
+    if suite_target(manifests, trust_foreign) == RUN_TARGET:
+        return pathlib.Path(suite_build)
+    return tree_of(check_libfabric(manifests[0], trust_foreign))
 
 
 def mounts(sides: dict[str, Side]) -> list[tuple[str, str]]:

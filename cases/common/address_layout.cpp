@@ -1,5 +1,7 @@
 #include "address_layout.hpp"
 
+#include "conformance.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -31,7 +33,12 @@ const char* addr_field_name(AddrField f) {
   return "?";
 }
 
+void AddressLayout::reads(AddrField f) const {
+  if (!choice.empty() && choice_fields.count(f)) rests_on_choice(choice);
+}
+
 std::optional<uint64_t> AddressLayout::get(const uint8_t* blob, size_t len, AddrField f) const {
+  reads(f);
   const auto it = fields.find(f);
   if (it == fields.end() || !blob || it->second.width > 8 || it->second.offset + it->second.width > len) return std::nullopt;
   const Place& p = it->second;
@@ -45,6 +52,7 @@ std::optional<uint64_t> AddressLayout::get(const uint8_t* blob, size_t len, Addr
 }
 
 bool AddressLayout::set(std::vector<uint8_t>& blob, AddrField f, uint64_t value) const {
+  reads(f);
   const auto it = fields.find(f);
   if (it == fields.end() || it->second.width > 8 || it->second.offset + it->second.width > blob.size()) return false;
   const Place& p = it->second;
@@ -56,6 +64,7 @@ bool AddressLayout::set(std::vector<uint8_t>& blob, AddrField f, uint64_t value)
 }
 
 std::optional<std::array<uint8_t, 16>> AddressLayout::fa(const uint8_t* blob, size_t len) const {
+  reads(AddrField::fa);
   const auto it = fields.find(AddrField::fa);
   if (it == fields.end() || !blob || (it->second.width != 16 && it->second.width != 4) ||
       it->second.offset + it->second.width > len)
@@ -81,6 +90,7 @@ bool AddressLayout::write(std::vector<uint8_t>& blob, const AddressFields& from,
   if (blob.size() < size) blob.resize(size, 0);
   for (const auto& [f, place] : fields) {
     if (f == AddrField::fa) {
+      reads(AddrField::fa);
       if (!from.fa) return *why = "the address has no fabric address", false;
       if (place.width == 4 && std::any_of(from.fa->begin() + 4, from.fa->end(), [](uint8_t b) { return b != 0; }))
         return *why = "an IPv6 fabric address does not fit " + basis() + "'s 4-byte fa", false;
@@ -141,6 +151,7 @@ AddressFields address_fields_from_json(const nlohmann::json& j) {
 
 std::string AddressLayout::misfit(size_t len) const {
   if (len >= size) return "";
+  if (choice_size && !choice.empty()) rests_on_choice(choice);  // too short for the size the choice gives
   return std::to_string(len) + " bytes, where " + basis() + " has " + std::to_string(size);
 }
 
@@ -165,6 +176,23 @@ AddressLayout address_layout_from_json(const nlohmann::json& doc) {
     p.order = order == "big" ? AddressLayout::Order::big : order == "little" ? AddressLayout::Order::little
                                                                               : AddressLayout::Order::host;
     l.fields[known->second] = p;
+  }
+  // A record without choice_places (written before they were told apart): every place is the choice's.
+  l.choice_size = !l.choice.empty();
+  for (const auto& [f, place] : l.fields) l.choice_fields.insert(f);
+  if (doc.contains("choice_places")) {
+    l.choice_size = false;
+    l.choice_fields.clear();
+    for (const auto& name : doc["choice_places"]) {
+      const std::string text = name.get<std::string>();
+      if (text == "size") {
+        l.choice_size = true;
+      } else if (const auto known = field_names().find(text); known != field_names().end()) {
+        l.choice_fields.insert(known->second);
+      } else {
+        throw std::invalid_argument("address_layout: choice_places: unknown place " + text);
+      }
+    }
   }
   return l;
 }

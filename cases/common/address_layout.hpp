@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,11 @@ struct AddressLayout {
   std::string choice;       // the spec choice it rests on; empty when the manifest declares its own
   size_t size = 0;          // the fewest bytes an address in this layout has
   std::map<AddrField, Place> fields;
+  // The places the choice gives (a declared layout that extends it gives the rest itself): a verdict rests on
+  // the choice when it reads one of these fields (get, set, fa, read, write) or an address is too short for
+  // the choice's size (misfit), not because the case merely has the layout at hand.
+  std::set<AddrField> choice_fields;
+  bool choice_size = false;
 
   // An integer field's value, or nullopt when the layout has no such field or the blob is too short for it.
   std::optional<uint64_t> get(const uint8_t* blob, size_t len, AddrField f) const;
@@ -61,6 +67,10 @@ struct AddressLayout {
   // What a verdict that read an address rests on: "layout softuet (choice uet-address-layout)" or
   // "layout declared in the manifest".
   std::string basis() const;
+
+ private:
+  // The running case's verdict rests on the choice when `f` is one of its places.
+  void reads(AddrField f) const;
 };
 
 // The fields as the target protocol carries them ({"pid_on_fep": 5, "fa": "<32 hex digits>", ...}), and back

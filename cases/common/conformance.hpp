@@ -156,9 +156,10 @@ std::optional<uint64_t> provider_size_setting(const char* name);
 uint64_t provider_size_or_default(const char* name, uint64_t fallback, const char* choice);
 // Lower-case hex of `len` bytes, for messages and evidence.
 std::string to_hex(const void* data, size_t len);
-// The layout of a side's fi_getname (its manifest's address_layout), recorded as what the running case's
-// verdict rests on: the spec choice when the layout is one (uet-address-layout), else a note that the
-// manifest declares it. Every case reads addresses through this.
+// The layout of a side's fi_getname (its manifest's address_layout), noted; the running case's verdict rests
+// on its spec choice (uet-address-layout) only once the case reads a field the choice places (or finds an
+// address too short for the choice's size): having the layout at hand is not reading an address. Every case
+// reads addresses through this.
 const AddressLayout& layout_of(const Manifest& side);
 // A side that did not end cleanly once the case's checks were done (a close that blocked or failed, a target
 // process that crashed on its way out): its own finding, a warning naming the side and the call, which

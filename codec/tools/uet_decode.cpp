@@ -3,6 +3,10 @@
 // datagram reports the datagram's decode. A UDP GSO super-datagram is decoded packet by packet
 // (uet/codec/gso.hpp).
 //
+// UET is told apart by UDP port: --port N decodes port N only; the default, --port auto, decodes UET's port
+// 4793 and learns every other port from the first datagram to it that reads as well-formed UET, as the cases'
+// own capture learns a provider's own port (cases/common/capture.hpp), and says on stderr which it learned.
+//
 // Exit status: 0 decoded the whole file; 1 --strict and a frame was malformed; 2 bad usage;
 // 3 the file cannot be opened or its link type is not decodable; 4 the file ends in the middle of a
 // frame or cannot be read (records and counts up to that point are still printed).
@@ -10,7 +14,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "uet/codec/decoded.hpp"
@@ -35,6 +41,39 @@ struct Counts {
   }
 };
 
+// Which UDP ports carry UET: a fixed one, or (auto) UET's own and those learned from the capture.
+struct Ports {
+  std::optional<uint16_t> fixed;
+  std::vector<std::pair<uint16_t, uint64_t>> learned;  // a port, and the frame it was learned from
+
+  bool known(uint16_t port) const {
+    for (const auto& [p, frame] : learned)
+      if (p == port) return true;
+    return false;
+  }
+
+  // Decodes a datagram by these rules, `options.udp_port` left at the port it was decoded with (what GSO's
+  // segments are decoded with after it). A datagram to an unknown port is tried as UET, and its port learned
+  // when it reads as UET without a diagnostic: one malformed datagram of other UDP teaches nothing.
+  void decode(const uint8_t* data, uint32_t caplen, uint32_t len, uet::wire::Node root,
+              uet::codec::DecodeOptions& options, uet::codec::Decoded& out, uint64_t frame) {
+    options.udp_port = fixed.value_or(uet::wire::kUdpPort);
+    uet::codec::decode(data, caplen, len, root, options, out);
+    if (fixed) return;
+    const auto dport = out.get(uet::wire::Field::udp_dstport);
+    if (!dport || *dport == uet::wire::kUdpPort) return;
+    const auto port = static_cast<uint16_t>(*dport);
+    const bool was_known = known(port);
+    if (!was_known && uet::codec::frame_status(out, nullptr) != uet::codec::Status::non_uet) return;
+    options.udp_port = port;
+    uet::codec::decode(data, caplen, len, root, options, out);
+    if (was_known) return;
+    if (uet::codec::frame_status(out, nullptr) == uet::codec::Status::uet) return learned.emplace_back(port, frame), void();
+    options.udp_port = uet::wire::kUdpPort;  // not UET after all: as it was
+    uet::codec::decode(data, caplen, len, root, options, out);
+  }
+};
+
 void flush(uet::codec::RecordWriter& writer) {
   const std::string_view text = writer.text();
   std::fwrite(text.data(), 1, text.size(), stdout);
@@ -47,11 +86,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Decode Ultra Ethernet Transport frames of a capture (pcap or pcapng) per spec/wire.yaml."};
   std::string path;
   bool summary = false, count = false, strict = false;
-  uint16_t port = uet::wire::kUdpPort;
+  std::string port = "auto";
   app.add_option("file", path, "capture file (pcap or pcapng); - reads standard input")->required();
   auto* summary_opt = app.add_flag("--summary", summary, "one line per frame instead of JSON records");
   app.add_flag("--count", count, "decode every frame, print only the counts")->excludes(summary_opt);
-  app.add_option("--port", port, "UDP destination port of UET (default 4793)")->check(CLI::Range(1, 65535));
+  app.add_option("--port", port,
+                 "UDP destination port of UET: N, or auto (default): 4793 and each port whose first well-formed "
+                 "UET datagram the capture holds")
+      ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 65535));
   app.add_flag("--strict", strict, "exit with status 1 when any frame is malformed");
   std::string version = uet::wire::spec_version_name(uet::wire::kSpecVersionDefault);
   std::vector<std::string> versions;
@@ -87,8 +129,9 @@ int main(int argc, char** argv) {
     return 3;
   }
 
+  Ports ports;
+  if (port != "auto") ports.fixed = static_cast<uint16_t>(std::stoul(port));
   uet::codec::DecodeOptions options;
-  options.udp_port = port;
   options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
   options.tss_conf_offset = conf_offset;
   uet::codec::Decoded frame_decode, datagram_decode, gso_scratch;
@@ -99,13 +142,13 @@ int main(int argc, char** argv) {
   const u_char* data = nullptr;
   int rc;
   while ((rc = pcap_next_ex(pcap, &hdr, &data)) == 1) {
-    uet::codec::decode(data, hdr->caplen, hdr->len, *root, options, frame_decode);
+    ports.decode(data, hdr->caplen, hdr->len, *root, options, frame_decode, counts.frames + 1);
     uet::codec::Decoded* decoded = &frame_decode;
     const uet::codec::Reassembled* whole = reassembler.add(counts.frames + 1, frame_decode);
     if (whole) {
       // The fragment completed its datagram: this frame reports the datagram's decode.
       const auto size = static_cast<uint32_t>(whole->frame.size());
-      uet::codec::decode(whole->frame.data(), size, size, *root, options, datagram_decode);
+      ports.decode(whole->frame.data(), size, size, *root, options, datagram_decode, counts.frames + 1);
       decoded = &datagram_decode;
     }
     const std::optional<uet::codec::GsoRun> gso = uet::codec::take_gso_run(*decoded, options, gso_scratch);
@@ -130,6 +173,9 @@ int main(int argc, char** argv) {
   }
   pcap_close(pcap);
   std::fflush(stdout);
+  for (const auto& [learned, frame] : ports.learned)
+    std::fprintf(stderr, "uet-decode: UDP port %u read as UET from frame %llu on (learned: --port auto; --port N "
+                 "decodes one port only)\n", learned, static_cast<unsigned long long>(frame));
   std::fprintf(mode == Mode::count ? stdout : stderr,
                "%llu frames: %llu uet, %llu malformed, %llu non-uet, %llu fragment\n",
                static_cast<unsigned long long>(counts.frames), static_cast<unsigned long long>(counts.uet),

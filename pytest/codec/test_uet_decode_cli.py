@@ -54,11 +54,37 @@ class TestRecords:
         assert proc.returncode == 0
         assert proc.stdout == "3 frames: 1 uet, 1 malformed, 1 non-uet, 0 fragment\n"
 
-    def test_another_port_only_when_asked(self, cmd_uet_decode, capture_file):
-        frame = ipv4_udp(SEND[42:], dport=5000)
-        path = capture_file([frame])
-        assert cmd_uet_decode(path, "--count").stdout.startswith("1 frames: 0 uet, 0 malformed, 1 non-uet, 0 fragment")
-        assert cmd_uet_decode(path, "--count", "--port", "5000").stdout.startswith("1 frames: 1 uet")
+    def test_a_port_named_is_the_only_port(self, cmd_uet_decode, capture_file):
+        path = capture_file([ipv4_udp(SEND[42:], dport=5000)])
+        assert cmd_uet_decode(path, "--count", "--port", "4793").stdout == \
+            "1 frames: 0 uet, 0 malformed, 1 non-uet, 0 fragment\n"
+        assert cmd_uet_decode(path, "--count", "--port", "5000").stdout == \
+            "1 frames: 1 uet, 0 malformed, 0 non-uet, 0 fragment\n"
+
+
+class TestLearnedPorts:
+    """By default (--port auto) a provider's own port is learned from its first well-formed UET datagram, as the
+    cases' capture learns it: 4793 is not the only port a capture by hand is read on."""
+    OTHER = ipv4_udp(SEND[42:], dport=5000)
+    CUT = ipv4_udp(SEND[42:60], dport=5000)   # UET to port 5000, its SES header cut short
+
+    def test_a_provider_s_own_port_is_learned_from_its_first_uet_datagram(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([ARP, self.CUT, self.OTHER, self.CUT, SEND]))
+        assert proc.returncode == 0, proc.stderr
+        assert [json.loads(line)["status"] for line in proc.stdout.splitlines()] == \
+            ["non-uet", "non-uet", "uet", "malformed", "uet"]
+        assert proc.stderr.splitlines() == [
+            "uet-decode: UDP port 5000 read as UET from frame 3 on (learned: --port auto; --port N decodes one port "
+            "only)", "5 frames: 2 uet, 1 malformed, 2 non-uet, 0 fragment"]
+
+    def test_auto_is_the_default(self, cmd_uet_decode, capture_file):
+        path = capture_file([self.OTHER])
+        assert cmd_uet_decode(path, "--count").stdout == cmd_uet_decode(path, "--count", "--port", "auto").stdout == \
+            "1 frames: 1 uet, 0 malformed, 0 non-uet, 0 fragment\n"
+
+    def test_a_datagram_that_does_not_read_as_uet_teaches_nothing(self, cmd_uet_decode, capture_file):
+        proc = cmd_uet_decode(capture_file([self.CUT, ipv4_udp(b"\0" * 3, dport=6000)]), "--count")
+        assert (proc.stdout, proc.stderr) == ("2 frames: 0 uet, 0 malformed, 2 non-uet, 0 fragment\n", "")
 
     def test_strict_fails_on_malformed_frames(self, cmd_uet_decode, capture_file):
         path = capture_file([(SEND[:60], len(SEND))])  # the capture cut the frame
@@ -196,7 +222,8 @@ class TestBadInput:
         proc = cmd_uet_decode(capture_file([b"\0" * 20], linktype=147))
         assert proc.returncode == 3 and "link type 147" in proc.stderr
 
-    @pytest.mark.parametrize("args", [["--port", "0"], ["--summary", "--count"], ["--bogus"],
+    @pytest.mark.parametrize("args", [["--port", "0"], ["--port", "automatic"], ["--port", "65536"],
+                                      ["--summary", "--count"], ["--bogus"],
                                       ["--tss-conf-offset", "-1"], ["--tss-conf-offset", "65536"],
                                       ["--spec-version", "1.0.2"]])
     def test_bad_options_are_usage_errors(self, cmd_uet_decode, capture_file, args):

@@ -73,15 +73,16 @@ def decode_strict(cmd_uet_decode, pcap, *options):
     return records
 
 
-def run_pingpong(pair, env, ep_type, size, iterations, pcap, side_env=None):
+def run_pingpong(pair, env, ep_type, size, iterations, pcap, side_env=None, capture_filter="udp port 4793"):
     """fi_pingpong over softuet: server in side b, client in side a, UET traffic captured on side a.
 
-    ``side_env`` ({"a": {...}, "b": {...}}) adds per-side variables (SOFTUET_ADDR puts a FEP on IPv6).
+    ``side_env`` ({"a": {...}, "b": {...}}) adds per-side variables (SOFTUET_ADDR puts a FEP on IPv6);
+    ``capture_filter`` is tcpdump's ("udp" for FEPs that bind ports of their own).
     The out-of-band exchange always dials side b's IPv4 address: fi_pingpong resolves it for IPv4 only."""
     binary = fabtest("fi_pingpong")
     argv = [binary, "-p", "softuet", "-e", ep_type, "-S", str(size), "-I", str(iterations)]
     envs = {s: dict(env, **((side_env or {}).get(s) or {})) for s in ("a", "b")}
-    with pair.capture("a", str(pcap), filter="udp port 4793"):
+    with pair.capture("a", str(pcap), filter=capture_filter):
         server = pair.popen("b", argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=envs["b"])
         wait_listening(pair, "b", PINGPONG_PORT, server)
         client = pair.run("a", argv + [pair.b.ipv4], capture_output=True, text=True, env=envs["a"],

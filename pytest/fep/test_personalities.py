@@ -3,13 +3,14 @@ read through the layout its manifest in cases/manifests/personalities/ declares 
 the suite's own reader), names the probe's PIDonFEP, its IP address and the UDP port it is bound on."""
 import errno
 import ipaddress
+import os
 import socket
 import subprocess
 
 import pytest
 
 from harness import address_layout, manifest
-from softuet_helpers import REPO, built_probe, server_address
+from softuet_helpers import REPO, built_probe, decode_strict, run_pingpong, server_address
 
 PERSONALITIES = REPO / "cases" / "manifests" / "personalities"
 FEP = "127.0.0.1"
@@ -78,3 +79,18 @@ def test_own_port_is_the_one_bound_and_the_one_named(probe_address):
     port = address_layout.read(layout, blob, "udp_port")
     assert port and bound(port)
     assert address_layout.read(layout, blob, "pid_on_fep") == pid_on_fep(pid)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
+def test_own_port_traffic_decodes_by_hand_without_naming_its_ports(pair, softuet_env, build_dir, cmd_uet_decode,
+                                                                   tmp_path):
+    """Issue 35, item 11: uet-decode run by hand (no --port) learns the ports a provider chose, as a run's
+    capture does; a capture of the own-port personality is all UET, none of it to 4793."""
+    own = manifest.load(PERSONALITIES / "own-port.yaml").resolve(build=build_dir, port=4793)["environment"]
+    pcap = tmp_path / "own-port.pcap"
+    client_out, _ = run_pingpong(pair, dict(softuet_env, SOFTUET_UDP_PORT=own["SOFTUET_UDP_PORT"]), "rdm", 64, 10,
+                                 pcap, capture_filter="udp")
+    assert "=10" in client_out
+    records = decode_strict(cmd_uet_decode, pcap)  # every frame UET, well-formed
+    ports = {r["fields"]["udp.dstport"] for r in records}
+    assert len(ports) == 2 and 4793 not in ports  # the client's and the server's own

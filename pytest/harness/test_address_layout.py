@@ -137,3 +137,33 @@ class TestCasesReadThroughTheLayout:
         assert r.verdict == "fail"
         assert "40 bytes, where the layout its manifest declares has 52" in r.message
         assert "the Table 2-10 fields do not fit in fi_getname's bytes: 00" in r.message
+
+
+EXTENDED = REPO / "cases" / "manifests" / "personalities" / "extended-address.yaml"
+NO_ADDRESS = "Claimed/Msg.SendArrivesWholeInThePostedBuffer/rdm"       # reads no field of an address
+READS_CHOSEN = "Claimed/Msg.DirectedReceiveTakesOnlyItsInitiator/rdm"  # its initiator ID and PIDonFEP
+
+
+class TestWhatRestsOnTheChoice:
+    """Issue 35, item 11: a verdict rests on the layout choice (uet-address-layout) only where its case reads an
+    address through a place the choice gives; a layout that extends the choice gives some places itself."""
+
+    def test_the_places_each_layout_takes_from_the_choice(self):
+        every = ["size", "version", "flags", "caps", "fa", "pid_on_fep", "start_index", "num_indices", "initiator_id"]
+        assert address_layout.resolve(None)["choice_places"] == every
+        assert address_layout.resolve("softuet")["choice_places"] == every + ["udp_port"]
+        extended = manifest_mod.load(EXTENDED).resolve(build=REPO / "build", port=4793)["address_layout"]
+        assert (extended["declared_by"], extended["choice"], extended["choice_places"]) == \
+            ("manifest", "uet-address-layout", every[1:])
+        assert address_layout.resolve({"size": 40, "fields": {n: {"offset": o, "width": w} for n, (o, w)
+                                                              in SOFTUET_FIELDS.items()}})["choice_places"] == []
+
+    def test_a_result_that_reads_no_address_rests_on_no_layout_choice(self, build_dir, tmp_path):
+        results = run_manifest(EXTENDED, build_dir, tmp_path, areas=["msg"], use_namespaces=False,
+                               case_filter=f"{NO_ADDRESS}:{READS_CHOSEN}")
+        got = {r.case: r for r in results}
+        assert sorted(got) == sorted([NO_ADDRESS, READS_CHOSEN])
+        assert got[NO_ADDRESS].verdict == "pass", got[NO_ADDRESS].message
+        assert "uet-address-layout" not in got[NO_ADDRESS].choices
+        assert got[READS_CHOSEN].verdict == "pass", got[READS_CHOSEN].message
+        assert "uet-address-layout" in got[READS_CHOSEN].choices

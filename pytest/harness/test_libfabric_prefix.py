@@ -10,6 +10,7 @@ The end-to-end tests need a second libfabric installation: UET_TEST_SECOND_LIBFA
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -17,7 +18,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-from harness import cell_plan, libfabric_prefix, side_builds  # noqa: E402
+from harness import cell_plan, libfabric_prefix, run_info, side_builds  # noqa: E402
 from harness import manifest as manifest_mod  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
@@ -169,23 +170,39 @@ class TestTheTreesARunBuilds:
 
     def test_none_without_another_libfabric(self):
         run = self.check_usage("--provider", SOFTUET)
-        assert (run.returncode, run.stdout) == (0, "")
+        assert (run.returncode, run.stdout) == (0, "uet-run\n")
 
     def test_the_suites_own_libfabric_named_is_the_suites_own_tree(self):
         own = libfabric_prefix.suite_prefix()
         if not (own / "lib" / "pkgconfig" / "libfabric.pc").exists():
             pytest.skip(f"no libfabric at {own} (./uet setup builds it)")
         run = self.check_usage("--libfabric", own, "--provider", SOFTUET)
-        assert (run.returncode, run.stdout) == (0, ""), run.stderr
+        assert (run.returncode, run.stdout) == (0, "uet-run\n"), run.stderr
 
     def test_softuet_is_built_only_for_a_manifest_that_loads_it_from_the_tree(self, tmp_path):
         prefix = fake_prefix(tmp_path / "lf")
         lf = libfabric_prefix.check(prefix)
         expected = [str(side_builds.tree_of(lf)), str(prefix), str(prefix / "lib" / "pkgconfig")]
         softuet = self.check_usage("--libfabric", prefix, "--provider", SOFTUET)
-        assert softuet.stdout.splitlines() == ["\t".join(expected + ["uet-run-side softuet-fi"])], softuet.stderr
+        assert softuet.stdout.splitlines() == ["uet-tools", "\t".join(expected + ["uet-run-side softuet-fi"])], \
+            softuet.stderr
         tcp = self.check_usage("--libfabric", prefix, "--provider", TCP_RXM)
-        assert tcp.stdout.splitlines() == ["\t".join(expected + ["uet-run-side"])], tcp.stderr
+        assert tcp.stdout.splitlines() == ["uet-tools", "\t".join(expected + ["uet-run-side"])], tcp.stderr
+
+    def test_the_run_info_says_the_suites_libfabric_was_not_used(self, tmp_path):
+        lf = libfabric_prefix.check(fake_prefix(tmp_path / "lf"))
+        named = side_builds.Side(side_builds.tree_of(lf), lf)
+        assert run_info.suite_libfabric({"a": named, "b": named}) == \
+            "not used: every side ran with its own (see each manifest's)"
+        assert run_info.suite_libfabric({"a": named, "b": side_builds.Side(REPO / "build", None)}) == \
+            run_info.libfabric_version()
+
+    def test_a_side_on_the_suites_own_libfabric_needs_all_of_build(self, tmp_path):
+        prefix = fake_prefix(tmp_path / "lf")
+        own = tmp_path / "softuet-own.yaml"
+        own.write_text(f"extends: {SOFTUET}\nname: softuet-own\nlibfabric: {libfabric_prefix.suite_prefix()}\n")
+        run = self.check_usage("--libfabric", prefix, "--initiator", SOFTUET, "--target", own)
+        assert run.stdout.splitlines()[0] == "uet-run", run.stderr
 
     def test_a_tree_and_its_libfabric_are_shown_to_every_placement(self, tmp_path):
         lf = libfabric_prefix.check(fake_prefix(tmp_path / "lf"))
@@ -201,6 +218,72 @@ class TestTheTreesARunBuilds:
         assert plan["target"]["binary"] == str(tmp_path / "uet-cases-msg")
         with pytest.raises(cell_plan.PlanError, match="target/binary"):
             cell_plan.make(**common, target_binary=pathlib.Path("relative/uet-cases-msg"))
+
+
+def checkout_copy(folder: pathlib.Path) -> pathlib.Path:
+    """The suite's tracked files as this checkout has them, in `folder`: a fresh clone (no deps/, no build)."""
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (REPO / name).is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, folder / name)
+    return folder
+
+
+class TestTheFrontDoorWithAPrefix:
+    """./uet run --libfabric PREFIX on a fresh clone of a machine without libfabric: what it sets up and builds,
+    as its CMake calls (a stand-in cmake on PATH records them; nothing is compiled) and the set-up's lines say.
+    UET_LIBFABRIC=system makes the suite's own libfabric, were it asked for, fail at once instead of being
+    fetched and built."""
+
+    @pytest.fixture(scope="class")
+    def fresh_run(self, tmp_path_factory):
+        top = tmp_path_factory.mktemp("fresh")
+        clone = checkout_copy(top / "clone")
+        prefix = fake_prefix(top / "vendor-libfabric")
+        tools = top / "bin"
+        tools.mkdir()
+        (tools / "cmake").write_text('#!/bin/sh\nprintf \'%s\\n\' "$*" >> "$CMAKE_CALLS"\n')
+        (tools / "cmake").chmod(0o755)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PKG_CONFIG_PATH", "UET_LIBFABRIC_PREFIX", "UET_LIBFABRIC_SOURCE", "UET_BUILD")}
+        env.update(PATH=f"{tools}:{env['PATH']}", CMAKE_CALLS=str(top / "cmake-calls"), UET_LIBFABRIC="system")
+        run = subprocess.run([str(clone / "uet"), "run", "--libfabric", str(prefix), "--provider",
+                              "cases/manifests/udp.yaml", "--only", "msg"], cwd=clone, env=env, capture_output=True,
+                             text=True, timeout=600)
+        calls = (top / "cmake-calls").read_text().splitlines() if (top / "cmake-calls").exists() else []
+        return clone, prefix, run, calls
+
+    def test_the_suites_libfabric_is_neither_set_up_nor_built_against(self, fresh_run):
+        clone, _, run, calls = fresh_run
+        assert "setup: libfabric:" not in run.stdout + run.stderr
+        assert "setup: ok: the suite's own libfabric left out (every side of this run has its own)" in run.stdout
+        assert not (clone / "deps").exists()
+        assert calls[:2] == [
+            f"-S . -B build -DUET_PYTHON=/usr/bin/python3 -DUET_JUNIT_DIR={clone}/out/junit -DUET_LTO=OFF "
+            + "-DUET_TOOLS_ONLY=OFF" + "".join(f" {o}" for o in launcher_options()) + " -DUET_TOOLS_ONLY=ON",
+            f"--build build -j {len(os.sched_getaffinity(0))} --target uet-tools"], run.stdout + run.stderr
+
+    def test_the_case_binaries_and_softuet_only_in_the_prefixs_tree(self, fresh_run):
+        clone, prefix, run, calls = fresh_run
+        tree = clone / "build-libfabric" / libfabric_prefix.check(prefix).key
+        assert [c.split()[:4] for c in calls[2:]] == [["-S", ".", "-B", str(tree)], ["--build", str(tree), "-j",
+                                                                                     str(len(os.sched_getaffinity(0)))]]
+        assert f"-DUET_LIBFABRIC_REQUIRED_PREFIX={prefix}" in calls[2]
+        assert calls[3].endswith("--target uet-run-side")  # udp's provider is libfabric's own: no softuet
+
+    def test_the_run_looks_for_its_cases_in_the_prefixs_tree(self, fresh_run):
+        clone, prefix, run, _ = fresh_run
+        tree = clone / "build-libfabric" / libfabric_prefix.check(prefix).key
+        assert run.returncode == 3  # nothing was compiled
+        assert run.stderr.splitlines()[-1] == f"uet run: no case binaries in {tree / 'cases'} (run ./uet build)"
+
+
+def launcher_options() -> list[str]:
+    """What ./uet adds to each configure for ccache, where it is installed."""
+    if shutil.which("ccache") is None:
+        return []
+    return ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
 
 
 def second_libfabric():

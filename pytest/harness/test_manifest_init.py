@@ -4,6 +4,7 @@ passes `harness.manifest check`), and what a lab meets when something is wrong: 
 3 for a libfabric that cannot answer, 1 for a file not written."""
 import os
 import pathlib
+import re
 import stat
 import subprocess
 import sys
@@ -37,6 +38,29 @@ def softuet_probe(numbers=None) -> provider_probe.Probe:
 def prose(text: str) -> str:
     """The comments of a manifest as one line of words (wrapping undone)."""
     return " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+
+
+# The keys the schema marks for init to list (x-starter), in its order: what a starter must name.
+ANY_KEYS = ["provider_version", "environment", "libfabric", "peer_netns", "host_interface", "features"]
+UET_KEYS = ["spec_version", "address_layout", "wire", "indirect_job_id_environment", "indirect_job_id",
+            "fallback_job_id_environment", "privileged_entity", "predefined_service_names", "job_id_methods"]
+COMMENTED_KEY = re.compile(r"# ([a-z_]+): ")
+
+
+def commented_keys(text: str) -> list[str]:
+    """The keys a starter lists commented out (`# KEY: VALUE`)."""
+    return [m.group(1) for line in text.splitlines() if (m := COMMENTED_KEY.match(line))]
+
+
+def uncommented(text: str, keys) -> str:
+    """`text` with the commented-out blocks of `keys` (a key's line and its comment's lines) made YAML, as a
+    vendor does by taking off each line's leading '# '."""
+    out, taking = [], False
+    for line in text.splitlines():
+        m = COMMENTED_KEY.match(line)
+        taking = m.group(1) in keys if m else taking and re.match(r"#\s{2,}# ", line) is not None
+        out.append(line[2:] if taking else line)
+    return "\n".join(out) + "\n"
 
 
 def comment_of(text: str, key: str) -> str:
@@ -245,22 +269,23 @@ class TestCompose:
                 in prose(text))
         assert "address_layout" not in yaml.safe_load(text)
 
-    def test_what_fi_info_cannot_tell_names_the_keys_to_fill_in(self):
+    def test_what_fi_info_cannot_tell_is_every_key_the_schema_marks(self):
         text = manifest_init.compose(softuet_probe(), command="init", provider_path=None, uet_value=FI_ADDR_UET)
-        lines = text.splitlines()
-        block = lines[lines.index("# What fi_info cannot tell: fill in these keys (cases/manifests/manifest.schema.yaml "
-                                  "says what each means)."):]
-        listed = [line[4:].split(": ")[0] for line in block if line.startswith("#   ") and not line.startswith("#    ")]
-        assert listed == ["profiles", "spec_version", "address_layout", "wire", "host_interface", "peer_netns",
-                          "environment", "privileged_entity", "indirect_job_id_environment, indirect_job_id",
-                          "fallback_job_id_environment", "predefined_service_names", "provider_version"]
+        assert commented_keys(text) == ANY_KEYS + UET_KEYS
 
-    def test_a_provider_whose_format_number_is_not_fi_addr_uet_is_not_uet(self):
+    def test_a_key_written_above_is_not_listed_again(self):
+        text = manifest_init.compose(softuet_probe(), command="init", provider_path="/opt/softuet/lib",
+                                     uet_value=FI_ADDR_UET)
+        assert "environment" not in commented_keys(text)
+        assert yaml.safe_load(text)["environment"] == {"FI_PROVIDER_PATH": "/opt/softuet/lib"}
+
+    def test_a_provider_whose_format_number_is_not_fi_addr_uet_is_not_uet_but_gets_the_uet_keys(self):
         probe = softuet_probe(numbers={"FI_EP_RDM": [0x1234], "FI_EP_DGRAM": [0x1234]})
         text = manifest_init.compose(probe, command="init", provider_path=None, uet_value=FI_ADDR_UET)
         assert yaml.safe_load(text)["uet"] is False and yaml.safe_load(text)["profiles"] == []
-        assert "The UET keys (profiles, address_layout, wire, privileged_entity, the JobID methods) do not apply" \
-            in prose(text)
+        assert commented_keys(text) == ANY_KEYS + UET_KEYS
+        assert ("fi_info does not show this provider as UET (uet: false above), but a provider may be UET whatever "
+                "fi_info says") in prose(text)
 
 
 class TestInit:
@@ -311,6 +336,60 @@ class TestInit:
         assert run.returncode == 0, run.stderr
         assert comment_of(run.stdout, "uet") == "fi_info: addr_format FI_ADDR_UET"
         assert "fi_info (libfabric 9.9.9) says about it: fi_info -p softuet -v." in prose(run.stdout)
+
+
+class TestUetKeysWhateverFiInfoSays:
+    """libfabric's udp core shows FI_SOCKADDR_IN: its starter says uet: false, and still lists every UET key
+    of the schema for a provider over it that is UET; check passes it as written, refuses each placeholder
+    uncommented and not filled in, and passes it filled in."""
+    UNFILLED = ["provider_version", "environment.NAME", "libfabric", "peer_netns", "host_interface", "features",
+                "spec_version", "address_layout", "wire.interface", "wire.udp_port",
+                "indirect_job_id_environment.NAME", "indirect_job_id", "fallback_job_id_environment.NAME",
+                "privileged_entity.start", "privileged_entity.environment.NAME", "privileged_entity.grant.0",
+                "privileged_entity.revoke.0", "predefined_service_names.0", "job_id_methods.0"]
+
+    @pytest.fixture(scope="class")
+    def udp_starter(self, cmd_init, libfabric_prefix, tmp_path_factory):
+        out = tmp_path_factory.mktemp("udp") / "udp.yaml"
+        run = cmd_init("--provider", "udp", "-o", out, env={"FI_PROVIDER_PATH": ""})
+        assert run.returncode == 0, run.stderr
+        return out
+
+    def test_it_is_not_uet_by_fi_info_and_lists_every_uet_key(self, udp_starter):
+        text = udp_starter.read_text()
+        assert yaml.safe_load(text) == {"provider": "udp", "uet": False, "profiles": [], "endpoint_types": ["dgram"]}
+        assert commented_keys(text) == ANY_KEYS + UET_KEYS
+        assert UET_KEYS == manifest_init.starter_keys(manifest_init._schema(), "uet")
+        assert "but a provider may be UET whatever fi_info says" in prose(text)
+
+    def test_as_written_it_passes_check(self, udp_starter, cmd_check):
+        check = cmd_check(udp_starter)
+        assert (check.returncode, check.stderr) == (0, "")
+
+    def test_uncommented_and_not_filled_in_each_placeholder_is_refused_by_name(self, udp_starter, cmd_check, tmp_path):
+        text = uncommented(udp_starter.read_text(), ANY_KEYS + UET_KEYS)
+        out = tmp_path / "vendor.yaml"
+        out.write_text(text.replace("\nuet: false ", "\nuet: true  ").replace("\nprofiles: [] ", "\nprofiles: [ai_base]"))
+        check = cmd_check(out)
+        assert check.returncode == 1
+        assert check.stderr.splitlines() == [
+            f"{out}: {key}: still FILL-IN, the placeholder of manifest init: give its value (manifest.schema.yaml says "
+            "what it means) or delete the key" for key in self.UNFILLED]
+
+    def test_filled_in_it_is_a_uet_provider(self, udp_starter, cmd_check, tmp_path):
+        text = uncommented(udp_starter.read_text(), ["address_layout", "wire", "indirect_job_id", "job_id_methods"])
+        for placeholder, value in [("\nuet: false ", "\nuet: true  "), ("\nprofiles: [] ", "\nprofiles: [ai_base]"),
+                                   ("address_layout: FILL-IN", "address_layout: uet-address-layout"),
+                                   ("{interface: FILL-IN, udp_port: FILL-IN}", "{interface: veth0, udp_port: auto}"),
+                                   ("indirect_job_id: FILL-IN", "indirect_job_id: 7"),
+                                   ("job_id_methods: [FILL-IN]", "job_id_methods: [indirect]")]:
+            assert placeholder in text
+            text = text.replace(placeholder, value)
+        out = tmp_path / "vendor.yaml"
+        out.write_text(text)
+        check = cmd_check(out)
+        assert (check.returncode, check.stderr) == (0, "")
+        assert check.stdout == f"{out}: valid (vendor: provider udp, profiles ai_base)\n"
 
 
 class TestUsage:

@@ -109,7 +109,10 @@ class TestAPrefixNobodyMade:
         capsys.readouterr()
         assert certify.main(["--provider", str(SOFTUET), "--libfabric", str(prefix), "--check-usage"]) == 0
         lf = libfabric_prefix.check(prefix)
-        assert capsys.readouterr().out.split("\t")[:2] == [str(REPO / "build-libfabric" / lf.key), str(prefix)]
+        # all of build/ first (the package names the suite by its binaries' hashes), then the prefix's tree
+        suite_tree, tree_line = capsys.readouterr().out.splitlines()
+        assert (suite_tree, tree_line.split("\t")[:2]) == \
+            ("uet-run", [str(REPO / "build-libfabric" / lf.key), str(prefix)])
         ran = []
         monkeypatch.setattr(certify.subprocess, "run", lambda cmd, **_: ran.append(cmd) or type("P", (), {"returncode": 0}))
         args = certify.parse_args(["--provider", str(SOFTUET), "--libfabric", str(prefix)])
@@ -121,7 +124,9 @@ class TestAPrefixNobodyMade:
         rc, out, err = check_usage("--libfabric", prefix, "--provider", SOFTUET, "--trust-foreign-libfabric")
         lf = libfabric_prefix.check(prefix, trust_foreign=True)
         assert (rc, err) == (0, "")
-        assert out.split("\t")[:2] == [str(REPO / "build-libfabric" / lf.key), str(prefix)]
+        suite_tree, tree_line = out.splitlines()
+        assert (suite_tree, tree_line.split("\t")[:2]) == \
+            ("uet-tools", [str(REPO / "build-libfabric" / lf.key), str(prefix)])
         assert lf.foreign[0] == f"{prefix} is owned by uid 65534 (nobody), mode 0755" and len(lf.foreign) == 10
 
 
