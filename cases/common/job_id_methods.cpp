@@ -48,6 +48,16 @@ bool declared_no_job_id(const codec::Decoded& decoded, Side sender) {
   return true;
 }
 
+std::string no_shared_job_id(const Manifest& initiator, const Manifest& target) {
+  if (initiator.job_id_methods.empty() == target.job_id_methods.empty()) return "";
+  const bool initiator_none = initiator.job_id_methods.empty();
+  return (initiator_none ? side_named(initiator, "the initiator") : side_named(target, "the target")) +
+         " takes no JobID (job_id_methods: []) and " +
+         (initiator_none ? side_named(target, "the target") : side_named(initiator, "the initiator")) +
+         " has JobIDs: their endpoints share none, so neither takes the other's requests (JobID 0 is judged by " +
+         kIndirectJudge + ")";
+}
+
 std::string takes_no_job_id(const Manifest& side, const std::string& who) {
   if (!side.job_id_methods.empty()) return "";
   return side_named(side, who) + " takes no JobID (job_id_methods: []), so none can be granted or configured for it; "

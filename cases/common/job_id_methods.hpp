@@ -15,6 +15,8 @@
 //   it, else the AV method (chosen_job_method).
 // - A side that claims no method at all is granted no JobID: the cases of its privileged entity and of the
 //   fallback JobID are not applicable (UET_REQUIRE_TAKES_JOB_IDS).
+// - A pair of which one side claims no method and the other has JobIDs shares no JobID: no request of one is
+//   taken by the other, so its two-process cases are not applicable (UET_REQUIRE_SHARED_JOB_IDS), but for the judge.
 // - JobID 0 in the requests of a side that claims no method (the decoder's job_id_zero) is what its manifest
 //   declares: judged once, by kIndirectJudge, not again in every case that captures one (declared_no_job_id).
 // Every not applicable here is [not-claimed-job-id-method].
@@ -40,6 +42,8 @@ std::string chosen_job_method(const Manifest& side);
 // True when every diagnostic of `decoded` is JobID 0 (job_id_zero) and `sender`'s manifest claims no JobID
 // method: the capture then notes it instead of failing the running case.
 bool declared_no_job_id(const codec::Decoded& decoded, Side sender);
+// Empty when the two sides of a pair can have a JobID in common; else why not (one takes no JobID at all).
+std::string no_shared_job_id(const Manifest& initiator, const Manifest& target);
 // The method of a domain's or MR's auth_key_size: direct (3), av (FI_AV_AUTH_KEY), else empty (no auth key: none
 // needed; any other size is the case's own bad input).
 std::string auth_key_method(size_t auth_key_size);
@@ -57,6 +61,10 @@ std::string takes_no_job_id(const Manifest& side, const std::string& who);
   if (const std::string uet_method_ = ::uet::cases::auth_key_method(auth_key_size); !uet_method_.empty()) {     \
     UET_REQUIRE_JOB_METHOD(::uet::cases::manifest(), uet_method_, "the provider");                            \
   }
+
+#define UET_REQUIRE_SHARED_JOB_IDS(initiator, target)                                                          \
+  if (const std::string uet_apart_ = ::uet::cases::no_shared_job_id(initiator, target); !uet_apart_.empty())   \
+  UET_NOT_APPLICABLE("not-claimed-job-id-method", uet_apart_)
 
 #define UET_REQUIRE_TAKES_JOB_IDS(side, who)                                                                    \
   if (const std::string uet_none_ = ::uet::cases::takes_no_job_id(side, who); !uet_none_.empty())              \

@@ -100,6 +100,9 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, "no-common-wire-protocol",
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
     UET_REQUIRE_PAIR_CLAIMS_KIND();
+    if (!job_ids_may_differ_) {
+      UET_REQUIRE_SHARED_JOB_IDS(mine, theirs);
+    }
     // An endpoint without an auth key (JobMethod::indirect) has its provider's JobID, whatever the manifest
     // claims: a case that needs the indirect method's JobID asks for it itself (job_id_methods.hpp).
     const JobMethod their_method = (target_spec ? *target_spec : spec).method;
@@ -179,6 +182,8 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   Target target;  // declared first: closed last, after the initiator's endpoint
   Endpoint me;
   fi_addr_t dest = FI_ADDR_NOTAVAIL;
+  // A case that looks only at what one side sends opens a pair whose sides share no JobID (job_id_methods.hpp).
+  bool job_ids_may_differ_ = false;
 };
 
 }  // namespace uet::cases

@@ -20,6 +20,7 @@ from harness.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
+SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 PERSONALITIES = REPO / "cases" / "manifests" / "personalities"
 NO_JOB_ID_AT_ALL = PERSONALITIES / "no-job-id-at-all.yaml"
 INDIRECT_ONLY = PERSONALITIES / "no-job-id.yaml"
@@ -45,14 +46,15 @@ AV_METHOD_CASES = [f"Claimed/AvAuthKey.{name}/{kind}" for name in
 
 @pytest.fixture(scope="module")
 def suite(build_dir, tmp_path_factory):
-    """suite(manifest, areas, knob=None) -> {case: Result} of one run of a manifest against itself (cached)."""
+    """suite(manifest, areas, knob=None, target=None) -> {case: Result} of one run of a cell (default: the manifest
+    against itself; cached)."""
     runs = {}
 
-    def run(manifest, areas, knob=None):
-        key = (manifest, tuple(areas), knob)
+    def run(manifest, areas, knob=None, target=None):
+        key = (manifest, tuple(areas), knob, target)
         if key not in runs:
             out = tmp_path_factory.mktemp(f"{manifest.stem}-{knob or 'clean'}")
-            results = run_manifest(manifest, build_dir, out, areas=list(areas),
+            results = run_manifest(manifest, build_dir, out, target=target, areas=list(areas),
                                    extra_env={"SOFTUET_FAULTS": knob} if knob else None)
             runs[key] = {r.case: r for r in results}
         return runs[key]
@@ -100,6 +102,19 @@ class TestProviderWithoutJobId:
     def test_a_broken_target_rule_is_caught_with_job_id_zero(self, suite, knob, case):
         got = suite(NO_JOB_ID_AT_ALL, ["scripted"], knob)
         assert (got[case].verdict, got[case].blamed_side) == ("fail", "target"), (got[case].reason, got[case].message)
+
+
+class TestPairWithAndWithoutJobIds:
+    def test_the_cell_says_once_why_no_request_is_taken(self, suite):
+        """softuet (JobIDs) against a target without any: their endpoints share no JobID; every two-process case says
+        so, none fails or is blamed."""
+        got = suite(SOFTUET, ["msg"], target=NO_JOB_ID_AT_ALL)
+        assert got
+        assert {(r.verdict, r.reason_code, r.reason) for r in got.values()} == {(
+            "not_applicable", "not-claimed-job-id-method",
+            "not applicable: the target no-job-id-at-all takes no JobID (job_id_methods: []) and the initiator softuet "
+            "has JobIDs: their endpoints share none, so neither takes the other's requests (JobID 0 is judged by "
+            "Authz.IndirectJobIdIsOnTheWire)")}
 
 
 class TestIndirectOnly:
