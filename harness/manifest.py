@@ -36,6 +36,11 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 SCHEMA_PATH = REPO / "cases" / "manifests" / "manifest.schema.yaml"
 MANIFESTS = manifest_ref.MANIFESTS
 JOB_ID_METHODS = ("indirect", "direct", "av")   # what a manifest claims when it says nothing (job_id_methods)
+# How the suite gives or asks a provider's JobIDs. A file may drop one that its `extends` gives with a null
+# (a provider that takes no JobID says job_id_methods: [] and has none of them).
+JOB_ID_HOOK_KEYS = ("indirect_job_id_environment", "indirect_job_id", "fallback_job_id_environment",
+                    "privileged_entity")
+MAX_JOB_ID = (1 << 24) - 1   # ses.job_id is 24 bits; JobID 0 is no JobID (spec/wire.yaml choice job-id-zero-invalid)
 MAP_KEYS = ("environment", "wire", "indirect_job_id_environment", "fallback_job_id_environment", "features")
 # A manifest is input from whoever hands it over, read by a harness running as root: each limit turns what
 # would be a traceback or the machine's memory into a named problem (exit 2 in a run). The limits of every
@@ -145,7 +150,7 @@ class Manifest:
             environment["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_first), after]))
 
         wire = self.data.get("wire")
-        job = self.data.get("indirect_job_id")
+        job = job_id_number(self.data.get("indirect_job_id"))
         return {
             "format": 1, "name": self.name, "ref": self.ref, "sha256": self.sha256,
             "provider": self.provider, "provider_version": self.data.get("provider_version"),
@@ -156,7 +161,7 @@ class Manifest:
                      "udp_port": udp_port(expand(wire["udp_port"])),
                      "udp_port_chosen_by": udp_port_chooser(wire["udp_port"])} if wire else None,
             "indirect_job_id_environment": env("indirect_job_id_environment"),
-            "indirect_job_id": int(str(job), 0) if job is not None else None,
+            "indirect_job_id": job,
             "fallback_job_id_environment": env("fallback_job_id_environment"),
             "privileged_entity": {
                 "start": entity["start"],
@@ -177,10 +182,47 @@ class Manifest:
                 } if entity.get("impostor") else None,
             } if entity else None,
             "address_layout": address_layout.resolve(self.data.get("address_layout")),
-            "job_id_methods": list(self.data.get("job_id_methods") or JOB_ID_METHODS),
+            "job_id_methods": claimed_job_methods(self.data),
             "predefined_service_names": list(self.data.get("predefined_service_names") or []),
             "features": dict(self.data.get("features") or {}),
         }
+
+
+def claimed_job_methods(manifest: dict) -> list[str]:
+    """The JobID methods a manifest (or its resolved record) claims: its job_id_methods, all three when it says
+    nothing. An empty list is a provider that takes no JobID at all (its requests carry JobID 0)."""
+    methods = manifest.get("job_id_methods")
+    return list(JOB_ID_METHODS if methods is None else methods)
+
+
+def job_id_number(value) -> int | None:
+    """A JobID as a manifest writes it (a number, or a string such as "0x5A5A01"), or None when it is not one."""
+    try:
+        number = value if isinstance(value, int) and not isinstance(value, bool) else int(str(value), 0)
+    except ValueError:
+        return None
+    return number if 1 <= number <= MAX_JOB_ID else None
+
+
+def _job_id_problems(merged: dict, where: str) -> list[str]:
+    """What a manifest says of its JobIDs that cannot hold together: an indirect JobID that is no JobID or has no
+    environment to assign it (or the reverse), and hooks of a provider that claims no JobID method."""
+    out = []
+    job, env = merged.get("indirect_job_id"), merged.get("indirect_job_id_environment")
+    if job is not None and job_id_number(job) is None:
+        out.append(f"{where}: indirect_job_id: {str(job)[:40]!r} is not a JobID (1..{MAX_JOB_ID}; 0 is no JobID, "
+                   "choice job-id-zero-invalid): a provider that takes no JobID says job_id_methods: []")
+    if (job is None) != (not env):
+        out.append(f"{where}: indirect_job_id and indirect_job_id_environment go together (the JobID that "
+                   "environment assigns): give both, or neither")
+    methods = claimed_job_methods(merged)
+    if "indirect" not in methods:
+        for key in JOB_ID_HOOK_KEYS:
+            if merged.get(key) and (key != "privileged_entity" or not methods):
+                out.append(f"{where}: {key}: job_id_methods ({', '.join(methods) or 'none'}) claims no "
+                           f"{'JobID method' if not methods else 'indirect JobID method'}, so the suite has no "
+                           f"JobID to ask of it this way; leave {key} out (null drops what extends gives)")
+    return out
 
 
 def udp_port(value: str) -> int | str:
@@ -316,10 +358,19 @@ def _read(path: pathlib.Path) -> tuple[dict, str]:
     return doc, text
 
 
+def _without_dropped(doc):
+    """A manifest file without the JobID hooks it drops (null), which only _merge reads."""
+    if not isinstance(doc, dict):
+        return doc
+    return {k: v for k, v in doc.items() if not (v is None and k in JOB_ID_HOOK_KEYS)}
+
+
 def _merge(base: dict, over: dict) -> dict:
     out = dict(base)
     for key, value in over.items():
-        if key in MAP_KEYS and isinstance(out.get(key), dict) and isinstance(value, dict):
+        if value is None and key in JOB_ID_HOOK_KEYS:
+            out.pop(key, None)
+        elif key in MAP_KEYS and isinstance(out.get(key), dict) and isinstance(value, dict):
             out[key] = {**out[key], **value}
         else:
             out[key] = value
@@ -335,7 +386,7 @@ def _layers(path: pathlib.Path, variant: str | None, seen: tuple, full: dict) ->
         raise ManifestError([f"{seen[-1]}: extends: a chain of more than {MAX_EXTENDS} files (from {seen[0]})"])
     doc, text = _read(path)
     problems = (_unfilled_problems(doc, full, input_files.shown_path(path))
-                or _problems(doc, _partial_schema(full), input_files.shown_path(path)))
+                or _problems(_without_dropped(doc), _partial_schema(full), input_files.shown_path(path)))
     if not problems:
         problems = _placeholder_problems(doc, input_files.shown_path(path))
     if problems:
@@ -362,7 +413,10 @@ def load(ref: str | pathlib.Path) -> Manifest:
     path, variant = manifest_ref.path_of(str(ref)), split_ref(str(ref))[1]
     full = schema()
     merged, texts, own = _layers(path, variant, (), full)
-    problems = _problems(merged, full, f"{path}{'#' + variant if variant else ''} (after extends and variant)")
+    where = f"{path}{'#' + variant if variant else ''} (after extends and variant)"
+    problems = _problems(merged, full, where)
+    if not problems:
+        problems = _job_id_problems(merged, where)
     try:
         address_layout.resolve(merged.get("address_layout"), f"{path}: address_layout")
     except address_layout.LayoutError as exc:

@@ -23,6 +23,7 @@ import yaml
 
 from harness.conformance_terms import JUDGED_BY_LABELS
 from harness.decode_compare import DecoderError, decode_cpp
+from harness.manifest import JOB_ID_METHODS, claimed_job_methods
 from harness.mutation_baseline import short_case
 from harness.spec_versions import wire_data
 
@@ -36,7 +37,6 @@ PICKS = ("first", "some", "every")
 FRAME_KINDS = {"requests": "uet.ses.opcode", "responses": "uet.ses.rsp.return_code", "any": None}
 OPS = ("eq", "ne", "in", "le", "present", "absent")
 CONDITIONS = ("uet", "kind", "both_claim_job_method", "target_chose_port")
-DEFAULT_JOB_METHODS = ("indirect", "direct", "av")  # cases/manifests/manifest.schema.yaml's default
 MAX_LEARNED_PORTS = 4  # the initiator's `auto` port: the destination ports of the frames not to the target
 HEX = re.compile(r"[0-9a-f]+")
 
@@ -106,7 +106,7 @@ class Context:
             if key == "kind" and self.kind != want:
                 return f"the case runs on {self.kind or 'no'} endpoints, the check on {want}"
             if key == "both_claim_job_method" and not all(
-                    want in (m.get("job_id_methods") or DEFAULT_JOB_METHODS) for m in (i, t)):
+                    want in claimed_job_methods(m) for m in (i, t)):
                 return f"a side does not claim the {want} JobID method"
             if key == "target_chose_port" and ((t.get("wire") or {}).get("udp_port_chosen_by") in (None, "suite")) == want:
                 return "the suite gave the target its UET port" if want else "the target chose its UET port"
@@ -184,7 +184,7 @@ def _conditions(raw, where: str) -> tuple:
         raise RulesError(f"{where}: `when` takes {', '.join(CONDITIONS)}")
     for key, value in raw.items():
         allowed = {"uet": ("both", "initiator"), "kind": KINDS, "target_chose_port": (True, False),
-                   "both_claim_job_method": DEFAULT_JOB_METHODS}[key]
+                   "both_claim_job_method": JOB_ID_METHODS}[key]
         if value not in allowed:
             raise RulesError(f"{where}: when.{key} is one of {', '.join(map(str, allowed))}, not {value!r}")
     return tuple(sorted(raw.items()))

@@ -2,6 +2,7 @@
 #include "liveness.hpp"
 
 #include "cell_plan.hpp"
+#include "job_id_methods.hpp"
 
 #include "uet/tss/seal.hpp"
 
@@ -287,7 +288,7 @@ WireFrame frame_of(const codec::Decoded& decoded, Side sender) {
 }
 
 void Capture::keep(codec::Decoded& decoded, Side sender) {
-  if (decoded.n_diags && !malformed_reported_) {
+  if (decoded.n_diags && !malformed_reported_ && !declared_no_job_id(decoded, sender)) {
     malformed_reported_ = true;
     report_malformed(decoded, sender);
   }

@@ -84,16 +84,6 @@ codec::DecodeOptions decode_options(uint16_t udp_port);
 // True when both sides claim the profile (what the two FEPs of a pair can use together).
 bool pair_claims(const std::string& profile);
 
-// Not applicable when `side` does not claim JobID method `method` and no profile it claims needs it; when a
-// claimed profile needs it, the case goes on (its failure is "claimed but unsupported": the profile's method).
-// `who` names the side in the reason ("the target", "the initiator").
-#define UET_REQUIRE_JOB_METHOD(side, method, who)                                                             \
-  UET_NOT_APPLICABLE_IF(!(side).claims_job_method(method) && (side).profile_needing_job_method(method).empty(), "not-claimed-job-id-method", \
-                        who << " " << (side).name << " does not claim the " << (method)                        \
-                            << " JobID method (job_id_methods), which this case needs");                      \
-  if (!(side).claims_job_method(method))                                                                      \
-  ::uet::cases::claimed_but_unsupported((side).profile_needing_job_method(method))
-
 // One endpoint type the provider claims: the parameter of per-kind cases.
 struct Kind {
   fi_ep_type ep_type;

@@ -34,4 +34,30 @@ inline void ExpectTargetSendsJobId(Endpoint& me, Target& target, uint32_t job) {
   EXPECT_EQ(me.wait(&ctx, kArrivalMs).state, Outcome::completed) << "the target's message did not arrive";
 }
 
+// The target claims no indirect JobID method (job_id_methods), which every UET provider has (2.2.4.1-p): what
+// its endpoint without an auth key sends to `me` is judged. JobID 0 is no JobID (choice job-id-zero-invalid); any
+// other JobID is one nobody assigned it through its manifest. Either fails 2.2.4.4-a, blamed on the target.
+inline void ExpectTargetSendsWithoutIndirectMethod(Endpoint& me, Target& target) {
+  const fi_addr_t to_me = target.insert(me.name());
+  ASSERT_NE(to_me, FI_ADDR_NOTAVAIL) << target.error();
+  Capture cap;
+  ASSERT_TRUE(cap.start(Capture::Toward::initiator)) << cap.error();
+  // Whether the message arrives depends on this side's JobID, which the target has none to match: not checked.
+  target.send(to_me, 16, 0x4A);
+  observing(Side::target, "wire: the JobID of the target's request");
+  const auto f = cap.find(Side::target, is_request);
+  ASSERT_TRUE(f) << "no SES request from the target was captured: " << target.error();
+  const uint64_t job = f->get(uet::wire::Field::uet_ses_job_id).value_or(0);
+  evidence_frame(Side::target, summary(*f));
+  if (job == 0) {
+    ADD_FAILURE() << "the target's request carries ses.job_id 0, no JobID " << per_choice("job-id-zero-invalid")
+                  << ": its manifest claims no JobID method (job_id_methods: []), and a UET provider puts the JobID "
+                     "its indirect method assigns in ses.job_id (2.2.4.4-a, 2.2.4.1-p)";
+  } else {
+    ADD_FAILURE() << "the target's manifest claims no indirect JobID method (job_id_methods), which every UET "
+                     "provider has (2.2.4.1-p); its request carries ses.job_id " << job
+                  << ", which no manifest hook assigned (2.2.4.4-a)";
+  }
+}
+
 }  // namespace uet::cases

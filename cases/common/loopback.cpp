@@ -57,9 +57,8 @@ std::vector<uint8_t> Loopback::name(int i) const {
 }
 
 void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {
-  const char* method = spec.auth_key_size == 3 ? "direct" : spec.auth_key_size == FI_AV_AUTH_KEY ? "av" : "indirect";
   if (manifest().uet) {
-    UET_REQUIRE_JOB_METHOD(manifest(), method, "the provider");
+    UET_REQUIRE_AUTH_KEY_METHOD(spec.auth_key_size);
   }
   const int rc = l.open(spec);
   if (rc == -FI_ENODATA && !manifest().uet) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conformance.hpp"
+#include "job_id_methods.hpp"
 #include "endpoint.hpp"
 
 namespace uet::cases {

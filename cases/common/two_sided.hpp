@@ -15,6 +15,7 @@
 #include "capture.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
+#include "job_id_methods.hpp"
 #include "target.hpp"
 #include "uet/wire/libfabric_gen.hpp"
 #include "uet/wire/wire_gen.hpp"
@@ -99,9 +100,18 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, "no-common-wire-protocol",
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
     UET_REQUIRE_PAIR_CLAIMS_KIND();
+    if (!job_ids_may_differ_) {
+      UET_REQUIRE_SHARED_JOB_IDS(mine, theirs);
+    }
+    // An endpoint without an auth key (JobMethod::indirect) has its provider's JobID, whatever the manifest
+    // claims: a case that needs the indirect method's JobID asks for it itself (job_id_methods.hpp).
     const JobMethod their_method = (target_spec ? *target_spec : spec).method;
-    UET_REQUIRE_JOB_METHOD(mine, job_method_name(spec.method), "the initiator");
-    UET_REQUIRE_JOB_METHOD(theirs, job_method_name(their_method), "the target");
+    if (spec.method != JobMethod::indirect) {
+      UET_REQUIRE_JOB_METHOD(mine, job_method_name(spec.method), "the initiator");
+    }
+    if (their_method != JobMethod::indirect) {
+      UET_REQUIRE_JOB_METHOD(theirs, job_method_name(their_method), "the target");
+    }
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
       UET_NOT_APPLICABLE("non-uet-provider-lacks", manifest().provider << " offers no " << GetParam().name
@@ -172,6 +182,8 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   Target target;  // declared first: closed last, after the initiator's endpoint
   Endpoint me;
   fi_addr_t dest = FI_ADDR_NOTAVAIL;
+  // A case that looks only at what one side sends opens a pair whose sides share no JobID (job_id_methods.hpp).
+  bool job_ids_may_differ_ = false;
 };
 
 }  // namespace uet::cases

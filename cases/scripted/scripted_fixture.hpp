@@ -37,12 +37,19 @@ class Scripted : public ::testing::TestWithParam<Kind> {
     spec.type = GetParam().ep_type;
     spec.caps = caps;
     // The requests must carry the endpoint's JobID: the direct method gives it one the case knows; a target
-    // without it is given the JobID its manifest's indirect_job_id_environment assigns (the rules checked
-    // here are not about how a JobID is assigned).
+    // without it is given the JobID its manifest's indirect_job_id_environment assigns; a target that claims
+    // neither has the JobID its endpoint without an auth key has, none at all where it claims no method
+    // (job_id_methods.hpp): the requests carry JobID 0. The rules checked here are not about how a JobID is
+    // assigned (that is judged by kIndirectJudge).
     std::map<std::string, std::string> env;
     if (theirs.claims_job_method("direct")) {
       spec.method = JobMethod::direct;
       spec.job = job_ = kScriptJob;
+    } else if (!theirs.claims_job_method("indirect")) {
+      job_ = 0;
+      note("JobID", "0: the target " + theirs.name + " claims no direct or indirect JobID method (job_id_methods), so "
+                    "its endpoint has no JobID; that every UET provider has the indirect method is judged by " +
+                    kIndirectJudge);
     } else {
       UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id, "manifest-lacks-hook",
                             "the target " << theirs.name << " claims no direct JobID method and its manifest does "

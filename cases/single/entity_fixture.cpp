@@ -1,4 +1,5 @@
 #include "entity_fixture.hpp"
+#include "job_id_methods.hpp"
 
 #include <rdma/fi_cm.h>
 
@@ -6,6 +7,7 @@ namespace uet::cases {
 
 void EntityCase::SetUp() {
   UET_REQUIRE_UET_PROVIDER();
+  UET_REQUIRE_TAKES_JOB_IDS(manifest(), "the provider");
   UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared, "manifest-lacks-hook",
                         "the manifest declares no privileged entity (privileged_entity): the suite cannot grant "
                         "or revoke a JobID with the provider's");

@@ -2,7 +2,8 @@
 // method; an MR or receive buffer for one JobID refuses another and takes its own; one for any JobID
 // takes every JobID; the fallback JobID needs UET_PROVIDER_INITIATOR_ID; a request no endpoint takes is
 // answered with why (JobIdRefusal). The target uses the AV method with two JobIDs, A and B, so that it
-// accepts requests of either and authorizes per buffer.
+// accepts requests of either and authorizes per buffer. The initiator's endpoint has a JobID each case
+// chooses (job_id_methods.hpp kChosen: the direct method, else the AV method).
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
@@ -28,13 +29,27 @@ class Authz : public TwoSided {
     UET_REQUIRE_UET_PROVIDER();
     UET_REQUIRE_PAIR_CLAIMS_KIND();
   }
-  // The initiator sends with `job` (direct method); the target holds auth keys A and B (AV method).
+  // Opens both sides, the initiator's endpoint sending with `my_job` (kChosen): by its auth_key (direct), or by
+  // the auth key its AV gives the target's address (av). Call through ASSERT_NO_FATAL_FAILURE, then IsSkipped.
+  void OpenWithMyJob(EndpointSpec mine, const EndpointSpec& theirs, uint32_t my_job,
+                     const std::map<std::string, std::string>& target_env = {}) {
+    UET_REQUIRE_JOB_METHOD(manifest(), kChosen, "the initiator");
+    const bool direct = chosen_job_method(manifest()) == "direct";
+    mine.method = direct ? JobMethod::direct : JobMethod::av;
+    mine.job = my_job;
+    UET_OPEN_BOTH(mine, &theirs, target_env);
+    if (direct) return;
+    my_key_ = me.insert_auth_key(my_job);
+    ASSERT_NE(my_key_, FI_ADDR_NOTAVAIL) << "the initiator's fi_av_insert_auth_key of JobID " << my_job;
+    dest = me.insert(target.name_for_initiator(me.name()), my_key_);
+    ASSERT_NE(dest, FI_ADDR_NOTAVAIL) << "the initiator's fi_av_insert(FI_AUTH_KEY) of the target's address";
+  }
+  // The initiator sends with `job`; the target holds auth keys A and B (AV method).
   void Open(uint32_t job, uint64_t caps = FI_MSG | FI_RMA) {
-    EndpointSpec mine = Spec(caps), theirs = Spec(caps);
-    mine.method = JobMethod::direct;
-    mine.job = job;
+    EndpointSpec theirs = Spec(caps);
     theirs.method = JobMethod::av;
-    UET_OPEN_BOTH(mine, &theirs);
+    ASSERT_NO_FATAL_FAILURE(OpenWithMyJob(Spec(caps), theirs, job));
+    if (IsSkipped()) return;
     key_a = target.insert_auth_key(kJobA);
     key_b = target.insert_auth_key(kJobB);
     ASSERT_NE(key_a, FI_ADDR_NOTAVAIL) << target.error();
@@ -53,8 +68,10 @@ class Authz : public TwoSided {
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   // The JobID the manifest's indirect_job_id_environment assigns to the target's endpoint (indirect
-  // method, in place of the privileged entity); the case is skipped when the manifest does not say.
+  // method, in place of the privileged entity); the case is skipped when the target claims no indirect method
+  // or its manifest does not say.
   void IndirectJobId(uint32_t* job) {
+    UET_REQUIRE_JOB_METHOD(target_manifest(), "indirect", "the target");
     if (target_manifest().indirect_job_id_environment.empty() || !target_manifest().indirect_job_id) {
       UET_NOT_APPLICABLE("manifest-lacks-hook", "the manifest does not say how the indirect method's JobID is assigned "
                       "(indirect_job_id_environment, indirect_job_id)");
@@ -68,16 +85,14 @@ class Authz : public TwoSided {
     return set;
   }
   // The target's endpoint has one JobID of its own: `target_job` by the indirect method (the manifest's
-  // environment) or a direct auth_key; the initiator sends with `my_job` (direct).
+  // environment) or a direct auth_key; the initiator sends with `my_job`.
   void OpenTargetWithOwnJobId(JobMethod target_method, uint32_t target_job, uint32_t my_job, uint64_t caps = FI_MSG) {
-    EndpointSpec mine = Spec(caps), theirs = Spec(caps);
-    mine.method = JobMethod::direct;
-    mine.job = my_job;
+    EndpointSpec theirs = Spec(caps);
     theirs.method = target_method;
     theirs.job = target_job;
-    UET_OPEN_BOTH(mine, &theirs,
-                  target_method == JobMethod::indirect ? IndirectEnvironment()
-                                                       : std::map<std::string, std::string>{});
+    ASSERT_NO_FATAL_FAILURE(OpenWithMyJob(Spec(caps), theirs, my_job,
+                                          target_method == JobMethod::indirect ? IndirectEnvironment()
+                                                                               : std::map<std::string, std::string>{}));
   }
   // A message of the target endpoint's JobID: the send completes and the buffer takes it.
   void ExpectTaken(const Outcome& o, int recv_id) {
@@ -94,6 +109,7 @@ class Authz : public TwoSided {
     EXPECT_EQ(target.completion(recv_id, 0).state, RecvResult::none) << "the buffer took a message of another JobID";
   }
   fi_addr_t key_a = FI_ADDR_NOTAVAIL, key_b = FI_ADDR_NOTAVAIL;
+  fi_addr_t my_key_ = FI_ADDR_NOTAVAIL;  // the initiator's auth key of its JobID (AV method), else none
 };
 
 // Receive buffers of an endpoint with one JobID (spec 2.2.4.3.1-a indirect, -b direct; 2.2.4.3.2-a
@@ -171,16 +187,23 @@ TEST_P(Authz, TaggedBufferForOneJobIdTakesOnlyIt) {
 }
 
 // The indirect method's JobID is on the wire (2.2.4.4-a, 2.2.4.1-p): the target, configured as the
-// manifest says, sends to this side; its request carries the assigned JobID.
+// manifest says, sends to this side (an endpoint of that JobID); its request carries the assigned JobID.
+// Every UET provider has the indirect method: a target that claims none is judged here, once
+// (job_id_methods.hpp kIndirectJudge), by what its endpoint without an auth key sends.
 TEST_P(Authz, IndirectJobIdIsOnTheWire) {
   covers({"2.2.4.4-a", "2.2.4.1-p"});
+  if (!target_manifest().claims_job_method("indirect")) {
+    job_ids_may_differ_ = true;  // only what the target sends is judged
+    UET_OPEN_BOTH(Spec(FI_MSG));
+    claimed_but_unsupported("the indirect JobID method, which every UET provider has (2.2.4.1-p)");
+    ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsWithoutIndirectMethod(me, target));
+    return;
+  }
   uint32_t job = 0;
   IndirectJobId(&job);
   if (IsSkipped()) return;
-  EndpointSpec mine = Spec(FI_MSG), theirs = Spec(FI_MSG);
-  mine.method = JobMethod::av;  // takes the target's JobID once it is inserted as an auth key
-  UET_OPEN_BOTH(mine, &theirs, IndirectEnvironment());
-  ASSERT_NE(me.insert_auth_key(job), FI_ADDR_NOTAVAIL);
+  ASSERT_NO_FATAL_FAILURE(OpenWithMyJob(Spec(FI_MSG), Spec(FI_MSG), job, IndirectEnvironment()));
+  if (IsSkipped()) return;
   ASSERT_NO_FATAL_FAILURE(ExpectTargetSendsJobId(me, target, job));
 }
 
@@ -305,7 +328,7 @@ class JobIdRefusal : public Authz {
     const auto mine = address_for(name, target_manifest(), manifest(), me.name(), &why);
     EXPECT_TRUE(mine) << why;
     if (!mine) return FI_ADDR_NOTAVAIL;
-    const fi_addr_t a = me.insert(*mine);
+    const fi_addr_t a = me.insert(*mine, my_key_);
     EXPECT_NE(a, FI_ADDR_NOTAVAIL) << "fi_av_insert of the changed address";
     return a;
   }
@@ -379,6 +402,7 @@ class Fallback : public ::testing::Test {
  protected:
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
+    UET_REQUIRE_TAKES_JOB_IDS(target_manifest(), "the target");
     UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(), "manifest-lacks-hook",
                           "the target manifest does not say how to enable the fallback JobID "
                           "(fallback_job_id_environment)");
@@ -412,12 +436,18 @@ TEST_F(Fallback, EndpointNeedsUetProviderInitiatorId) {
 // An endpoint with the fallback JobID sends it on the wire (2.2.4.2-b): 16777215.
 TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
   covers({"2.2.4.2-b", "2.2.4.4-a"});
-  UET_REQUIRE_JOB_METHOD(manifest(), "av", "the initiator");
+  // This side's endpoint takes the fallback JobID (kChosen): its auth_key, or an auth key in its AV.
+  UET_REQUIRE_JOB_METHOD(manifest(), kChosen, "the initiator");
+  const auto fallback = static_cast<uint32_t>(w::k_fallback_job_id);
+  const bool direct = chosen_job_method(manifest()) == "direct";
   EndpointSpec mine;
-  mine.method = JobMethod::av;  // takes the fallback JobID once it is inserted as an auth key
+  mine.method = direct ? JobMethod::direct : JobMethod::av;
+  mine.job = fallback;
   Endpoint me;
   ASSERT_EQ(me.open(mine), 0) << me.failed;
-  ASSERT_NE(me.insert_auth_key(static_cast<uint32_t>(w::k_fallback_job_id)), FI_ADDR_NOTAVAIL);
+  if (!direct) {
+    ASSERT_NE(me.insert_auth_key(fallback), FI_ADDR_NOTAVAIL);
+  }
   Target t;
   auto with = env;
   with["UET_PROVIDER_INITIATOR_ID"] = "78";

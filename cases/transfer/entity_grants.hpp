@@ -33,6 +33,8 @@ class EntityGrants : public TwoSided {
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
     UET_REQUIRE_PAIR_CLAIMS_KIND();
+    UET_REQUIRE_TAKES_JOB_IDS(manifest(), "the initiator");
+    UET_REQUIRE_TAKES_JOB_IDS(target_manifest(), "the target");
     UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared, "manifest-lacks-hook",
                           "a side's manifest declares no privileged entity (privileged_entity): the suite cannot "
                           "grant its process a JobID");

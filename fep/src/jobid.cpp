@@ -3,6 +3,7 @@
 // to this process's service, and a direct or AV JobID must be granted by it (spec 2.2.4.1). Without one,
 // the indirect JobID comes from SOFTUET_JOB_ID (default 1); SOFTUET_FALLBACK_JOB_ID=1 enables the fallback
 // JobID instead. SOFTUET_JOB_ID also overrides the entity's indirect JobID, for tests only.
+// SOFTUET_JOB_ID_METHODS=none: no JobID at all, every endpoint's is 0.
 #include <unistd.h>
 
 #include <algorithm>
@@ -232,6 +233,10 @@ int ep_job_id(Domain* d, const fi_info* info, uint32_t* job_id) {
   if (asked && !(d->cfg.job_id_methods & kJobIdDirect)) {
     FI_WARN(&g_prov, FI_LOG_EP_CTRL, "an auth_key (direct JobID method) is not taken: SOFTUET_JOB_ID_METHODS\n");
     return -FI_EOPNOTSUPP;
+  }
+  if (!d->cfg.job_id_methods) {
+    *job_id = 0;  // SOFTUET_JOB_ID_METHODS=none: neither the entity, SOFTUET_JOB_ID nor the fallback gives one
+    return 0;
   }
   if (asked) {
     *job_id = *asked;

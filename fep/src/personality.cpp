@@ -82,15 +82,21 @@ bool load_personality(Config& cfg, std::string* error) {
   cfg.large_send_protocols = !*eager;
 
   if (const char* methods = std::getenv("SOFTUET_JOB_ID_METHODS")) {
-    constexpr Name kMethods[] = {{"indirect", kJobIdIndirect}, {"direct", kJobIdDirect}, {"av", kJobIdAv}};
-    const std::optional<uint8_t> bits = name_set("SOFTUET_JOB_ID_METHODS", methods, kMethods, error);
-    if (!bits) return false;
-    // An endpoint opened without an auth key takes the indirect JobID: there is no softuet without it.
-    if (!(*bits & kJobIdIndirect)) {
-      *error = std::string("SOFTUET_JOB_ID_METHODS='") + methods + "': the indirect method cannot be left out";
-      return false;
+    // `none`: a provider that takes no JobID at all, whose every packet carries JobID 0 (jobid.cpp).
+    if (std::string(methods) == "none") {
+      cfg.job_id_methods = 0;
+    } else {
+      constexpr Name kMethods[] = {{"indirect", kJobIdIndirect}, {"direct", kJobIdDirect}, {"av", kJobIdAv}};
+      const std::optional<uint8_t> bits = name_set("SOFTUET_JOB_ID_METHODS", methods, kMethods, error);
+      if (!bits) return false;
+      // An endpoint opened without an auth key takes the indirect JobID: a softuet that has JobIDs has it.
+      if (!(*bits & kJobIdIndirect)) {
+        *error = std::string("SOFTUET_JOB_ID_METHODS='") + methods +
+                 "': the indirect method cannot be left out (none: no JobID at all)";
+        return false;
+      }
+      cfg.job_id_methods = *bits;
     }
-    cfg.job_id_methods = *bits;
   }
 
   const std::optional<bool> waits = choice("SOFTUET_CLOSE", "linger", "wait_for_peers", error);

@@ -359,6 +359,18 @@ std::optional<fi_ep_type> ep_type_of(uint64_t pds_type, uint64_t opcode) {
   }
 }
 
+// SOFTUET_JOB_ID_METHODS=none: a softuet without JobIDs takes the requests its peers without JobIDs send,
+// whose only fault is JobID 0 (choice job-id-zero-invalid).
+namespace {
+bool no_job_ids(const Domain* d) { return !d->cfg.job_id_methods; }
+bool only_job_id_zero(const uet::codec::Decoded& pkt) {
+  if (!pkt.reached_uet || pkt.fragment || !pkt.n_diags) return false;
+  for (size_t i = 0; i < pkt.n_diags; ++i)
+    if (pkt.diags[i].kind != uet::codec::DiagKind::job_id_zero) return false;
+  return true;
+}
+}  // namespace
+
 // `pkt` and `m` are the domain's: the decoded frame and the request read from it.
 void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from, uet::codec::Decoded& pkt,
                    InRequest& m) {
@@ -366,7 +378,7 @@ void handle_packet(Domain* d, const uint8_t* buf, size_t n, const UdpPeer& from,
   opts.udp_port = d->cfg.udp_port;
   opts.spec_version = d->cfg.spec_version;
   uet::codec::decode(buf, static_cast<uint32_t>(n), static_cast<uint32_t>(n), Node::uet, opts, pkt);
-  if (pkt.status() != uet::codec::Status::uet) {
+  if (pkt.status() != uet::codec::Status::uet && !(no_job_ids(d) && only_job_id_zero(pkt))) {
     FI_DBG(&g_prov, FI_LOG_EP_DATA, "dropped a frame that is not clean UET (%s)\n",
            uet::codec::status_name(pkt.status()));
     return;

@@ -190,18 +190,6 @@ class SoftuetWithEntity : public SoftuetApi {
     env_.reset();
     entity_.reset();
   }
-  // Enables the pair, sends one message to a fake peer and decodes the request that reaches it.
-  void SendOneRequest(uet::codec::Decoded* d) {
-    const fi_addr_t peer = FakePeer(0);
-    ASSERT_NO_FATAL_FAILURE(Enable());
-    char msg[8] = "entity";
-    int ctx = 0;
-    ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
-    const std::vector<uint8_t> frame = Receive();
-    ASSERT_FALSE(frame.empty()) << "no request reached the peer";
-    uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
-                       uet::wire::Node::uet, uet::codec::DecodeOptions{}, *d);
-  }
   std::unique_ptr<Entity> entity_;
   std::unique_ptr<Env> env_;
 };

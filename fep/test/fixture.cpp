@@ -98,6 +98,18 @@ void SoftuetApi::TearDown() {
   fake_sock_ = -1;
 }
 
+void SoftuetApi::SendOneRequest(uet::codec::Decoded* d) {
+  const fi_addr_t peer = FakePeer(0);
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  char msg[8] = "request";
+  int ctx = 0;
+  ASSERT_EQ(fi_send(ep_[kA], msg, sizeof msg, nullptr, peer, &ctx), 0);
+  const std::vector<uint8_t> frame = Receive();
+  ASSERT_FALSE(frame.empty()) << "no request reached the peer";
+  uet::codec::decode(frame.data(), static_cast<uint32_t>(frame.size()), static_cast<uint32_t>(frame.size()),
+                     uet::wire::Node::uet, uet::codec::DecodeOptions{}, *d);
+}
+
 fi_addr_t SoftuetApi::FakePeer(uint8_t fep_caps) {
   softuet_addr a{};
   size_t len = sizeof a;

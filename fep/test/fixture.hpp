@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "uet/codec/decoded.hpp"
+
 namespace softuet_test {
 
 inline constexpr int kA = 0;
@@ -80,6 +82,9 @@ class SoftuetApi : public ::testing::Test {
   // The next frame the fake peer receives (empty after 5 s without one).
   std::vector<uint8_t> Receive();
   static unsigned PdsType(const std::vector<uint8_t>& f) { return f.empty() ? 0 : f[0] >> 3; }
+  // Enables the pair, sends one message from A to a fake peer and decodes the request that reaches it (call
+  // it in ASSERT_NO_FATAL_FAILURE).
+  void SendOneRequest(uet::codec::Decoded* d);
   int fake_sock_ = -1;
 
   fi_info* info_ = nullptr;

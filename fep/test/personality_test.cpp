@@ -1,7 +1,8 @@
 // The personality settings (fep/README.md "Personalities") that need no wire of their own: a bad value of
 // any of them gives no info and no domain; SOFTUET_EP_TYPES leaves an endpoint type out; with
 // SOFTUET_JOB_ID_METHODS=indirect every way to give a direct or AV JobID is refused with -FI_EOPNOTSUPP and
-// the indirect method still carries messages. The others: wide_address_test.cpp, own_port_test.cpp,
+// the indirect method still carries messages; with SOFTUET_JOB_ID_METHODS=none no endpoint has a JobID and
+// its requests carry JobID 0. The others: wide_address_test.cpp, own_port_test.cpp,
 // close_wait_test.cpp and rendezvous_test.cpp (SOFTUET_LARGE_SENDS).
 #include <rdma/fi_domain.h>
 
@@ -20,7 +21,8 @@ constexpr std::pair<const char*, const char*> kBadValues[] = {
     {"SOFTUET_EP_TYPES", ""},               {"SOFTUET_EP_TYPES", "rdm,msg"},
     {"SOFTUET_EP_TYPES", ","},              {"SOFTUET_LARGE_SENDS", "never"},
     {"SOFTUET_JOB_ID_METHODS", "direct"},   {"SOFTUET_JOB_ID_METHODS", "indirect,bogus"},
-    {"SOFTUET_JOB_ID_METHODS", ""},         {"SOFTUET_CLOSE", "wait"},
+    {"SOFTUET_JOB_ID_METHODS", ""},         {"SOFTUET_JOB_ID_METHODS", "none,indirect"},
+    {"SOFTUET_CLOSE", "wait"},
     {"SOFTUET_CLOSE_WAIT_MS", "0"},         {"SOFTUET_CLOSE_WAIT_MS", "600001"},
     {"SOFTUET_CLOSE_WAIT_MS", "5s"},        {"SOFTUET_CLOSE_WAIT_MS", ""},
     {"SOFTUET_UDP_PORT", "automatic"},      {"SOFTUET_UDP_PORT", "-1"},
@@ -162,6 +164,33 @@ TEST_F(IndirectOnly, EveryOtherWayToAJobIdIsNotSupported) {
 
   // The indirect method carries messages as ever.
   ASSERT_NO_FATAL_FAILURE(SendAToB("job"));
+}
+
+// SOFTUET_JOB_ID_METHODS=none: a provider with no JobID at all. No auth_key is taken, and whatever would give
+// the indirect JobID (SOFTUET_JOB_ID here, the entity or the fallback elsewhere) is not asked: a request carries
+// JobID 0, and a message between two such endpoints is delivered.
+class NoJobId : public SoftuetApi {
+ protected:
+  ScopedEnv methods_{"SOFTUET_JOB_ID_METHODS", "none"};
+  ScopedEnv job_{"SOFTUET_JOB_ID", "0x5A5A01"};
+  ScopedEnv fallback_{"SOFTUET_FALLBACK_JOB_ID", "1"};
+};
+
+TEST_F(NoJobId, GetinfoOffersNoAuthKey) {
+  EXPECT_EQ(InfoForMethod(3), -FI_ENODATA);
+  EXPECT_EQ(InfoForMethod(FI_AV_AUTH_KEY), -FI_ENODATA);
+  EXPECT_EQ(InfoForMethod(0), 0);
+}
+
+TEST_F(NoJobId, RequestsCarryJobIdZero) {
+  uet::codec::Decoded d;
+  ASSERT_NO_FATAL_FAILURE(SendOneRequest(&d));
+  EXPECT_EQ(d.get(uet::wire::Field::uet_ses_job_id), 0u);
+}
+
+TEST_F(NoJobId, MessagesBetweenEndpointsWithoutJobIdArrive) {
+  ASSERT_NO_FATAL_FAILURE(Enable());
+  ASSERT_NO_FATAL_FAILURE(SendAToB("no job"));
 }
 
 }  // namespace
