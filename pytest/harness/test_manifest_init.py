@@ -377,10 +377,13 @@ class TestUetKeysWhateverFiInfoSays:
             "what it means) or delete the key" for key in self.UNFILLED]
 
     def test_filled_in_it_is_a_uet_provider(self, udp_starter, cmd_check, tmp_path):
-        text = uncommented(udp_starter.read_text(), ["address_layout", "wire", "indirect_job_id", "job_id_methods"])
+        text = uncommented(udp_starter.read_text(), ["address_layout", "wire", "indirect_job_id_environment",
+                                                     "indirect_job_id", "job_id_methods"])
         for placeholder, value in [("\nuet: false ", "\nuet: true  "), ("\nprofiles: [] ", "\nprofiles: [ai_base]"),
                                    ("address_layout: FILL-IN", "address_layout: uet-address-layout"),
                                    ("{interface: FILL-IN, udp_port: FILL-IN}", "{interface: veth0, udp_port: auto}"),
+                                   ("indirect_job_id_environment: {NAME: FILL-IN}",
+                                    "indirect_job_id_environment: {VENDOR_JOB_ID: '7'}"),
                                    ("indirect_job_id: FILL-IN", "indirect_job_id: 7"),
                                    ("job_id_methods: [FILL-IN]", "job_id_methods: [indirect]")]:
             assert placeholder in text
