@@ -78,3 +78,18 @@ def test_own_port_is_the_one_bound_and_the_one_named(probe_address):
     port = address_layout.read(layout, blob, "udp_port")
     assert port and bound(port)
     assert address_layout.read(layout, blob, "pid_on_fep") == pid_on_fep(pid)
+
+
+def test_address_v1_hands_out_version_1_without_the_fa_valid_flag(probe_address):
+    """Issue 35, item 6: a provider whose addresses are another version, its FA-valid flag clear, the FA there."""
+    port = free_port()
+    # Its manifest's address settings: the layout (from wide-address.yaml), the version and the flag.
+    env = {k: v for k, v in manifest.load(PERSONALITIES / "address-v1.yaml").data["environment"].items()
+           if k.startswith("SOFTUET_ADDR_")}
+    pid, blob = probe_address(dict(env, SOFTUET_UDP_PORT=str(port)))
+    layout = layout_of("address-v1.yaml")
+    assert address_layout.read(layout, blob, "version") == 1
+    assert address_layout.read(layout, blob, "flags") == 0b11101  # caps, PIDonFEP, indices, initiator: no FA-valid
+    assert address_layout.read(layout, blob, "fa")[:4] == ipaddress.IPv4Address(FEP).packed
+    assert address_layout.read(layout, blob, "udp_port") == port
+    assert address_layout.read(layout, blob, "pid_on_fep") == pid_on_fep(pid)
