@@ -135,12 +135,13 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     }
     // The first of a skip and a failure decides: a case that found itself not applicable and went on (a helper's
     // skip its caller did not stop at) failed only at what it should never have run; a failure before the skip
-    // stands, with its own message, not the skip's.
-    bool skipped_first = false, decided = false;
+    // stands, with its own message, not the skip's. Of several skips before any failure the last gives the
+    // reason: the fixture's SetUp is more particular than the pair's claims its constructor checks first.
+    bool skipped_first = false, failed_yet = false;
     for (int i = 0; i < result->total_part_count(); ++i) {
       const auto& part = result->GetTestPartResult(i);
-      if (!decided && (part.failed() || part.skipped())) skipped_first = part.skipped(), decided = true;
-      if (part.skipped() && reason.empty()) reason = part.message();
+      if (!failed_yet && part.skipped()) skipped_first = true, reason = part.message();
+      failed_yet = failed_yet || part.failed();
       if (part.failed())
         message += (message.empty() ? "" : "\n") + std::string(part.file_name() ? part.file_name() : "?") + ":" +
                    std::to_string(part.line_number()) + ": " + part.message();
