@@ -38,6 +38,10 @@ std::vector<uint8_t> from_hex(const std::string& hex) {
   return out;
 }
 
+void DomainObjects::own_call_returned(ssize_t rc) {
+  if (rc == -FI_EOPNOTSUPP || rc == -FI_ENOSYS) observing(Side::initiator, "api: the initiator's own call returned " + fi_err(rc));
+}
+
 DomainObjects::~DomainObjects() { close_domain_objects(); }
 
 void DomainObjects::close_domain_objects() {

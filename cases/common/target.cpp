@@ -271,7 +271,7 @@ const bool registered = register_peer_role("target", target_role);
 }  // namespace
 
 bool Target::call(const Json& request, Json* reply, int timeout_ms) {
-  observing(Side::target, "api: what the target observed or did");
+  observing(Side::target, kTargetObservedBasis);
   const std::string op = request.value("op", "?");
   std::string answer;
   if (!peer_.channel().send(request.dump()) || !peer_.channel().recv(&answer, timeout_ms)) {

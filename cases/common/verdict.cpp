@@ -59,6 +59,20 @@ CaseState& state() {
 
 const char* side_name(Side s) { return s == Side::initiator ? "initiator" : "target"; }
 
+// A target that did not get what the initiator sent malformed (the capture holds a diagnostic against the
+// initiator's frame) was silent because of the initiator: the failure is the initiator's.
+void blame_silence_on_malformed_request() {
+  CaseState& s = state();
+  if (s.blamed_side != Side::target || s.blamed_basis != kTargetObservedBasis) return;
+  for (const auto& d : s.diagnostics) {
+    if (d.value("sender", "") != "initiator") continue;
+    s.blamed_side = Side::initiator;
+    s.blamed_basis = "wire: the initiator sent a malformed frame (" + d.value("kind", std::string("?")) + " in " +
+                     d.value("header", std::string("?")) + "): what the target did not get is the initiator's";
+    return;
+  }
+}
+
 std::string first_lines(const std::string& text, size_t max_chars) {
   return text.size() <= max_chars ? text : text.substr(0, max_chars) + " ...";
 }
@@ -119,21 +133,29 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
       if (std::string(p.key()) == "requirements") requirements = p.value();
       if (std::string(p.key()) == "warning") warning = p.value();
     }
+    // The first of a skip and a failure decides: a case that found itself not applicable and went on (a helper's
+    // skip its caller did not stop at) failed only at what it should never have run; a failure before the skip
+    // stands, with its own message, not the skip's. Of several skips before any failure the last gives the
+    // reason: the fixture's SetUp is more particular than the pair's claims its constructor checks first.
+    bool skipped_first = false, failed_yet = false;
     for (int i = 0; i < result->total_part_count(); ++i) {
       const auto& part = result->GetTestPartResult(i);
-      if (part.failed() || part.skipped()) {
+      if (!failed_yet && part.skipped()) skipped_first = true, reason = part.message();
+      failed_yet = failed_yet || part.failed();
+      if (part.failed())
         message += (message.empty() ? "" : "\n") + std::string(part.file_name() ? part.file_name() : "?") + ":" +
                    std::to_string(part.line_number()) + ": " + part.message();
-        if (part.skipped()) reason = part.message();
-      }
     }
-    if (result->Failed() && !state().inconclusive.empty()) {
+    const bool failed = result->Failed() && !skipped_first;
+    if (failed) reason.clear();
+    if (failed && !state().inconclusive.empty()) {
       // A starved host is never a fail (liveness.hpp): the case could not tell whether the provider would have.
       verdict = "error";
       reason = "inconclusive: the host was busy: " + state().inconclusive;
-    } else if (result->Failed()) {
+    } else if (failed) {
       verdict = "fail";
-    } else if (result->Skipped()) {
+      blame_silence_on_malformed_request();
+    } else if (skipped_first) {
       // Every skip of the suite says "not applicable [<code>]: <why>" (UET_NOT_APPLICABLE); any other skip is a
       // harness error. The code travels as reason_code; the harness checks it is declared.
       static const std::string kOpen = "not applicable [";

@@ -38,6 +38,22 @@ class Atomic : public TwoSided {
     ASSERT_TRUE(target.write_mr(1, 0, bytes_of(values))) << target.error();
   }
   std::vector<uint8_t> TargetValues(size_t n) { return target.read_mr(1, 0, n * 8); }
+  // A provider says which atomics it does through the valid queries (2.2.2-d; which a profile needs is
+  // MISSING, digest A): one the initiator's query reports it does not do makes the case not applicable,
+  // naming it; one it reports and then refuses is its own failure (DomainObjects::post).
+  void RequireInitiatorOffers(int valid_rc, const char* what) {
+    UET_NOT_APPLICABLE_IF(valid_rc == -FI_EOPNOTSUPP || valid_rc == -FI_ENOSYS, "not-claimed-feature",
+                          "the initiator, " << manifest().name << ", does not offer " << what << ": its valid query returned "
+                                            << fi_err(valid_rc));
+  }
+  void RequireFetchingSum() {
+    size_t count = 0;
+    RequireInitiatorOffers(fi_fetch_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), "fetching FI_SUM on FI_UINT64");
+  }
+  void RequireCompareSwap() {
+    size_t count = 0;
+    RequireInitiatorOffers(fi_compare_atomicvalid(me.ep, FI_UINT64, FI_CSWAP, &count), "FI_CSWAP on FI_UINT64");
+  }
 };
 
 TEST_P(Atomic, ValidCallsReportUint64Operations) {
@@ -46,12 +62,19 @@ TEST_P(Atomic, ValidCallsReportUint64Operations) {
   size_t count = 0;
   ASSERT_EQ(fi_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), 0);
   EXPECT_GE(count, 2u) << "bulk non-fetching atomics take more than one element";
-  ASSERT_EQ(fi_fetch_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count), 0);
-  if (manifest().uet) {
-    EXPECT_EQ(count, 1u) << "fetching atomics are limited to one element";
+  // Fetching and compare atomics are the provider's to offer (2.2.2-d); where offered, one element (-c).
+  const int fetching = fi_fetch_atomicvalid(me.ep, FI_UINT64, FI_SUM, &count);
+  if (fetching != -FI_EOPNOTSUPP) {
+    ASSERT_EQ(fetching, 0);
+    if (manifest().uet) {
+      EXPECT_EQ(count, 1u) << "fetching atomics are limited to one element";
+    }
   }
-  ASSERT_EQ(fi_compare_atomicvalid(me.ep, FI_UINT64, FI_CSWAP, &count), 0);
-  EXPECT_GE(count, 1u);
+  const int compare = fi_compare_atomicvalid(me.ep, FI_UINT64, FI_CSWAP, &count);
+  if (compare != -FI_EOPNOTSUPP) {
+    ASSERT_EQ(compare, 0);
+    EXPECT_GE(count, 1u);
+  }
 }
 
 TEST_P(Atomic, BulkSumAddsEveryElement) {
@@ -80,6 +103,8 @@ TEST_P(Atomic, BulkSumAddsEveryElement) {
 TEST_P(Atomic, FetchingSumReturnsTheOldValue) {
   covers({"2.2.5.4.4-c", "2.2.5.4.4-d"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_ATOMIC));
+  RequireFetchingSum();
+  if (IsSkipped()) return;
   RemoteMr mr;
   ASSERT_NO_FATAL_FAILURE(Holding({40, 7}, &mr));
   uint64_t add = 2, old = 0;
@@ -93,6 +118,8 @@ TEST_P(Atomic, FetchingSumReturnsTheOldValue) {
 TEST_P(Atomic, CompareSwapSwapsOnlyOnEquality) {
   covers({"2.2.5.4.4-c", "2.2.5.4.4-d"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_ATOMIC));
+  RequireCompareSwap();
+  if (IsSkipped()) return;
   RemoteMr mr;
   ASSERT_NO_FATAL_FAILURE(Holding({7, 8}, &mr));
   uint64_t compare = 7, swap = 99, old = 0;
@@ -126,6 +153,9 @@ class AtomicWire : public Atomic {
   // FI_UINT64, one element) to MR `id` (`mr`, at least 32 bytes of zeros), each completed, with the
   // request each sent. The write comes first: the atomics' headers are compared with its header.
   void WriteAndEachAtomic(int id, const RemoteMr& mr, std::vector<Sent>* out) {
+    RequireFetchingSum();
+    RequireCompareSwap();
+    if (IsSkipped()) return;
     Capture cap;
     ASSERT_TRUE(cap.start()) << cap.error();
     namespace op = w::ses_request_opcode;
@@ -198,6 +228,7 @@ TEST_P(AtomicWire, AtomicsTakeTheHeaderOfAWriteToTheSameKey) {
   ASSERT_TRUE(target.register_mr(1, 64 + kBulk * 8, 0, "any", &mr)) << target.error();
   std::vector<Sent> sent;
   ASSERT_NO_FATAL_FAILURE(WriteAndEachAtomic(1, mr, &sent));
+  if (IsSkipped()) return;
   const auto write_hdr = sent[0].frame.get(w::Field::uet_pds_next_hdr);
   for (size_t i = 1; i < sent.size(); ++i)
     EXPECT_EQ(sent[i].frame.get(w::Field::uet_pds_next_hdr), write_hdr)
@@ -259,6 +290,7 @@ TEST_P(AtomicWire, AtomicsToAnOptimizedKeyTakeTheHeaderOfAWrite) {
                         "the target FEP does not take the optimized header (address capability bit 7)");
   std::vector<Sent> sent;
   ASSERT_NO_FATAL_FAILURE(WriteAndEachAtomic(5, mr, &sent));
+  if (IsSkipped()) return;
   const auto write_hdr = sent[0].frame.get(w::Field::uet_pds_next_hdr);
   for (size_t i = 1; i < sent.size(); ++i)
     EXPECT_EQ(sent[i].frame.get(w::Field::uet_pds_next_hdr), write_hdr)

@@ -10,7 +10,10 @@
 //   24 the FEP's UDP socket address: a struct sockaddr_in (16 bytes, the rest zero) or sockaddr_in6 (28)
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 
 #include "softuet.hpp"
 
@@ -78,15 +81,19 @@ std::optional<softuet_addr> wide_to(const uint8_t* in) {
 
 }  // namespace
 
-size_t addr_blob_size(AddrLayout layout) { return layout == AddrLayout::wide52 ? kWideSize : sizeof(softuet_addr); }
+namespace {
 
-void addr_to_blob(AddrLayout layout, const softuet_addr& a, void* blob) {
-  if (layout == AddrLayout::wide52) wide_from(a, static_cast<uint8_t*>(blob));
-  else std::memcpy(blob, &a, sizeof a);
+// Where the version and flags bytes are in a blob of `layout` (both layouts put them first, in this order).
+constexpr size_t kVersionAt = 0, kFlagsAt = 1;
+static_assert(offsetof(softuet_addr, uet) + offsetof(uet_addr, version) == kVersionAt &&
+                  offsetof(softuet_addr, uet) + offsetof(uet_addr, flags) == kFlagsAt,
+              "softuet's layout starts with version and flags");
+
+bool has_fa(const softuet_addr& a) {
+  return std::any_of(std::begin(a.uet.fa), std::end(a.uet.fa), [](uint8_t b) { return b != 0; });
 }
 
-std::optional<softuet_addr> addr_from_blob(AddrLayout layout, const void* blob, size_t len) {
-  if (!blob) return std::nullopt;
+std::optional<softuet_addr> decode(AddrLayout layout, const void* blob, size_t len) {
   if (layout == AddrLayout::wide52) {
     if (len < kWideSize) return std::nullopt;
     return wide_to(static_cast<const uint8_t*>(blob));
@@ -96,6 +103,31 @@ std::optional<softuet_addr> addr_from_blob(AddrLayout layout, const void* blob, 
   if (len < sizeof(uet_addr)) return std::nullopt;
   softuet_addr a{};
   std::memcpy(&a, blob, std::min(len, sizeof a));
+  return a;
+}
+
+}  // namespace
+
+size_t addr_blob_size(AddrLayout layout) { return layout == AddrLayout::wide52 ? kWideSize : sizeof(softuet_addr); }
+
+void addr_to_blob(const Config& cfg, const softuet_addr& a, void* blob) {
+  auto* out = static_cast<uint8_t*>(blob);
+  if (cfg.addr_layout == AddrLayout::wide52) wide_from(a, out);
+  else std::memcpy(blob, &a, sizeof a);
+  // Inside, every address is the spec's version 0 with its FA-valid flag as it is; the blobs a personality
+  // hands out carry its own version and, with SOFTUET_ADDR_FA_FLAG=clear, no FA-valid flag.
+  if (a.uet.version == uet::wire::k_addr_version) out[kVersionAt] = cfg.addr_version;
+  if (!cfg.addr_fa_flag) out[kFlagsAt] = static_cast<uint8_t>(out[kFlagsAt] & ~kAddrFlagFaValid);
+}
+
+std::optional<softuet_addr> addr_from_blob(const Config& cfg, const void* blob, size_t len) {
+  if (!blob) return std::nullopt;
+  std::optional<softuet_addr> a = decode(cfg.addr_layout, blob, len);
+  // A blob of its own version is what addr_to_blob made: the spec's version inside, the FA valid where it has one.
+  if (a && cfg.addr_version != uet::wire::k_addr_version && a->uet.version == cfg.addr_version) {
+    a->uet.version = static_cast<uint8_t>(uet::wire::k_addr_version);
+    if (!cfg.addr_fa_flag && has_fa(*a)) a->uet.flags |= kAddrFlagFaValid;
+  }
   return a;
 }
 

@@ -108,6 +108,7 @@ int valid(fid_ep* f, fi_op op, fi_datatype dt, size_t* count, Kind kind) {
   if (!count) return -FI_EINVAL;
   Ep* ep = obj<Ep>(f);
   if (ep->type != FI_EP_RDM || !(ep->caps & FI_ATOMIC) || !supported(op, dt, kind)) return -FI_EOPNOTSUPP;
+  if (kind != Kind::plain && !ep->domain->cfg.fetching_atomics) return -FI_EOPNOTSUPP;  // SOFTUET_ATOMICS
   // Bulk non-fetching atomics MUST be supported (spec 2.2.5.4.4-b); fetching ones are one element (-c).
   *count = kind == Kind::plain ? kMaxRdmMsg / dt_size(dt) : 1;
   return 0;
@@ -253,11 +254,11 @@ int a_compwritevalid(fid_ep* ep, fi_datatype dt, fi_op op, size_t* count) { retu
 
 }  // namespace
 
-int query_atomic(fid_domain*, fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) {
+int query_atomic(fid_domain* domain, fi_datatype dt, fi_op op, fi_atomic_attr* attr, uint64_t flags) {
   if (!attr) return -FI_EINVAL;
   if (flags & ~uint64_t{FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC}) return -FI_EBADFLAGS;
   const Kind kind = (flags & FI_COMPARE_ATOMIC) ? Kind::compare : (flags & FI_FETCH_ATOMIC) ? Kind::fetch : Kind::plain;
-  if (!supported(op, dt, kind)) return -FI_EOPNOTSUPP;
+  if (!supported(op, dt, kind) || (kind != Kind::plain && !obj<Domain>(domain)->cfg.fetching_atomics)) return -FI_EOPNOTSUPP;
   attr->size = dt_size(dt);
   attr->count = kind == Kind::plain ? kMaxRdmMsg / attr->size : 1;
   return 0;

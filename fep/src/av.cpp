@@ -33,7 +33,7 @@ int av_insert(fid_av* f, const void* addr, size_t count, fi_addr_t* fi_addr, uin
   const size_t stride = addr_blob_size(layout);
   int inserted = 0;
   for (size_t i = 0; i < count; ++i) {
-    const std::optional<softuet_addr> parsed = addr_from_blob(layout, p + i * stride, stride);
+    const std::optional<softuet_addr> parsed = addr_from_blob(av->domain->cfg, p + i * stride, stride);
     // Only version-0 UET addresses with a valid FA of this FEP's family can be reached: one FEP has one IP
     // address and one socket of its family.
     const bool ok = parsed && parsed->uet.version == uet::wire::k_addr_version && (parsed->uet.flags & kAddrFlagFaValid) &&
@@ -100,7 +100,7 @@ int av_lookup_op(fid_av* f, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
   *addrlen = size;
   if (addr) {
     uint8_t blob[kMaxAddrBlob];
-    addr_to_blob(layout, a, blob);
+    addr_to_blob(av->domain->cfg, a, blob);
     std::memcpy(addr, blob, std::min(given, size));
   }
   return given < size ? -FI_ETOOSMALL : 0;
@@ -109,7 +109,7 @@ int av_lookup_op(fid_av* f, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
 const char* av_straddr(fid_av* f, const void* addr, char* buf, size_t* len) {
   if (!f || !addr || !buf || !len) return nullptr;
   const AddrLayout layout = obj<Av>(f)->domain->cfg.addr_layout;
-  const std::optional<softuet_addr> a = addr_from_blob(layout, addr, addr_blob_size(layout));
+  const std::optional<softuet_addr> a = addr_from_blob(obj<Av>(f)->domain->cfg, addr, addr_blob_size(layout));
   const std::string s = a ? addr_to_string(*a) : std::string("fi_addr_uet://(not an address in layout ") + addr_layout_name(layout) + ")";
   if (*len) snprintf(buf, *len, "%s", s.c_str());
   *len = s.size() + 1;

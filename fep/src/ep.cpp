@@ -159,7 +159,7 @@ int ep_getname(fid* f, void* addr, size_t* addrlen) {
   const size_t given = *addrlen, size = addr_blob_size(d->cfg.addr_layout);
   *addrlen = size;
   if (given < size || !addr) return -FI_ETOOSMALL;
-  addr_to_blob(d->cfg.addr_layout, a, addr);
+  addr_to_blob(d->cfg, a, addr);
   return 0;
 }
 
@@ -268,7 +268,7 @@ bool ri_taken(const Domain* d, uint32_t ri) {
 // reserved (digest C.2). Called with d->mu held.
 int take_resource_index(Domain* d, const fi_info* info) {
   const uint32_t limit = 1u << uet::wire::k_resource_index_bits;
-  const std::optional<softuet_addr> src = addr_from_blob(d->cfg.addr_layout, info->src_addr, info->src_addrlen);
+  const std::optional<softuet_addr> src = addr_from_blob(d->cfg, info->src_addr, info->src_addrlen);
   if (src && src->uet.num_indices && (src->uet.flags & kAddrFlagIndexValid)) {
     const uint32_t start = src->uet.start_index, end = start + src->uet.num_indices;
     if (start == 0 || end > limit) return -FI_EINVAL;

@@ -46,7 +46,7 @@ bool job_id_method_offered(const Config& cfg, size_t auth_key_size) {
 void* blob_of(const Config& cfg, const softuet_addr& a, size_t* len) {
   *len = addr_blob_size(cfg.addr_layout);
   void* blob = calloc(1, *len);
-  if (blob) addr_to_blob(cfg.addr_layout, a, blob);
+  if (blob) addr_to_blob(cfg, a, blob);
   return blob;
 }
 
@@ -129,7 +129,7 @@ bool hint_ok(const fi_info* hints, fi_ep_type type, const Config& cfg, const Loc
     *why = "a JobID method SOFTUET_JOB_ID_METHODS leaves out (ep_attr auth_key_size)";
     return false;
   }
-  if (hints->dest_addr && !addr_from_blob(cfg.addr_layout, hints->dest_addr, hints->dest_addrlen)) {
+  if (hints->dest_addr && !addr_from_blob(cfg, hints->dest_addr, hints->dest_addrlen)) {
     *why = std::string("dest_addr is not an address in layout ") + addr_layout_name(cfg.addr_layout);
     return false;
   }
@@ -157,7 +157,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
   info->src_addr = blob_of(cfg, src, &info->src_addrlen);
   // hint_ok read it: it is an address of the layout.
   if (hints && hints->dest_addr)
-    info->dest_addr = blob_of(cfg, *addr_from_blob(cfg.addr_layout, hints->dest_addr, hints->dest_addrlen), &info->dest_addrlen);
+    info->dest_addr = blob_of(cfg, *addr_from_blob(cfg, hints->dest_addr, hints->dest_addrlen), &info->dest_addrlen);
 
   info->tx_attr->caps = caps & ~FI_RECV;
   info->tx_attr->mode = 0;
@@ -237,7 +237,7 @@ fi_info* make_info(fi_ep_type type, const fi_info* hints, const Config& cfg, con
 // node is a UET address (digest C.6) in the configured layout, of that layout's size (fi_getinfo gives no
 // length): keep the info only if the fields its valid flags name match ours.
 bool node_matches(const Config& cfg, const char* node, const softuet_addr& ours) {
-  const std::optional<softuet_addr> parsed = addr_from_blob(cfg.addr_layout, node, addr_blob_size(cfg.addr_layout));
+  const std::optional<softuet_addr> parsed = addr_from_blob(cfg, node, addr_blob_size(cfg.addr_layout));
   if (!parsed) return false;
   const uet_addr& want = parsed->uet;
   if ((want.flags & kAddrFlagFaValid) && std::memcmp(want.fa, ours.uet.fa, 4) != 0) return false;

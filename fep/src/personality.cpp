@@ -69,6 +69,31 @@ bool load_personality(Config& cfg, std::string* error) {
     cfg.addr_layout = *l;
   }
 
+  // Another address format version and flags (a provider that numbers its layout otherwise): what it hands
+  // out carries them; it still takes the spec's version 0 (address_layout.cpp).
+  if (const char* version = std::getenv("SOFTUET_ADDR_VERSION")) {
+    char* end = nullptr;
+    const long v = std::strtol(version, &end, 0);
+    if (!*version || *end || v < 0 || v > UINT8_MAX) {
+      *error = std::string("SOFTUET_ADDR_VERSION='") + version + "': not an address version (0..255)";
+      return false;
+    }
+    cfg.addr_version = static_cast<uint8_t>(v);
+  }
+  const std::optional<bool> fa_clear = choice("SOFTUET_ADDR_FA_FLAG", "set", "clear", error);
+  if (!fa_clear) return false;
+  cfg.addr_fa_flag = !*fa_clear;
+  if (!cfg.addr_fa_flag && cfg.addr_version == uet::wire::k_addr_version) {
+    // A version-0 blob without the flag is a spec address with no FA: it could not be told from one.
+    *error = "SOFTUET_ADDR_FA_FLAG=clear needs SOFTUET_ADDR_VERSION other than the spec's " +
+             std::to_string(uet::wire::k_addr_version);
+    return false;
+  }
+
+  const std::optional<bool> no_fetching = choice("SOFTUET_ATOMICS", "all", "non_fetching", error);
+  if (!no_fetching) return false;
+  cfg.fetching_atomics = !*no_fetching;
+
   if (const char* types = std::getenv("SOFTUET_EP_TYPES")) {
     constexpr Name kTypes[] = {{"rdm", 1}, {"dgram", 2}};
     const std::optional<uint8_t> bits = name_set("SOFTUET_EP_TYPES", types, kTypes, error);

@@ -153,6 +153,11 @@ struct Config {
   // Personalities (personality.cpp): how softuet looks, not which rule it breaks.
   bool udp_port_auto = false;            // SOFTUET_UDP_PORT=auto (or 0): the kernel picks (local_port.cpp)
   AddrLayout addr_layout = AddrLayout::softuet;  // SOFTUET_ADDR_LAYOUT
+  // SOFTUET_ADDR_VERSION / SOFTUET_ADDR_FA_FLAG: the version and FA-valid flag of the addresses it hands out
+  // (address_layout.cpp); it takes its own and the spec's version 0.
+  uint8_t addr_version = uet::wire::k_addr_version;
+  bool addr_fa_flag = true;
+  bool fetching_atomics = true;          // SOFTUET_ATOMICS=non_fetching: no fetching or compare atomics
   bool offers_rdm = true, offers_dgram = true;   // SOFTUET_EP_TYPES
   bool large_send_protocols = true;      // SOFTUET_LARGE_SENDS=eager: no rendezvous, no deferrable send
   uint8_t job_id_methods = kJobIdIndirect | kJobIdDirect | kJobIdAv;  // SOFTUET_JOB_ID_METHODS
@@ -197,9 +202,11 @@ std::string addr_to_string(const softuet_addr& a);
 // Inside, every address is a softuet_addr.
 size_t addr_blob_size(AddrLayout layout);
 inline constexpr size_t kMaxAddrBlob = 64;  // no layout is larger
-void addr_to_blob(AddrLayout layout, const softuet_addr& a, void* blob);  // writes addr_blob_size bytes
+// Blobs in cfg's layout, with its personality's address version and FA-valid flag (SOFTUET_ADDR_VERSION,
+// SOFTUET_ADDR_FA_FLAG) outside and the spec's inside.
+void addr_to_blob(const Config& cfg, const softuet_addr& a, void* blob);  // writes addr_blob_size bytes
 // nullopt when `len` bytes cannot hold an address of the layout, or they contradict themselves.
-std::optional<softuet_addr> addr_from_blob(AddrLayout layout, const void* blob, size_t len);
+std::optional<softuet_addr> addr_from_blob(const Config& cfg, const void* blob, size_t len);
 const char* addr_layout_name(AddrLayout layout);
 std::optional<AddrLayout> addr_layout_by_name(const std::string& name);
 

@@ -27,6 +27,10 @@ constexpr std::pair<const char*, const char*> kBadValues[] = {
     {"SOFTUET_CLOSE_WAIT_MS", "5s"},        {"SOFTUET_CLOSE_WAIT_MS", ""},
     {"SOFTUET_UDP_PORT", "automatic"},      {"SOFTUET_UDP_PORT", "-1"},
     {"SOFTUET_UDP_PORT", "65536"},
+    {"SOFTUET_ADDR_VERSION", "256"},        {"SOFTUET_ADDR_VERSION", "one"},
+    {"SOFTUET_ADDR_VERSION", ""},           {"SOFTUET_ADDR_FA_FLAG", "unset"},
+    {"SOFTUET_ADDR_FA_FLAG", "clear"},  // with the spec's version 0: an address with no FA
+    {"SOFTUET_ATOMICS", "none"},
 };
 
 TEST(Personality, ABadValueGivesNoInfo) {

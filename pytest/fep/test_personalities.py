@@ -94,3 +94,18 @@ def test_own_port_traffic_decodes_by_hand_without_naming_its_ports(pair, softuet
     records = decode_strict(cmd_uet_decode, pcap)  # every frame UET, well-formed
     ports = {r["fields"]["udp.dstport"] for r in records}
     assert len(ports) == 2 and 4793 not in ports  # the client's and the server's own
+
+
+def test_address_v1_hands_out_version_1_without_the_fa_valid_flag(probe_address):
+    """Issue 35, item 6: a provider whose addresses are another version, its FA-valid flag clear, the FA there."""
+    port = free_port()
+    # Its manifest's address settings: the layout (from wide-address.yaml), the version and the flag.
+    env = {k: v for k, v in manifest.load(PERSONALITIES / "address-v1.yaml").data["environment"].items()
+           if k.startswith("SOFTUET_ADDR_")}
+    pid, blob = probe_address(dict(env, SOFTUET_UDP_PORT=str(port)))
+    layout = layout_of("address-v1.yaml")
+    assert address_layout.read(layout, blob, "version") == 1
+    assert address_layout.read(layout, blob, "flags") == 0b11101  # caps, PIDonFEP, indices, initiator: no FA-valid
+    assert address_layout.read(layout, blob, "fa")[:4] == ipaddress.IPv4Address(FEP).packed
+    assert address_layout.read(layout, blob, "udp_port") == port
+    assert address_layout.read(layout, blob, "pid_on_fep") == pid_on_fep(pid)

@@ -1,0 +1,47 @@
+// Cases that break the ways real cases do, so that pytest/cases/test_verdict_rules.py sees the rules of the
+// verdict recorder (common/verdict.cpp) on the lines the harness reads. No provider is opened: not an area
+// (its name is not uet-cases-*), built and run by that test only.
+#include <gtest/gtest.h>
+#include <rdma/fi_errno.h>
+
+#include "conformance.hpp"
+#include "endpoint.hpp"
+
+namespace uet::cases {
+namespace {
+
+// A helper's skip that its caller does not stop at.
+void NotApplicableHere() { UET_NOT_APPLICABLE("not-claimed-feature", "the probe's helper found the case not applicable"); }
+
+TEST(VerdictProbe, NotApplicableThenAFailure) {
+  NotApplicableHere();
+  ADD_FAILURE() << "what ran after the case was found not applicable";
+}
+
+TEST(VerdictProbe, AFailureThenNotApplicable) {
+  ADD_FAILURE() << "the failure itself";
+  NotApplicableHere();
+}
+
+// The target reports it got nothing; the capture, drained as the case ends, holds the initiator's request
+// with a diagnostic.
+TEST(VerdictProbe, TargetSilenceAfterAMalformedRequest) {
+  observing(Side::target, kTargetObservedBasis);
+  ADD_FAILURE() << "the target got no message";
+  evidence_diagnostic(Side::initiator, "job_id_zero", "uet.ses.std", "uet.ses.job_id", 61, 0, "a request");
+}
+
+TEST(VerdictProbe, TargetSilenceAfterAWellFormedRequest) {
+  observing(Side::target, kTargetObservedBasis);
+  ADD_FAILURE() << "the target got no message";
+}
+
+// The case looked at the target last; then the initiator's own call says it does not do the operation.
+TEST(VerdictProbe, TheInitiatorsOwnUnsupportedCall) {
+  observing(Side::target, kTargetObservedBasis);
+  Endpoint me;
+  EXPECT_EQ(me.post([] { return ssize_t{-FI_EOPNOTSUPP}; }), 0);
+}
+
+}  // namespace
+}  // namespace uet::cases

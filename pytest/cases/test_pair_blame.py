@@ -1,0 +1,88 @@
+"""Issue 35, item 6: blame in pairs follows the cause, with softuet's personalities as the other side. An
+address Table 2-10's version 0 does not describe makes what needs it not applicable, once found, rather than
+failures of the side that refused it, while the other direction still carries packets; an initiator's own
+unsupported atomic is its own; a target's silence after a malformed request is the initiator's; an endpoint
+type one side lacks is not applicable in every instance, and a case that found itself not applicable never
+becomes a failure."""
+import os
+import pathlib
+
+import pytest
+
+from harness.run_cases import run_manifest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
+PERSONALITIES = REPO / "cases" / "manifests" / "personalities"
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
+
+
+def run_pair(build_dir, out, initiator, target, area, cases):
+    return {r.case: r for r in run_manifest(initiator, build_dir, out, target=target, areas=[area],
+                                            case_filter=":".join(cases))}
+
+
+class TestAddressesThatCannotCross:
+    V1 = PERSONALITIES / "address-v1.yaml"
+    REFUSED_BY_SOFTUET = ("not applicable: address-v1's addresses cannot be expressed in softuet's layout or version: "
+                          "its fi_getname gives address version 1 (Table 2-10's fields are version 0), the FA-valid "
+                          "flag (bit 1) clear in flags 29, which softuet's fi_av_insert refused")
+
+    def test_softuet_to_the_provider_is_not_applicable_with_the_reason(self, build_dir, tmp_path):
+        cases = ["Claimed/Msg.SendArrivesWholeInThePostedBuffer/rdm", "Claimed/Msg.SendUsesTheTable2_22Opcode/rdm"]
+        got = run_pair(build_dir, tmp_path, SOFTUET, self.V1, "msg", cases)
+        assert sorted(got) == sorted(cases)
+        for case in cases:
+            r = got[case]
+            assert (r.verdict, r.reason_code, r.reason, r.blamed_side) == (
+                "not_applicable", "address-not-expressible", self.REFUSED_BY_SOFTUET, None), case
+
+    def test_the_provider_to_softuet_carries_packets_and_says_why_where_it_cannot(self, build_dir, tmp_path):
+        sends, directed = "Claimed/Msg.SendArrivesWholeInThePostedBuffer/rdm", "Claimed/Msg.DirectedReceiveTakesOnlyItsInitiator/rdm"
+        got = run_pair(build_dir, tmp_path, self.V1, SOFTUET, "msg", [sends, directed])
+        assert got[sends].verdict == "pass", (got[sends].reason, got[sends].message)
+        # A directed receive needs softuet to insert the provider's address.
+        assert (got[directed].verdict, got[directed].reason_code, got[directed].reason) == (
+            "not_applicable", "address-not-expressible", self.REFUSED_BY_SOFTUET)
+
+
+class TestInitiatorsOwnUnsupportedAtomic:
+    def test_is_not_applicable_naming_the_initiator_not_a_failure_of_the_target(self, build_dir, tmp_path):
+        fetching, cas = "Claimed/Atomic.FetchingSumReturnsTheOldValue/rdm", "Claimed/Atomic.CompareSwapSwapsOnlyOnEquality/rdm"
+        got = run_pair(build_dir, tmp_path, PERSONALITIES / "non-fetching-atomics.yaml", SOFTUET, "atomic", [fetching, cas])
+        expected = {fetching: "fetching FI_SUM on FI_UINT64", cas: "FI_CSWAP on FI_UINT64"}
+        for case, what in expected.items():
+            r = got[case]
+            assert (r.verdict, r.reason_code, r.reason) == (
+                "not_applicable", "not-claimed-feature",
+                f"not applicable: the initiator, non-fetching-atomics, does not offer {what}: its valid query returned -95 "
+                "(Operation not supported) (valid_rc == -FI_EOPNOTSUPP || valid_rc == -FI_ENOSYS)"), case
+
+
+class TestTargetSilenceAfterAMalformedRequest:
+    def test_is_blamed_on_the_initiator_whose_request_the_capture_shows_malformed(self, build_dir, tmp_path):
+        case = "Claimed/Msg.UnexpectedMessageArrivesInTheReceivePostedLater/rdm"
+        r = run_pair(build_dir, tmp_path, PERSONALITIES / "job-and-ri-zero.yaml", SOFTUET, "msg", [case])[case]
+        assert (r.verdict, r.blamed_side) == ("fail", "initiator"), (r.verdict, r.blamed_side, r.message)
+        assert r.blame_basis == ("wire: the initiator sent a malformed frame (job_id_zero in uet.ses.medium): what the "
+                                 "target did not get is the initiator's")
+        assert [d["sender"] for d in r.evidence["diagnostics"]] == ["initiator"]
+
+
+class TestEndpointTypesOfBothSides:
+    @pytest.fixture(scope="class")
+    def dgram(self, build_dir, tmp_path_factory):
+        """The DGRAM instances of the delivery area, softuet initiating, no-dgram the target."""
+        return run_manifest(SOFTUET, build_dir, tmp_path_factory.mktemp("no-dgram"),
+                            target=PERSONALITIES / "no-dgram.yaml", areas=["delivery"], case_filter="*/dgram")
+
+    def test_every_dgram_instance_is_not_applicable_naming_the_target(self, dgram):
+        assert len(dgram) == 5
+        assert {(r.verdict, r.reason_code, r.reason) for r in dgram} == {(
+            "not_applicable", "not-claimed-endpoint-type",
+            "not applicable: the target, no-dgram, claims no dgram endpoints "
+            "(!::uet::cases::target_claims_type(GetParam().ep_type))")}
+
+    def test_no_failure_is_a_not_applicable(self, dgram):
+        assert [r.case for r in dgram if r.verdict == "fail" and "not applicable" in (r.message or "")] == []
