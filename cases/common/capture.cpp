@@ -245,17 +245,26 @@ void keep_sealed(const codec::Decoded& d, WireFrame& f) {
 
 }  // namespace
 
-void report_malformed(const codec::Decoded& decoded, Side from) {
-  // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
-  const auto& g = decoded.diags[0];
-  observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
-  ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
-                << wire::header_name(g.header)
-                << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
-                << " at byte " << g.offset << " (value " << g.value << ")";
-  evidence_diagnostic(from, codec::diag_kind_name(g.kind), wire::header_name(g.header),
-                      g.field != codec::kNoField ? wire::field_name(g.field) : "", g.offset, g.value,
-                      summary(frame_of(decoded, from)));
+void report_malformed(const codec::Decoded& decoded, Side from, uint64_t frame_number) {
+  // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks. Each of
+  // its diagnostics is judged on the statements it breaks: the first frame with it fails the case, the later
+  // ones are counted.
+  std::string frame;  // the frame's summary, made only for a diagnostic first seen here
+  for (size_t i = 0; i < decoded.n_diags; ++i) {
+    const auto& g = decoded.diags[i];
+    const std::string kind = codec::diag_kind_name(g.kind), header = wire::header_name(g.header),
+                      field = g.field != codec::kNoField ? wire::field_name(g.field) : "";
+    bool again = false;  // the same diagnostic twice in one frame (two reserved fields of a header) counts once
+    for (size_t j = 0; j < i && !again; ++j)
+      again = decoded.diags[j].kind == g.kind && decoded.diags[j].header == g.header && decoded.diags[j].field == g.field;
+    if (again || !count_diagnostic(from, kind, header, field)) continue;
+    if (frame.empty()) frame = summary(frame_of(decoded, from));
+    observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
+    ADD_FAILURE() << "a malformed UET frame on the wire: " << kind << " in " << header
+                  << (field.empty() ? std::string() : "." + field) << " at byte " << g.offset << " (value " << g.value
+                  << ")" << (frame_number ? ", first in frame #" + std::to_string(frame_number) : std::string());
+    evidence_diagnostic(from, kind, header, field, g.offset, g.value, frame, frame_number);
+  }
   // The layouts the decode of that frame followed where the spec is missing or in conflict.
   for (size_t i = 0; i < decoded.n_emitted; ++i)
     if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);
@@ -287,10 +296,7 @@ WireFrame frame_of(const codec::Decoded& decoded, Side sender) {
 }
 
 void Capture::keep(codec::Decoded& decoded, Side sender) {
-  if (decoded.n_diags && !malformed_reported_) {
-    malformed_reported_ = true;
-    report_malformed(decoded, sender);
-  }
+  if (decoded.n_diags) report_malformed(decoded, sender, frames_);
   seen_.push_back(frame_of(decoded, sender));
 }
 

@@ -48,9 +48,10 @@ struct WireFrame {
 // A decoded UET frame as a WireFrame (its fields in wire order, bytes, payload place, sealed part), sent by `sender`.
 WireFrame frame_of(const codec::Decoded& decoded, Side sender);
 
-// Fails the running case for a frame the codec found malformed, blamed on its sender (once per frame source:
-// the caller keeps track).
-void report_malformed(const codec::Decoded& decoded, Side sender);
+// Judges a frame the codec found malformed: each of its diagnostics fails the running case, blamed on the frame's
+// sender, the first time the case sees it (in frame `frame_number` of its capture; 0: from no capture); later
+// frames with it are counted in its evidence.
+void report_malformed(const codec::Decoded& decoded, Side sender, uint64_t frame_number = 0);
 
 // A partial frame (gVisor packetimpact's style): only the fields a check cares about, each with the
 // value it wants; the frame's other fields may be anything.
@@ -106,7 +107,7 @@ class Capture {
   bool target_auto_ = false, initiator_auto_ = false;
   std::vector<uint8_t> target_fa_;
   Side default_sender_ = Side::initiator;
-  bool malformed_reported_ = false, silence_reported_ = false;
+  bool silence_reported_ = false;
   // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
   // as uet-decode does, it is checked as one frame.
   codec::Reassembler reassembler_;
