@@ -138,8 +138,9 @@ bool count_diagnostic(Side sender, const std::string& kind, const std::string& h
 // harness fails the statements it breaks (spec/diagnostic-statements.yaml).
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
                          uint32_t offset, uint64_t value, const std::string& summary, uint64_t first_frame);
-// A capture file the running case made (its UET port), kept with the case's result.
-void evidence_capture(const std::string& path, uint16_t udp_port);
+// A capture file the running case made, kept with the case's result, with the UDP port UET goes to on each
+// side (0: not known, an `auto` port not learned): its frames are decoded as UET under both.
+void evidence_capture(const std::string& path, uint16_t target_port, uint16_t initiator_port);
 // That capture file stopped at the cell plan's cap: it holds `kept_bytes`, and `frames_dropped` later frames
 // were left out of it.
 void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped);

@@ -259,10 +259,12 @@ std::string per_choice(const std::string& choice) {
   return "(choice " + choice + ", not in spec/wire.yaml)";
 }
 
-void evidence_capture(const std::string& path, uint16_t udp_port) {
+void evidence_capture(const std::string& path, uint16_t target_port, uint16_t initiator_port) {
+  nlohmann::json entry = {{"file", path}, {"port", target_port}};
+  if (initiator_port) entry["initiator_port"] = initiator_port;
   for (auto& c : state().captures)
-    if (c["file"] == path) return void(c["port"] = udp_port);  // a port learned since the capture began
-  state().captures.push_back({{"file", path}, {"port", udp_port}});
+    if (c["file"] == path) return void(c = entry);  // ports learned since the capture began
+  state().captures.push_back(std::move(entry));
 }
 
 void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped) {
