@@ -178,11 +178,20 @@ std::vector<uint8_t> fabric_address(const Manifest& side, const std::vector<uint
 }
 
 void Capture::ports_from_addresses() {
+  // Only an `auto` port is learned from them. Each address is read once, when the case has it: reading one
+  // makes the verdict rest on its layout.
+  if (!target_auto_ && !initiator_auto_) return;
   const PairAddresses& pair = pair_of_case();
-  if (target_auto_ && !to_target_) to_target_ = port_in_address(target_manifest(), pair.target);
-  if (initiator_auto_ && !to_initiator_) to_initiator_ = port_in_address(manifest(), pair.initiator);
-  if (target_fa_.empty()) target_fa_ = fabric_address(target_manifest(), pair.target);
-  if (initiator_fa_.empty()) initiator_fa_ = fabric_address(manifest(), pair.initiator);
+  if (!target_address_read_ && !pair.target.empty()) {
+    target_address_read_ = true;
+    if (target_auto_ && !to_target_) to_target_ = port_in_address(target_manifest(), pair.target);
+    if (target_fa_.empty()) target_fa_ = fabric_address(target_manifest(), pair.target);
+  }
+  if (!initiator_address_read_ && !pair.initiator.empty()) {
+    initiator_address_read_ = true;
+    if (initiator_auto_ && !to_initiator_) to_initiator_ = port_in_address(manifest(), pair.initiator);
+    initiator_fa_ = fabric_address(manifest(), pair.initiator);
+  }
 }
 
 void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target) {

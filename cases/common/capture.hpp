@@ -116,6 +116,7 @@ class Capture {
   uint16_t to_target_ = 0, to_initiator_ = 0;  // the UET port of each side (0: auto, not learned yet)
   bool target_auto_ = false, initiator_auto_ = false;
   std::vector<uint8_t> target_fa_, initiator_fa_;  // each side's FA (empty: not known)
+  bool target_address_read_ = false, initiator_address_read_ = false;
   Side default_sender_ = Side::initiator;
   bool silence_reported_ = false;
   // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
