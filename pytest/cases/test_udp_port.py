@@ -52,14 +52,15 @@ class TestUdpPort4793:
 
 PDS_CASE = "Claimed/Wire.PdsHeaderCarriesThePdcOfItsDeliveryMode/rdm"
 MESSAGE_ID_CASE = "Claimed/Wire.NumberedRequestsCarryANonzeroMessageId/rdm"
+TARGET_SENDS_CASE = "Claimed/DeliveryTrafficClass.DefDataTcOverridesTheDefault/rdm"
 NO_PORT_IN_ADDRESS = f"{OWN_PORT}#port_not_in_address"
 
 
-def run_kept(tmp_path, case, initiator, target=None, extra_env=None):
+def run_kept(tmp_path, case, initiator, target=None, extra_env=None, area="wire"):
     """The case's result once the harness kept its capture: decoded by both decoders, cross-checked and judged
     by the wire oracle (harness/evidence.py), as ./uet run does."""
     build = pathlib.Path(os.environ.get("UET_BUILD", REPO / "build"))
-    results = run_manifest(initiator, build, tmp_path, target=target, areas=["wire"], case_filter=case, extra_env=extra_env)
+    results = run_manifest(initiator, build, tmp_path, target=target, areas=[area], case_filter=case, extra_env=extra_env)
     errors = evidence.check_captures(results, build / "bin" / "uet-decode", tmp_path)
     (r,) = [r for r in results if r.case == case]
     assert [e.reason for e in errors] == []
@@ -129,3 +130,17 @@ class TestEachSidesPortIsUet:
         assert sorted(d["kind"] for d in r.evidence["diagnostics"]) == ["invalid_value", "job_id_zero"]
         assert all(d["frames"] == len(records) and d["first_frame"] == 1 for d in r.evidence["diagnostics"])
         assert statuses_by_port(records) == {target: {"malformed"}}
+
+    def test_the_initiators_port_whose_every_frame_is_malformed_is_learned_and_its_frames_checked(self, tmp_path):
+        # The target sends to the initiator requests with JobID 0 (job_and_ri_zero) and DSCP 0 (wrong_dscp,
+        # though it runs with UET_PROVIDER_DEF_DATA_TC=46): both faults are found only in frames to the
+        # initiator's port, which no address names.
+        r, cap, records = run_kept(tmp_path, TARGET_SENDS_CASE, NO_PORT_IN_ADDRESS, area="delivery",
+                                   extra_env={"SOFTUET_FAULTS": "job_and_ri_zero,wrong_dscp"})
+        assert (r.verdict, r.blamed_side, r.statements) == ("fail", "target", ["2.2.7-c", "2.2.4.4-a"]), r.message
+        initiator = noted_port(r, "initiator")
+        assert r.notes["initiator UET port"].startswith("learned from the wire: ") and cap["initiator_port"] == initiator
+        assert [(d["sender"], d["kind"], d["field"]) for d in r.evidence["diagnostics"]] == [
+            ("target", "job_id_zero", "uet.ses.job_id")]
+        assert "the target ran with UET_PROVIDER_DEF_DATA_TC=46" in r.message
+        assert "malformed" in statuses_by_port(records)[initiator]
