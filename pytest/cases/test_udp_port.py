@@ -91,8 +91,8 @@ class TestEachSidesPortIsUet:
         r, cap, records = run_kept(tmp_path, PDS_CASE, OWN_PORT)
         assert r.verdict == "pass", r.message
         target, initiator = noted_port(r, "target"), noted_port(r, "initiator")
-        assert (cap["port"], cap["initiator_port"]) == (target, initiator) and target != initiator
-        assert statuses_by_port(records) == {target: {"uet"}, initiator: {"uet"}}
+        assert target != initiator and statuses_by_port(records) == {target: {"uet"}, initiator: {"uet"}}
+        assert (cap["port"], cap.get("initiator_port")) == (target, initiator)
         assert (cap["uet_frames"], cap["disagreements"]) == (cap["frames"], 0)
         frames = wire_oracle.frames_of(tmp_path / cap["capture"], cap["capture"], cap["port"], cap["initiator_port"],
                                        pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")) / "bin" / "uet-decode", None)
@@ -106,8 +106,8 @@ class TestEachSidesPortIsUet:
         learned = noted_port(r, own_port_side)
         declared = 4793 if own_port_side == "target" else 4794  # run_manifest's ports: (initiator, target)
         ports = (learned, declared) if own_port_side == "target" else (declared, learned)
-        assert (cap["port"], cap["initiator_port"]) == ports
         assert statuses_by_port(records) == {ports[0]: {"uet"}, ports[1]: {"uet"}}
+        assert (cap["port"], cap.get("initiator_port")) == ports
         assert (cap["uet_frames"], cap["disagreements"]) == (cap["frames"], 0)
 
     def test_ports_no_address_names_are_learned_from_the_wire_for_both_sides(self, tmp_path):
@@ -116,8 +116,8 @@ class TestEachSidesPortIsUet:
         for side in ("target", "initiator"):
             assert r.notes[f"{side} UET port"].startswith("learned from the wire: ")
         target, initiator = noted_port(r, "target"), noted_port(r, "initiator")
-        assert (cap["port"], cap["initiator_port"]) == (target, initiator)
         assert statuses_by_port(records) == {target: {"uet"}, initiator: {"uet"}}
+        assert (cap["port"], cap.get("initiator_port")) == (target, initiator)
 
     def test_a_port_whose_every_frame_is_malformed_is_learned_and_its_frames_judged(self, tmp_path):
         # message_id 0 and JobID 0 in every request: no frame to the target is well-formed, yet each reads as
@@ -139,7 +139,7 @@ class TestEachSidesPortIsUet:
                                    extra_env={"SOFTUET_FAULTS": "job_and_ri_zero,wrong_dscp"})
         assert (r.verdict, r.blamed_side, r.statements) == ("fail", "target", ["2.2.7-c", "2.2.4.4-a"]), r.message
         initiator = noted_port(r, "initiator")
-        assert r.notes["initiator UET port"].startswith("learned from the wire: ") and cap["initiator_port"] == initiator
+        assert r.notes["initiator UET port"].startswith("learned from the wire: ") and cap.get("initiator_port") == initiator
         assert [(d["sender"], d["kind"], d["field"]) for d in r.evidence["diagnostics"]] == [
             ("target", "job_id_zero", "uet.ses.job_id")]
         assert "the target ran with UET_PROVIDER_DEF_DATA_TC=46" in r.message
