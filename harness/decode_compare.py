@@ -175,9 +175,7 @@ def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | t
 
 def decode_scapy(pcap: pathlib.Path, port: "int | tuple[int, ...]" = 4793,
                  spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
-    if len(ports_of(port)) > 1:
-        return by_port([(p, decode_scapy(pcap, p, spec_version)) for p in ports_of(port)])
-    port = ports_of(port)[0]
+    port = port if len(ports_of(port)) > 1 else ports_of(port)[0]  # the Scapy layers take several ports at once
     from scapy_uet import spec  # imported late: Scapy takes a second to load
     from scapy_uet.pcapio import read_frames
     from scapy_uet.reassembly import decode_capture
