@@ -16,6 +16,8 @@ import subprocess
 import tempfile
 import threading
 
+from harness.spec_versions import wire_data
+
 @dataclasses.dataclass(frozen=True)
 class DecodeSettings:
     """The decoder options besides the UDP port under which a capture is decoded (and its expected decode kept)."""
@@ -75,13 +77,47 @@ class DecoderError(Exception):
     """A decoder could not decode the capture at all."""
 
 
+def ports_of(port: "int | tuple[int, ...]") -> tuple[int, ...]:
+    return (port,) if isinstance(port, int) else tuple(port)
+
+
+def by_port(decodes: list) -> list[dict]:
+    """One record per frame of a capture decoded once under each UET port ((port, records) pairs): each frame's
+    record from the decode under the port it goes to (its udp.dstport), else the first's (a frame to no UET
+    port reads the same under each). So each side's frames are UET under that side's own port."""
+    first = decodes[0][1]
+    out = []
+    for i, record in enumerate(first):
+        dport = (record.get("fields") or {}).get("udp.dstport")
+        out.append(next((records[i] for port, records in decodes[1:] if port == dport and i < len(records)), record))
+    return out
+
+
+def capture_ports(entry: dict) -> tuple[int, ...]:
+    """The UET ports a case's capture is decoded under, from its entry in the result's evidence: the target's
+    ("port") and the initiator's ("initiator_port", an `auto` port the case learned), each side's frames under
+    its own; UET's UDP port (spec/wire.yaml constants) only when the entry names neither."""
+    ports = []
+    for key in ("port", "initiator_port"):
+        try:
+            value = int(entry.get(key) or 0)
+        except (TypeError, ValueError):
+            continue
+        if 0 < value < 65536 and value not in ports:
+            ports.append(value)
+    return tuple(ports) or (int(wire_data()["constants"]["udp_port"]["value"]),)
+
+
 def _uet_decode_argv(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int,
                      spec_version: "DecodeSettings | str | None") -> list[str]:
     return [str(uet_decode), "--port", str(port), *DecodeSettings.of(spec_version).uet_decode_args(), str(pcap)]
 
 
-def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int = 4793, timeout: int = 600,
+def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | tuple[int, ...]" = 4793, timeout: int = 600,
                spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
+    if len(ports_of(port)) > 1:
+        return by_port([(p, decode_cpp(uet_decode, pcap, p, timeout, spec_version)) for p in ports_of(port)])
+    port = ports_of(port)[0]
     proc = subprocess.run(_uet_decode_argv(uet_decode, pcap, port, spec_version), capture_output=True,
                           text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -94,11 +130,22 @@ def kept_line(record: dict) -> str:
     return json.dumps(record) + "\n"
 
 
-def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int, max_bytes: int, timeout: int = 600,
-                    spec_version: "DecodeSettings | str | None" = None) -> tuple[list[dict], bool]:
+def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | tuple[int, ...]", max_bytes: int,
+                    timeout: int = 600, spec_version: "DecodeSettings | str | None" = None) -> tuple[list[dict], bool]:
     """The first records of uet-decode's decode of `pcap` whose kept lines (kept_line) fit in `max_bytes`, and
     whether they are all of them. uet-decode is stopped at the first record past the budget: a capture of
     small frames decodes to many times its size, and the rest is never held in memory."""
+    if len(ports_of(port)) > 1:
+        heads = [(p, *decode_cpp_head(uet_decode, pcap, p, max_bytes, timeout, spec_version)) for p in ports_of(port)]
+        merged = by_port([(p, records[:min(len(r) for _, r, _ in heads)]) for p, records, _ in heads])
+        kept, used = [], 0
+        for record in merged:
+            used += len(kept_line(record).encode())
+            if used > max_bytes:
+                break
+            kept.append(record)
+        return kept, all(whole for _, _, whole in heads) and len(kept) == len(merged)
+    port = ports_of(port)[0]
     records, used, complete = [], 0, True
     with tempfile.TemporaryFile() as err, subprocess.Popen(
             _uet_decode_argv(uet_decode, pcap, port, spec_version), stdout=subprocess.PIPE, stderr=err,
@@ -126,7 +173,9 @@ def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int, max
     return records, complete
 
 
-def decode_scapy(pcap: pathlib.Path, port: int = 4793, spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
+def decode_scapy(pcap: pathlib.Path, port: "int | tuple[int, ...]" = 4793,
+                 spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
+    port = port if len(ports_of(port)) > 1 else ports_of(port)[0]  # the Scapy layers take several ports at once
     from scapy_uet import spec  # imported late: Scapy takes a second to load
     from scapy_uet.pcapio import read_frames
     from scapy_uet.reassembly import decode_capture
@@ -156,7 +205,7 @@ class CrossCheck:
         return not self.disagreements
 
 
-def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: int = 4793,
+def cross_check(pcap: pathlib.Path, uet_decode: pathlib.Path, port: "int | tuple[int, ...]" = 4793,
                 expected: list[dict] | None = None, spec_version: "DecodeSettings | str | None" = None) -> CrossCheck:
     cpp = decode_cpp(uet_decode, pcap, port, spec_version=spec_version)
     scapy = decode_scapy(pcap, port, spec_version)

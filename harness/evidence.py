@@ -8,7 +8,7 @@ from __future__ import annotations
 import pathlib
 
 from harness import capture_cap, wire_oracle
-from harness.decode_compare import DecoderError, cross_check, decode_cpp_head, kept_line
+from harness.decode_compare import DecoderError, capture_ports, cross_check, decode_cpp_head, kept_line
 from harness.results import Result
 
 
@@ -27,20 +27,21 @@ def check_captures(results: list[Result], uet_decode: pathlib.Path, run_dir: pat
             pcap = pathlib.Path(entry["file"])
             if not pcap.exists():
                 continue
-            port = int(entry.get("port", 4793))
+            uet_ports = capture_ports(entry)  # each side's frames decoded under that side's UET port
             decoded = pcap.with_suffix(".json")
             try:
                 cuts = [capture_cap.cut(pcap, max_bytes=cap)]
-                records, whole = decode_cpp_head(uet_decode, pcap, port, cap, spec_version=spec_version)
+                records, whole = decode_cpp_head(uet_decode, pcap, uet_ports, cap, spec_version=spec_version)
                 if not whole:  # its decode would pass the cap: the capture keeps the frames whose decode fits
                     cuts.append(capture_cap.cut(pcap, max_frames=len(records)))
                 decoded.write_text("".join(kept_line(rec) for rec in records))
-                check = cross_check(pcap, uet_decode, port, spec_version=spec_version)
+                check = cross_check(pcap, uet_decode, uet_ports, spec_version=spec_version)
             except (DecoderError, PcapError, OSError) as exc:
                 errors.append(Result(r.cell, r.area, r.binary, f"{r.case} (decoder cross-check)", "error",
                                      reason=f"a decoder could not read {pcap.name}: {exc}"))
                 continue
-            kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), "port": port, "frames": check.frames,
+            ports = {k: entry[k] for k in ("port", "initiator_port") if isinstance(entry.get(k), int) and entry[k]}
+            kept.append({"capture": rel(pcap, run_dir), "decoded": rel(decoded, run_dir), **ports, "frames": check.frames,
                          "uet_frames": check.counts.get("uet", 0), "disagreements": len(check.disagreements)})
             cut = capture_cap.record(entry, [c for c in cuts if c], cap, pcap.stat().st_size, check.frames)
             if cut:

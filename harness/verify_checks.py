@@ -14,7 +14,7 @@ from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import loader_environment, not_applicable, suite_identity
 from harness.certify import RUN_MEMBER
-from harness.decode_compare import cross_check
+from harness.decode_compare import capture_ports, cross_check
 from harness.package_archive import read_member
 from harness.package_limits import Budget, Limits, PackageRefused, over
 from harness.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
@@ -254,7 +254,7 @@ def _redecoded(run: pathlib.Path, pcap: pathlib.Path, result_id, cap: dict, uet_
     budget.spend("decoded_bytes", size, "the captures and decodes: bytes read")
     try:
         expected = _kept_decode(kept, f"{RUN_MEMBER}/{cap.get('decoded')}", limits, budget)
-        check = cross_check(pcap, uet_decode, int(cap.get("port", 4793)), expected, version)
+        check = cross_check(pcap, uet_decode, capture_ports(cap), expected, version)
     except PackageRefused:
         raise
     except Exception as exc:  # noqa: BLE001 - the sender's capture may break a decoder in any way: a finding

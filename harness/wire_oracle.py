@@ -270,7 +270,8 @@ def _with_segments(record: dict):
 def frames_of(pcap: pathlib.Path, name: str, target_port: int, initiator_port, uet_decode: pathlib.Path,
               spec_version: str | None) -> list[Frame]:
     """Every UET frame of the capture with its sender: to the target's UET port, the initiator's; decoded by
-    the initiator's port (its manifest's, or for `auto` each port the other frames went to), the target's."""
+    the initiator's port (its manifest's or the one the case learned, else for `auto` each port the other frames
+    went to), the target's."""
     by_target = decode_cpp(uet_decode, pcap, target_port, spec_version=spec_version)
     if isinstance(initiator_port, int) and initiator_port != target_port:
         ports = [initiator_port]
@@ -461,7 +462,12 @@ def judge_result(result: dict, run_dir: pathlib.Path, uet_decode: pathlib.Path, 
             ctx = Context(kind_of(str(result.get("case", ""))), manifests_beside(cell_folder(pcap), read_json))
         if (why := ctx.why_not(rule.when)) is None:
             init_port = ((ctx.manifests["initiator"].get("wire") or {}).get("udp_port"))
+            if not isinstance(init_port, int) and isinstance(cap.get("initiator_port"), int):
+                init_port = cap["initiator_port"]  # an `auto` port: the one the case learned
             port = int(cap.get("port") or 0)
+            if not port:
+                return Judgement(case, list(rule.statements), "not_judged",
+                                 why="the case learned no UET port of the target: the capture alone does not tell its frames")
             if init_port == port:
                 return Judgement(case, list(rule.statements), "not_judged",
                                  why="both sides take UET on one UDP port: the capture alone does not tell who sent a frame")

@@ -374,13 +374,21 @@ def choice_label_lookup(doc):
     return label
 
 
+def _frames_with(diagnostic) -> str:
+    """" (212 frames, first #3)": how many of the capture's frames had a diagnostic, and where it first was."""
+    n, first = diagnostic.get("frames"), diagnostic.get("first_frame")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return ""
+    return " (%d frame%s%s)" % (n, "" if n == 1 else "s", ", first #%d" % first if isinstance(first, int) and first else "")
+
+
 def failure(result, run_dir, statement_text, choice_label=str):
     evidence = result.get("evidence") or {}
     frames = [{"index": _value(f, "index"), "sender": _value(f, "sender"), "summary": _value(f, "summary"),
                "fields": [(k, _format_field(v)) for k, v in (f.get("fields") or {}).items()]}
               for f in evidence.get("frames") or []]
     malformed = [{"sender": _value(d, "sender"), "offset": _value(d, "offset"), "value": _value(d, "value"),
-                  "diagnostic": "%s in %s" % (_value(d, "kind"), d.get("field") or _value(d, "header")),
+                  "diagnostic": "%s in %s%s" % (_value(d, "kind"), d.get("field") or _value(d, "header"), _frames_with(d)),
                   "statements": ", ".join(d.get("statements") or []) or "no statement of §2.2",
                   "frame": _value(d, "frame")}
                  for d in evidence.get("diagnostics") or []]

@@ -106,7 +106,8 @@ class _Decoder(object):
         self.caplen = len(self.data) if caplen is None else int(caplen)
         self.wirelen = self.caplen if wirelen is None else int(wirelen)
         self.whole = self.caplen == self.wirelen
-        self.udp_port = udp_port
+        # UET's UDP port, or several: each side's own, every frame decoded as UET under the port it goes to
+        self.udp_ports = (udp_port,) if isinstance(udp_port, int) else tuple(udp_port)
         self.tss_conf_offset = tss_conf_offset
         self.cipher_end = None     # set after TSS with a confidentiality offset: the end of the ciphertext
         self.pos = 0
@@ -355,7 +356,7 @@ class _Decoder(object):
         self.last = self.pos
         if not ok:
             return None
-        if int(pkt.dport) == self.udp_port:
+        if int(pkt.dport) in self.udp_ports:
             self.reached_uet = True
             return "uet"
         return None
@@ -549,7 +550,7 @@ class _Decoder(object):
         """The bytes [start, stop) of this frame decoded on their own from the UET layer, offsets still
         counted in the frame (a segment of a GSO run): its status and packet part, and whether its walk
         reached an end of the graph."""
-        seg = _Decoder(self.data, self.linktype, self.caplen, self.wirelen, self.udp_port, self.tss_conf_offset)
+        seg = _Decoder(self.data, self.linktype, self.caplen, self.wirelen, self.udp_ports, self.tss_conf_offset)
         seg.pos = seg.last = start
         seg.end = stop
         seg.reached_uet = True
@@ -567,7 +568,7 @@ def decode_record(frame, linktype, caplen, wirelen, udp_port=UDP_PORT, spec_vers
     bounds field beyond the captured bytes is only a diagnostic when they are equal).
     `spec_version` names the spec version the decode follows (a key of wire.yaml spec_versions);
     `tss_conf_offset` the bytes of clear text after a TSS header (choice tss-coverage, default 0).
-    Never raises."""
+    `udp_port` is UET's UDP port, or a tuple of them (each side's). Never raises."""
     return decode_located(frame, linktype, caplen, wirelen, udp_port, spec_version, tss_conf_offset)[0]
 
 

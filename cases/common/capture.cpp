@@ -66,7 +66,7 @@ void Capture::keep_as_evidence() {
   evidence_path_ = path;
   evidence_cap_ = plan->capture_cap_bytes;
   evidence_bytes_ = kPcapFileHeaderBytes;
-  evidence_capture(path, to_target_ ? to_target_ : to_initiator_);
+  evidence_capture(path, to_target_, to_initiator_);
 }
 
 void Capture::dump(const pcap_pkthdr& hdr, const u_char* data) {
@@ -140,7 +140,7 @@ Capture::~Capture() {
   if (dumper_) {
     drain();  // what arrived since the last look belongs to the evidence too
     pcap_dump_close(dumper_);
-    if (target_auto_ && to_target_) evidence_capture(evidence_path_, to_target_);
+    evidence_capture(evidence_path_, to_target_, to_initiator_);  // with the ports learned since it began
     if (evidence_cut_) evidence_capture_cut(evidence_path_, evidence_bytes_, evidence_cut_);
   }
   if (pcap_) pcap_close(pcap_);
@@ -169,6 +169,32 @@ uint16_t port_in_address(const Manifest& side, const std::vector<uint8_t>& name)
 
 }  // namespace
 
+std::vector<uint8_t> fabric_address(const Manifest& side, const std::vector<uint8_t>& name, bool* ipv6) {
+  const auto fa = layout_of(side).fa(name);
+  const auto flags = layout_of(side).get(name, AddrField::flags);
+  if (!fa || !flags) return {};
+  const bool v6 = *flags & (1u << wire::k_addr_flag_ipv6);
+  if (ipv6) *ipv6 = v6;
+  return {fa->begin(), fa->begin() + (v6 ? 16 : 4)};
+}
+
+void Capture::ports_from_addresses() {
+  // Only an `auto` port is learned from them. Each address is read once, when the case has it: reading one
+  // makes the verdict rest on its layout.
+  if (!target_auto_ && !initiator_auto_) return;
+  const PairAddresses& pair = pair_of_case();
+  if (!target_address_read_ && !pair.target.empty()) {
+    target_address_read_ = true;
+    if (target_auto_ && !to_target_) to_target_ = port_in_address(target_manifest(), pair.target);
+    if (target_fa_.empty()) target_fa_ = fabric_address(target_manifest(), pair.target);
+  }
+  if (!initiator_address_read_ && !pair.initiator.empty()) {
+    initiator_address_read_ = true;
+    if (initiator_auto_ && !to_initiator_) to_initiator_ = port_in_address(manifest(), pair.initiator);
+    initiator_fa_ = fabric_address(manifest(), pair.initiator);
+  }
+}
+
 void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uint8_t>& target) {
   pair_of_case() = {current_case(), initiator, target};
 }
@@ -189,9 +215,8 @@ bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
   target_auto_ = target_manifest().wire_udp_port_auto;
   to_initiator_ = manifest().wire_udp_port;
   initiator_auto_ = manifest().wire_udp_port_auto;
-  if (target_auto_) to_target_ = port_in_address(target_manifest(), pair_of_case().target);
-  if (initiator_auto_) to_initiator_ = port_in_address(manifest(), pair_of_case().initiator);
   target_fa_ = target_fa;
+  ports_from_addresses();
   default_sender_ = toward == Toward::target ? Side::initiator : Side::target;
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
@@ -246,17 +271,28 @@ void keep_sealed(const codec::Decoded& d, WireFrame& f) {
 
 }  // namespace
 
-void report_malformed(const codec::Decoded& decoded, Side from) {
-  // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks.
-  const auto& g = decoded.diags[0];
-  observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
-  ADD_FAILURE() << "a malformed UET frame on the wire: " << codec::diag_kind_name(g.kind) << " in "
-                << wire::header_name(g.header)
-                << (g.field != codec::kNoField ? std::string(".") + wire::field_name(g.field) : std::string())
-                << " at byte " << g.offset << " (value " << g.value << ")";
-  evidence_diagnostic(from, codec::diag_kind_name(g.kind), wire::header_name(g.header),
-                      g.field != codec::kNoField ? wire::field_name(g.field) : "", g.offset, g.value,
-                      summary(frame_of(decoded, from)));
+void report_malformed(const codec::Decoded& decoded, Side from, uint64_t frame_number) {
+  // A frame the codec cannot take as well-formed UET is a fault of its sender, whatever the case checks. Each of
+  // its diagnostics is judged on the statements it breaks: the first frame with it fails the case, the later
+  // ones are counted.
+  std::string frame;  // the frame's summary, made only for a diagnostic first seen here
+  for (size_t i = 0; i < decoded.n_diags; ++i) {
+    const auto& g = decoded.diags[i];
+    const std::string kind = codec::diag_kind_name(g.kind), header = wire::header_name(g.header),
+                      field = g.field != codec::kNoField ? wire::field_name(g.field) : "";
+    bool again = false;  // the same diagnostic twice in one frame (two reserved fields of a header) counts once
+    for (size_t j = 0; j < i && !again; ++j)
+      again = decoded.diags[j].kind == g.kind && decoded.diags[j].header == g.header && decoded.diags[j].field == g.field;
+    if (again || (g.kind == codec::DiagKind::job_id_zero && declared_no_job_id(from)) ||
+        !count_diagnostic(from, kind, header, field))
+      continue;
+    if (frame.empty()) frame = summary(frame_of(decoded, from));
+    observing(from, std::string("wire: a malformed frame the ") + (from == Side::initiator ? "initiator" : "target") + " sent");
+    ADD_FAILURE() << "a malformed UET frame on the wire: " << kind << " in " << header
+                  << (field.empty() ? std::string() : "." + field) << " at byte " << g.offset << " (value " << g.value
+                  << ")" << (frame_number ? ", first in frame #" + std::to_string(frame_number) : std::string());
+    evidence_diagnostic(from, kind, header, field, g.offset, g.value, frame, frame_number);
+  }
   // The layouts the decode of that frame followed where the spec is missing or in conflict.
   for (size_t i = 0; i < decoded.n_emitted; ++i)
     if (decoded.emitted[i].uncertain != wire::Choice::none) rests_on_choice(wire::choice_info(decoded.emitted[i].uncertain).id);
@@ -288,11 +324,67 @@ WireFrame frame_of(const codec::Decoded& decoded, Side sender) {
 }
 
 void Capture::keep(codec::Decoded& decoded, Side sender) {
-  if (decoded.n_diags && !malformed_reported_ && !declared_no_job_id(decoded, sender)) {
-    malformed_reported_ = true;
-    report_malformed(decoded, sender);
-  }
+  if (decoded.n_diags) report_malformed(decoded, sender, frames_);
   seen_.push_back(frame_of(decoded, sender));
+}
+
+namespace {
+
+// A datagram to a port not yet known as UET is UET when it decodes as such: well-formed, or decoded to its end
+// and broken only in values its headers carry (invalid_value, job_id_zero), so that a provider whose every
+// request is malformed (JobID 0) still has its port learned and its frames judged.
+bool reads_as_uet(const codec::Decoded& d) {
+  if (!d.reached_uet) return false;
+  if (!d.n_diags) return true;
+  if (!d.ended) return false;
+  for (size_t i = 0; i < d.n_diags; ++i)
+    if (d.diags[i].kind != codec::DiagKind::invalid_value && d.diags[i].kind != codec::DiagKind::job_id_zero) return false;
+  return true;
+}
+
+bool goes_to(const codec::Decoded& d, const std::vector<uint8_t>& fa) {
+  const bool v6 = d.get(wire::Field::ipv6_dst).has_value();
+  const uint8_t* dst = d.bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
+  return dst && fa.size() == (v6 ? 16u : 4u) && std::equal(fa.begin(), fa.end(), dst);
+}
+
+}  // namespace
+
+std::optional<Side> Capture::toward(const codec::Decoded& d) const {
+  const bool target = goes_to(d, target_fa_), initiator = goes_to(d, initiator_fa_);
+  if (target == initiator) return std::nullopt;
+  return target ? Side::target : Side::initiator;
+}
+
+std::optional<Side> Capture::sender_of(uint16_t port, const codec::Decoded& d) const {
+  if (!port) return std::nullopt;
+  // With one port on both sides, by the address it goes to (the initiator's, without the target's FA).
+  if (port == to_target_ && port == to_initiator_) return !target_fa_.empty() && !goes_to(d, target_fa_) ? Side::target : Side::initiator;
+  if (port == to_target_) return Side::initiator;
+  if (port == to_initiator_) return Side::target;
+  return std::nullopt;
+}
+
+std::optional<Side> Capture::learn(uint16_t port, const codec::Decoded& d) {
+  const bool target_open = target_auto_ && !to_target_, initiator_open = initiator_auto_ && !to_initiator_;
+  std::optional<Side> to = toward(d);
+  if (!to && target_open && initiator_open) {
+    // Nothing tells the sides apart: the first goes the way the case said it captures.
+    to = default_sender_ == Side::target ? Side::initiator : Side::target;
+  } else if (!to) {
+    to = target_open ? Side::target : Side::initiator;
+  }
+  if (*to == Side::target && target_open && port != to_initiator_) {
+    to_target_ = port;
+    note("target UET port", learned_port(port));
+    return Side::initiator;
+  }
+  if (*to == Side::initiator && initiator_open && port != to_target_) {
+    to_initiator_ = port;
+    note("initiator UET port", learned_port(port));
+    return Side::target;
+  }
+  return std::nullopt;
 }
 
 void Capture::drain() {
@@ -328,45 +420,15 @@ void Capture::drain() {
     if (!dport) continue;
     const auto port = static_cast<uint16_t>(*dport);
     const auto size = static_cast<uint32_t>(bytes.size());
-    // Its sender, by the port it goes to; with one port on both sides, by the address it goes to.
-    std::optional<Side> sender;
-    if (port && port == to_target_ && port == to_initiator_ && !target_fa_.empty()) {
-      const bool v6 = datagram->get(wire::Field::ipv6_dst).has_value();
-      const uint8_t* dst = datagram->bytes_of(v6 ? wire::Field::ipv6_dst : wire::Field::ip_dst);
-      sender = std::equal(target_fa_.begin(), target_fa_.begin() + std::min<size_t>(target_fa_.size(), v6 ? 16 : 4), dst)
-                   ? Side::initiator : Side::target;
-    } else if (port && port == to_target_) {
-      sender = Side::initiator;
-    } else if (port && port == to_initiator_) {
-      sender = Side::target;
-    }
     if (port != first_look) {
       codec::decode(bytes.data(), size, size, root, decode_options(port), *datagram_decode_);
       datagram = datagram_decode_.get();
     }
-    if (!sender) {
-      // An `auto` side's port is the first one whose datagram reads as well-formed UET.
-      const bool uet = datagram->reached_uet && !datagram->n_diags;
-      // Both ports unknown (no fi_getname told them): the first goes the way the case said it captures.
-      const bool both_unknown = target_auto_ && !to_target_ && initiator_auto_ && !to_initiator_;
-      if (uet && both_unknown && default_sender_ == Side::target) {
-        to_initiator_ = port;
-        sender = Side::target;
-        note("initiator UET port", learned_port(port));
-      } else if (uet && target_auto_ && !to_target_ && port != to_initiator_) {
-        to_target_ = port;
-        sender = Side::initiator;
-        note("target UET port", learned_port(port));
-      } else if (uet && initiator_auto_ && !to_initiator_ && port != to_target_) {
-        to_initiator_ = port;
-        sender = Side::target;
-        note("initiator UET port", learned_port(port));
-      } else {
-        ++other_udp_[port];
-        continue;
-      }
-    }
-    if (!datagram->reached_uet) {
+    // The case may have opened its endpoints since the capture began: their addresses tell the ports.
+    ports_from_addresses();
+    std::optional<Side> sender = sender_of(port, *datagram);
+    if (!sender && reads_as_uet(*datagram)) sender = learn(port, *datagram);
+    if (!sender || !datagram->reached_uet) {
       ++other_udp_[port];
       continue;
     }

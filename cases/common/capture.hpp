@@ -1,8 +1,9 @@
 // Wire observations for cases whose statement is on the wire (catalogue check: wire/both): a live
 // libpcap capture on the initiator's side of the test link (the manifest's `wire:` interface), of every UDP
 // datagram on it (and the IP fragments of any), in immediate mode. UET is told apart by port: each side's
-// declared UET port (`wire: udp_port`), or, for a side whose manifest says `auto`, the port its traffic is
-// learned on (the first datagram to a port that decodes as UET). Each UET datagram is decoded with the
+// declared UET port (`wire: udp_port`), or, for a side whose manifest says `auto`, its port from its address
+// (its layout's udp_port), else the port of the first datagram to that side (by its FA, else by the case's
+// direction) that reads as UET; both sides' ports are learned. Each UET datagram is decoded with the
 // suite's codec and kept with its bytes, its sender and its diagnostics; a case asks for the first frame that
 // satisfies a condition, with a deadline. A malformed UET frame fails the case, blamed on its sender,
 // whatever the case looks for; so does a capture that saw no UET at all when a case waited for a frame
@@ -48,9 +49,10 @@ struct WireFrame {
 // A decoded UET frame as a WireFrame (its fields in wire order, bytes, payload place, sealed part), sent by `sender`.
 WireFrame frame_of(const codec::Decoded& decoded, Side sender);
 
-// Fails the running case for a frame the codec found malformed, blamed on its sender (once per frame source:
-// the caller keeps track).
-void report_malformed(const codec::Decoded& decoded, Side sender);
+// Judges a frame the codec found malformed: each of its diagnostics fails the running case, blamed on the frame's
+// sender, the first time the case sees it (in frame `frame_number` of its capture; 0: from no capture); later
+// frames with it are counted in its evidence.
+void report_malformed(const codec::Decoded& decoded, Side sender, uint64_t frame_number = 0);
 
 // A partial frame (gVisor packetimpact's style): only the fields a check cares about, each with the
 // value it wants; the frame's other fields may be anything.
@@ -91,6 +93,15 @@ class Capture {
 
  private:
   void drain();
+  // An `auto` side's UET port and each side's FA from its address, once the case has it.
+  void ports_from_addresses();
+  // The side a datagram goes to by its destination IP, when that is one side's FA and not the other's.
+  std::optional<Side> toward(const codec::Decoded& d) const;
+  // Who sent a datagram to `port`, by the ports known so far; nullopt for a port of neither side.
+  std::optional<Side> sender_of(uint16_t port, const codec::Decoded& d) const;
+  // A datagram to a port of neither side that reads as UET: the `auto` port of the side it goes to, and its
+  // sender; nullopt when no side's port is left to learn.
+  std::optional<Side> learn(uint16_t port, const codec::Decoded& d);
   void keep(codec::Decoded& decoded, Side sender);
   void report_silence();
   void keep_as_evidence();
@@ -104,9 +115,10 @@ class Capture {
   int linktype_ = 0;
   uint16_t to_target_ = 0, to_initiator_ = 0;  // the UET port of each side (0: auto, not learned yet)
   bool target_auto_ = false, initiator_auto_ = false;
-  std::vector<uint8_t> target_fa_;
+  std::vector<uint8_t> target_fa_, initiator_fa_;  // each side's FA (empty: not known)
+  bool target_address_read_ = false, initiator_address_read_ = false;
   Side default_sender_ = Side::initiator;
-  bool malformed_reported_ = false, silence_reported_ = false;
+  bool silence_reported_ = false;
   // A provider's datagram larger than the link's MTU is on the wire as IP fragments: put back together
   // as uet-decode does, it is checked as one frame.
   codec::Reassembler reassembler_;
@@ -130,6 +142,10 @@ void pair_addresses(const std::vector<uint8_t>& initiator, const std::vector<uin
 // One side's address as the case learns it: the target's when it opens, the initiator's when the target is
 // given it to insert (cases that do not open through OpenBoth).
 void pair_address(Side side, const std::vector<uint8_t>& name);
+
+// The fabric address (FA) of a side's UET address (Table 2-10, read through that side's layout): 4 bytes for
+// IPv4, 16 for IPv6 (address flag bit 6, told in `ipv6`); empty when the layout cannot read it.
+std::vector<uint8_t> fabric_address(const Manifest& side, const std::vector<uint8_t>& name, bool* ipv6 = nullptr);
 
 // One line of a frame's UET fields, values by name (evidence in reports).
 std::string summary(const WireFrame& f);

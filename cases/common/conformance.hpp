@@ -122,12 +122,18 @@ inline constexpr const char* kTargetObservedBasis = "api: what the target observ
 void claimed_but_unsupported(const std::string& what);
 // A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
 void evidence_frame(Side sender, const std::string& summary);
-// A malformed frame the running case's capture held: the decoder's diagnostic (kind, header, field: the
-// decoders' names) and the frame. The harness fails the statements it breaks (spec/diagnostic-statements.yaml).
+// A diagnostic of a malformed frame the running case saw, named by its sender, kind, header and field (the
+// decoders' names): counted once per frame. True the first time in the case, when the caller reports it
+// (evidence_diagnostic); later frames only add to its count.
+bool count_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field);
+// That diagnostic's evidence: the first frame with it (its number in the case's capture, 0 when it came from
+// no capture) and what it held. Its verdict line carries the number of frames with it (count_diagnostic). The
+// harness fails the statements it breaks (spec/diagnostic-statements.yaml).
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
-                         uint32_t offset, uint64_t value, const std::string& summary);
-// A capture file the running case made (its UET port), kept with the case's result.
-void evidence_capture(const std::string& path, uint16_t udp_port);
+                         uint32_t offset, uint64_t value, const std::string& summary, uint64_t first_frame);
+// A capture file the running case made, kept with the case's result, with the UDP port UET goes to on each
+// side (0: not known, an `auto` port not learned): its frames are decoded as UET under both.
+void evidence_capture(const std::string& path, uint16_t target_port, uint16_t initiator_port);
 // That capture file stopped at the cell plan's cap: it holds `kept_bytes`, and `frames_dropped` later frames
 // were left out of it.
 void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped);

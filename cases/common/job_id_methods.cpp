@@ -38,11 +38,9 @@ std::string job_method_missing(const Manifest& side, const std::string& method, 
   return side_named(side, who) + " does not claim the " + method + " JobID method (job_id_methods), which this case needs";
 }
 
-bool declared_no_job_id(const codec::Decoded& decoded, Side sender) {
+bool declared_no_job_id(Side sender) {
   const Manifest& side = sender == Side::initiator ? manifest() : target_manifest();
-  if (!side.job_id_methods.empty() || !decoded.n_diags) return false;
-  for (size_t i = 0; i < decoded.n_diags; ++i)
-    if (decoded.diags[i].kind != codec::DiagKind::job_id_zero) return false;
+  if (!side.job_id_methods.empty()) return false;
   note("JobID", std::string("0 in the requests of ") + (sender == Side::initiator ? "the initiator " : "the target ") +
                     side.name + ", which claims no JobID method (job_id_methods: []): judged by " + kIndirectJudge);
   return true;

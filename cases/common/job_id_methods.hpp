@@ -39,9 +39,9 @@ inline constexpr const char* kChosen = "chosen";
 std::string job_method_missing(const Manifest& side, const std::string& method, const std::string& who);
 // The method that gives `side` a JobID the case chooses: "direct" where it claims it, else "av".
 std::string chosen_job_method(const Manifest& side);
-// True when every diagnostic of `decoded` is JobID 0 (job_id_zero) and `sender`'s manifest claims no JobID
-// method: the capture then notes it instead of failing the running case.
-bool declared_no_job_id(const codec::Decoded& decoded, Side sender);
+// True when `sender`'s manifest claims no JobID method: a JobID 0 (job_id_zero) in its frames is then noted
+// instead of failing the running case; its frames' other diagnostics are judged as anyone's.
+bool declared_no_job_id(Side sender);
 // Empty when the two sides of a pair can have a JobID in common; else why not (one takes no JobID at all).
 std::string no_shared_job_id(const Manifest& initiator, const Manifest& target);
 // The method of a domain's or MR's auth_key_size: direct (3), av (FI_AV_AUTH_KEY), else empty (no auth key: none

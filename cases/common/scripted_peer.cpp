@@ -277,10 +277,7 @@ void ScriptedPeer::receive(int timeout_ms) {
       ++not_uet_;
       continue;
     }
-    if (decoded->n_diags && !malformed_reported_) {
-      malformed_reported_ = true;
-      report_malformed(*decoded, Side::target);
-    }
+    if (decoded->n_diags) report_malformed(*decoded, Side::target);
     answers_.push_back(frame_of(*decoded, Side::target));
     learn_from(answers_.back());
   }

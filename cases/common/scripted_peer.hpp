@@ -114,7 +114,6 @@ class ScriptedPeer {
   std::set<uint32_t> unacked_;   // PSNs sent and not yet acknowledged (clear_psn_offset)
   std::vector<WireFrame> answers_;
   uint64_t not_uet_ = 0;         // datagrams that came back and are not UET
-  bool malformed_reported_ = false;
   std::string error_;
 };
 

@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@
 namespace uet::cases {
 
 namespace {
+
+// The distinct diagnostics of malformed frames one case's verdict line carries, each with its frame count.
+constexpr size_t kMaxDiagnosticsKept = 32;
 
 struct CaseState {
   Side subject = Side::initiator;
@@ -45,6 +49,7 @@ struct CaseState {
   nlohmann::json notes = nlohmann::json::object();
   nlohmann::json captures = nlohmann::json::array();
   nlohmann::json diagnostics = nlohmann::json::array();
+  std::map<std::string, uint64_t> diagnostic_frames;  // by diagnostic_key
   std::chrono::steady_clock::time_point started;
   // liveness.hpp: the evidence of the last liveness wait while it stands (it expired on a starved host), and
   // that evidence once the case's first failure came while it stood.
@@ -71,6 +76,11 @@ void blame_silence_on_malformed_request() {
                      d.value("header", std::string("?")) + "): what the target did not get is the initiator's";
     return;
   }
+}
+
+std::string diagnostic_key(const std::string& sender, const std::string& kind, const std::string& header,
+                           const std::string& field) {
+  return sender + '\n' + kind + '\n' + header + '\n' + field;
 }
 
 std::string first_lines(const std::string& text, size_t max_chars) {
@@ -197,7 +207,13 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     if (!s.choices.empty()) line["choices"] = s.choices;
     if (!s.notes.empty()) line["notes"] = s.notes;
     if (!s.captures.empty()) line["captures"] = s.captures;
-    if (!s.diagnostics.empty()) line["diagnostics"] = s.diagnostics;
+    if (!s.diagnostics.empty()) {
+      line["diagnostics"] = s.diagnostics;
+      for (auto& d : line["diagnostics"]) {
+        const auto n = s.diagnostic_frames.find(diagnostic_key(d["sender"], d["kind"], d["header"], d.value("field", "")));
+        d["frames"] = n == s.diagnostic_frames.end() ? 1 : n->second;
+      }
+    }
     write(line);
   }
 
@@ -235,12 +251,18 @@ void evidence_frame(Side sender, const std::string& summary) {
   if (state().frames.size() < 16) state().frames.push_back({{"sender", side_name(sender)}, {"summary", summary}});
 }
 
+bool count_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field) {
+  return ++state().diagnostic_frames[diagnostic_key(side_name(sender), kind, header, field)] == 1;
+}
+
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
-                         uint32_t offset, uint64_t value, const std::string& summary) {
-  if (state().diagnostics.size() >= 16) return;
+                         uint32_t offset, uint64_t value, const std::string& summary, uint64_t first_frame) {
+  // Distinct diagnostics, not frames: a provider that breaks one rule in every frame makes one entry.
+  if (state().diagnostics.size() >= kMaxDiagnosticsKept) return;
   nlohmann::json d = {{"sender", side_name(sender)}, {"kind", kind}, {"header", header}, {"offset", offset},
                       {"value", value}, {"frame", summary}};
   if (!field.empty()) d["field"] = field;
+  if (first_frame) d["first_frame"] = first_frame;
   state().diagnostics.push_back(std::move(d));
 }
 
@@ -259,10 +281,12 @@ std::string per_choice(const std::string& choice) {
   return "(choice " + choice + ", not in spec/wire.yaml)";
 }
 
-void evidence_capture(const std::string& path, uint16_t udp_port) {
+void evidence_capture(const std::string& path, uint16_t target_port, uint16_t initiator_port) {
+  nlohmann::json entry = {{"file", path}, {"port", target_port}};
+  if (initiator_port) entry["initiator_port"] = initiator_port;
   for (auto& c : state().captures)
-    if (c["file"] == path) return void(c["port"] = udp_port);  // a port learned since the capture began
-  state().captures.push_back({{"file", path}, {"port", udp_port}});
+    if (c["file"] == path) return void(c = entry);  // ports learned since the capture began
+  state().captures.push_back(std::move(entry));
 }
 
 void evidence_capture_cut(const std::string& path, uint64_t kept_bytes, uint64_t frames_dropped) {

@@ -94,16 +94,6 @@ class Wire : public TwoSided {
   Capture cap;
 };
 
-// The fabric address (FA) of a side's UET address (Table 2-10, read through that side's layout): 4 bytes
-// for IPv4, 16 for IPv6 (address flag bit 6).
-std::vector<uint8_t> fabric_address(const Manifest& side, const std::vector<uint8_t>& name, bool* ipv6) {
-  const auto fa = layout_of(side).fa(name);
-  const auto flags = layout_of(side).get(name, AddrField::flags);
-  if (!fa || !flags) return {};
-  *ipv6 = *flags & (1u << w::k_addr_flag_ipv6);
-  return {fa->begin(), fa->begin() + (*ipv6 ? 16 : 4)};
-}
-
 std::string hex(const std::vector<uint8_t>& b) { return b.empty() ? "(none)" : to_hex(b.data(), b.size()); }
 
 // The IP header of a request follows the endpoints' addresses and the data traffic class (Table 2-36,

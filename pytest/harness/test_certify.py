@@ -387,8 +387,9 @@ class TestAmplification:
     @pytest.fixture
     def flooded(self, altered, coded_tree):
         """flooded(names, frames) -> (package, the result, its capture): the first result with a capture names
-        it `names` times and gives `frames` evidence frames no capture holds; the capture's decode is its
-        shortest line LINES times."""
+        it `names` times and gives `frames` evidence frames no capture holds; the capture's decode is a short
+        record LINES times (each of the capture's own records, all UET, would pass the package's
+        document_bytes limit first)."""
         r = first_with_capture(coded_tree)
         cap = r["evidence"]["captures"][0]
 
@@ -398,7 +399,7 @@ class TestAmplification:
                                 frames=[{"sender": "initiator", "summary": "uet.ses.job_id=0xdead"}] * frames)
                 set_on_result(r["id"], evidence=evidence)(tree)
                 decode = tree / "run" / cap["decoded"]
-                decode.write_text((min(decode.read_text().splitlines(), key=len) + "\n") * self.LINES)
+                decode.write_text((json.dumps({"frame": 1, "status": "non-uet", "layers": ["eth"]}) + "\n") * self.LINES)
             return altered(change), r, cap
         return make
 

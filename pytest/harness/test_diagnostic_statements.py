@@ -1,7 +1,9 @@
 """Issue 26, part 4: a malformed frame fails the statements its diagnostic breaks (spec/diagnostic-statements.yaml),
 shown as evidence on the case whose capture held it, and the case still evaluates its own statements."""
+import json
 import os
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -16,6 +18,7 @@ from harness.results import result_of_line  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
+TWO_DIAGNOSTICS = REPO / "cases" / "manifests" / "personalities" / "message-and-job-id-zero.yaml"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
 
 
@@ -66,3 +69,27 @@ class TestOnTheWire:
         assert (d["sender"], d["kind"], d["header"], d["field"], d["value"], d["statements"]) == \
             ("initiator", "invalid_value", "uet.ses.std", "uet.ses.message_id", 0, ["2.2.10.4-a"])
         assert "uet.ses.message_id=0x0" in d["frame"]
+
+    def test_every_diagnostic_of_every_frame_is_judged_once_with_its_frame_count(self, build_dir, tmp_path):
+        """Issue 35, item 4: a request with message_id 0 and JobID 0 carries two diagnostics; each fails the
+        statements it breaks, once per case (not once per frame), counted over every frame of the capture."""
+        results = run_manifest(TWO_DIAGNOSTICS, build_dir, tmp_path, areas=["wire"],
+                               case_filter="Claimed/Wire.NumberedRequestsCarryANonzeroMessageId/rdm")
+        (r,) = results
+        assert r.verdict == "fail" and r.blamed_side == "initiator"
+        assert r.statements == ["2.2.10.4-a", "2.2.4.4-a"]
+        got = {(d["kind"], d["field"]): d for d in r.evidence["diagnostics"]}
+        assert sorted(got) == [("invalid_value", "uet.ses.message_id"), ("job_id_zero", "uet.ses.job_id")]
+        assert [(d["sender"], d["header"], d["value"], d["statements"]) for d in got.values()] == [
+            ("initiator", "uet.ses.std", 0, ["2.2.10.4-a"]), ("initiator", "uet.ses.std", 0, ["2.2.4.4-a"])]
+        for kind, field in got:
+            assert r.message.count(f"a malformed UET frame on the wire: {kind} in uet.ses.std.{field} ") == 1, r.message
+        # The counts are those of an independent decode of the kept capture: every frame, not the first.
+        (cap,) = r.evidence["captures"]
+        decoded = subprocess.run([str(build_dir / "bin" / "uet-decode"), "--port", str(cap["port"]), cap["file"]],
+                                 capture_output=True, text=True, check=True).stdout.splitlines()
+        records = [json.loads(line) for line in decoded]
+        for (kind, field), d in got.items():
+            numbers = [rec["frame"] for rec in records
+                       if any((x["kind"], x.get("field")) == (kind, field) for x in rec.get("diagnostics", []))]
+            assert len(numbers) > 1 and (d["frames"], d["first_frame"]) == (len(numbers), numbers[0])

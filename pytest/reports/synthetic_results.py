@@ -174,7 +174,7 @@ def _result(initiator, target, area, case, verdict):
                         "fields": {"uet.pds.type": 6, "uet.pds.ack_psn": 7}}],
             "diagnostics": [{"sender": "initiator", "kind": "invalid_value", "header": "uet.ses.std",
                              "field": "uet.ses.message_id", "offset": 60, "value": 0, "frame": "uet.ses.message_id=0x0",
-                             "statements": ["2.2.10.4-a"]},
+                             "first_frame": 3, "frames": 212, "statements": ["2.2.10.4-a"]},
                             {"sender": "target", "kind": "inconsistent_length", "header": "udp", "field": "udp.length",
                              "offset": 38, "value": 9, "frame": "uet.pds.type=0x6", "statements": []}]}
     return result

@@ -290,7 +290,7 @@ class TestFailures:
         _, _, root = run
         table = by_class(self.blocks(root)[syn.FAIL_ID], "malformed")[0]
         assert rows(table) == [
-            ["initiator", "invalid_value in uet.ses.message_id", "60", "0", "2.2.10.4-a", "uet.ses.message_id=0x0"],
+            ["initiator", "invalid_value in uet.ses.message_id (212 frames, first #3)", "60", "0", "2.2.10.4-a", "uet.ses.message_id=0x0"],
             ["target", "inconsistent_length in udp.length", "38", "9", "no statement of §2.2", "uet.pds.type=0x6"]]
 
     def test_capture_link_and_missing_log_not_linked(self, run):
