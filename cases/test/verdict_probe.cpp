@@ -28,7 +28,7 @@ TEST(VerdictProbe, AFailureThenNotApplicable) {
 TEST(VerdictProbe, TargetSilenceAfterAMalformedRequest) {
   observing(Side::target, kTargetObservedBasis);
   ADD_FAILURE() << "the target got no message";
-  evidence_diagnostic(Side::initiator, "job_id_zero", "uet.ses.std", "uet.ses.job_id", 61, 0, "a request");
+  evidence_diagnostic(Side::initiator, "job_id_zero", "uet.ses.std", "uet.ses.job_id", 61, 0, "a request", 1);
 }
 
 TEST(VerdictProbe, TargetSilenceAfterAWellFormedRequest) {
