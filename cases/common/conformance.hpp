@@ -161,8 +161,8 @@ std::string to_hex(const void* data, size_t len);
 // manifest declares it. Every case reads addresses through this.
 const AddressLayout& layout_of(const Manifest& side);
 // A side that did not end cleanly once the case's checks were done (a close that blocked or failed, a target
-// process that crashed on its way out): its own finding, a warning naming the side and the call, which
-// leaves the verdict of what the case checked standing.
+// process that crashed on its way out): its own finding, the note teardown_<side> naming the side and the
+// call, which leaves the verdict of what the case checked standing.
 void teardown_finding(Side side, const std::string& what);
 // teardown_finding for a target process's wait status (0: it ended cleanly, nothing to say).
 void expect_clean_end(int wait_status, const std::string& error = "");
