@@ -131,8 +131,13 @@ void claimed_but_unsupported(const std::string& what);
 void evidence_frame(Side sender, const std::string& summary);
 // A malformed frame the running case's capture held: the decoder's diagnostic (kind, header, field: the
 // decoders' names) and the frame. The harness fails the statements it breaks (spec/diagnostic-statements.yaml).
+// Each call stands for one failure its report added: the case's other failures are its own checks'.
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
                          uint32_t offset, uint64_t value, const std::string& summary);
+// A call `side` made that its provider refused with fi_* code `rc`: the cause of the failure that follows it
+// (the result's `refused`), unless a call of the same side's protocol succeeds first (no_refusal).
+void evidence_refusal(Side side, const std::string& call, long rc);
+void no_refusal();
 // A capture file the running case made (its UET port), kept with the case's result.
 void evidence_capture(const std::string& path, uint16_t udp_port);
 // That capture file stopped at the cell plan's cap: it holds `kept_bytes`, and `frames_dropped` later frames

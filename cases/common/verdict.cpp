@@ -16,6 +16,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cerrno>
@@ -45,6 +48,14 @@ struct CaseState {
   nlohmann::json notes = nlohmann::json::object();
   nlohmann::json captures = nlohmann::json::array();
   nlohmann::json diagnostics = nlohmann::json::array();
+  // The failures the case had, and those a malformed frame's diagnostic stands for: what is left are failures
+  // of the case's own checks (own_failures), which the report groups under the case's statements.
+  int failures = 0;
+  int diagnostic_failures = 0;
+  // A refused call (evidence_refusal) waits here until a failure follows it, which it then explains; a later
+  // call that is not refused clears it.
+  nlohmann::json pending_refusal;
+  nlohmann::json refused = nlohmann::json::array();
   std::chrono::steady_clock::time_point started;
   // liveness.hpp: the evidence of the last liveness wait while it stands (it expired on a starved host), and
   // that evidence once the case's first failure came while it stood.
@@ -103,7 +114,13 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
   }
 
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (!r.failed() || state().blamed) return;
+    if (!r.failed()) return;
+    ++state().failures;
+    if (!state().pending_refusal.is_null()) {
+      if (state().refused.size() < 16) state().refused.push_back(state().pending_refusal);
+      state().pending_refusal = nullptr;
+    }
+    if (state().blamed) return;
     // The first failure decides: one that follows a wait the host cut short is the host's, not the provider's.
     state().inconclusive = state().starved_wait;
     state().blamed = true;
@@ -171,6 +188,8 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
         ::testing::Test::RecordProperty("detail", s.detail);
       }
       if (!s.frames.empty()) line["frames"] = s.frames;
+      line["own_failures"] = std::max(0, s.failures - s.diagnostic_failures);
+      if (!s.refused.empty()) line["refused"] = s.refused;
     }
     if (!s.choices.empty()) line["choices"] = s.choices;
     if (!s.notes.empty()) line["notes"] = s.notes;
@@ -215,12 +234,20 @@ void evidence_frame(Side sender, const std::string& summary) {
 
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
                          uint32_t offset, uint64_t value, const std::string& summary) {
+  ++state().diagnostic_failures;
   if (state().diagnostics.size() >= 16) return;
   nlohmann::json d = {{"sender", side_name(sender)}, {"kind", kind}, {"header", header}, {"offset", offset},
                       {"value", value}, {"frame", summary}};
   if (!field.empty()) d["field"] = field;
   state().diagnostics.push_back(std::move(d));
 }
+
+void evidence_refusal(Side side, const std::string& call, long rc) {
+  state().pending_refusal = {{"side", side_name(side)}, {"call", call}, {"rc", rc},
+                             {"error", fi_strerror(static_cast<int>(rc < 0 ? -rc : rc))}};
+}
+
+void no_refusal() { state().pending_refusal = nullptr; }
 
 void rests_on_choice(const std::string& choice) {
   for (const auto& c : state().choices)
