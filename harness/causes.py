@@ -3,6 +3,7 @@
 A cause is one thing a side did, read from the fields the case binaries write (reports/RESULTS-FORMAT.md),
 never from a failure's text:
 - a diagnostic: frames a side sent with one decoder diagnostic (kind, and the field or header it names);
+- a claim a side cannot keep: "claimed but unsupported" (`detail`), the profile or feature it claims and lacks;
 - a refused call: an fi_* call a side's provider refused, with its return code (evidence `refused`);
 - a statement: a catalogue statement a side's checks broke, for the failures of the case's own checks
   (`own_failures`: those neither a diagnostic nor a refused call accounts for).
@@ -15,7 +16,8 @@ import collections
 
 # What has a cause to fix: a check whose MUSTs did not hold (errors and timeouts are the run's or the host's).
 FAILED = ("fail", "flaky")
-KIND_ORDER = {"diagnostic": 0, "refused": 1, "statement": 2, "unexplained": 3}
+KIND_ORDER = {"diagnostic": 0, "unsupported": 1, "refused": 2, "statement": 3, "unexplained": 4}
+UNSUPPORTED = "claimed but unsupported: "
 SHOWN_VALUES = 3
 
 
@@ -43,11 +45,17 @@ def causes_of(result: dict, sides: dict[str, str]) -> list[tuple]:
         diag_statements.update(statements)
         what = f"{d.get('kind')} in {d.get('field') or d.get('header')}"
         out.append((("diagnostic", who(d.get("sender")), what, statements), d.get("value")))
+    if isinstance(result.get("detail"), str) and result["detail"].startswith(UNSUPPORTED):
+        out.append((("unsupported", who(result.get("blamed_side")), result["detail"][len(UNSUPPORTED):], ()), None))
     refused = [r for r in _list(evidence.get("refused")) if isinstance(r, dict)]
     for r in refused:
         out.append((("refused", who(r.get("side")), f"{r.get('call')}: {r.get('rc')} ({r.get('error')})", ()), None))
     own = result.get("own_failures")
-    if (not out) if not isinstance(own, int) else own > len(refused):
+    if isinstance(own, int):  # the binary counted the failures of the case's own checks
+        own_checks_failed = own > len(refused)
+    else:  # a verdict the harness made, or a binary's that predates the count: the statements, if nothing else
+        own_checks_failed = not any(k[0] in ("diagnostic", "refused") for k, _ in out)
+    if own_checks_failed:
         statements = [str(s) for s in _list(result.get("statements"))]
         for s in [s for s in statements if s not in diag_statements] or statements:
             out.append((("statement", who(result.get("blamed_side")), s, (s,)), None))
@@ -61,6 +69,8 @@ def label(kind: str, side: str, what: str, values: list) -> str:
     if kind == "diagnostic":
         shown = sorted({str(v) for v in values if v is not None})
         return f"{side} sends frames with {what}" + (f" (value {', '.join(shown)})" if 0 < len(shown) <= SHOWN_VALUES else "")
+    if kind == "unsupported":
+        return f"{side} claims what it lacks: {what}"
     if kind == "refused":
         return f"{side} refuses {what}"
     if kind == "statement":

@@ -27,7 +27,7 @@ class MrKeys : public ::testing::Test {
     EndpointSpec spec;
     spec.caps = FI_MSG | FI_RMA;
     const int rc = me.open(spec);
-    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc);
+    ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc);
   }
   void TearDown() override {
     if (cntr) fi_close(&cntr->fid);
@@ -219,7 +219,7 @@ TEST_F(Mr, RegattrWithAnAvAuthKey) {
   }();
   UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA && !manifest().claims_profile("hpc"), "not-claimed-feature",
                         "the AV JobID method is offered by a provider that claims HPC (2.2.4.1-s)");
-  ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << fi_refused(lb.failed, rc);
   ASSERT_EQ(lb.enable(), 0) << lb.failed;
   uint8_t job[3] = {0x21, 0x43, 0x00};
   fi_addr_t handle = FI_ADDR_NOTAVAIL;

@@ -138,7 +138,7 @@ class AvAuthKey : public Av {
     // HPC MUST offer the AV method (2.2.4.1-s); other profiles may.
     UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA && !manifest().claims_profile("hpc"), "not-claimed-feature",
                           "the AV JobID method is offered by a provider that claims HPC (2.2.4.1-s)");
-    ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc) << " with auth_key_size FI_AV_AUTH_KEY";
+    ASSERT_EQ(rc, 0) << fi_refused(lb.failed, rc) << " with auth_key_size FI_AV_AUTH_KEY";
     ASSERT_EQ(lb.enable(), 0) << lb.failed;
   }
 };

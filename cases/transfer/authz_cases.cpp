@@ -43,13 +43,13 @@ class Authz : public TwoSided {
   Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_write", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   Outcome Send(const char* text) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_send", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   // The JobID the manifest's indirect_job_id_environment assigns to the target's endpoint (indirect
@@ -416,7 +416,8 @@ TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
   EndpointSpec mine;
   mine.method = JobMethod::av;  // takes the fallback JobID once it is inserted as an auth key
   Endpoint me;
-  ASSERT_EQ(me.open(mine), 0) << me.failed;
+  const int rc = me.open(mine);
+  ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc);
   ASSERT_NE(me.insert_auth_key(static_cast<uint32_t>(w::k_fallback_job_id)), FI_ADDR_NOTAVAIL);
   Target t;
   auto with = env;

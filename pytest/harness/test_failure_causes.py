@@ -86,3 +86,24 @@ class TestWhatToFixFirst:
         # each case links to its failure block on index.html
         first = EXPECTED[0][3][0]
         assert re.search(r'href="index\.html#result-faulty/delivery/Claimed/' + re.escape(first) + '"', dom)
+
+
+class TestOneRefusedCall:
+    """softuet without the AV JobID method that claims HPC anyway (no-job-id.yaml#claims_all): every AV-auth-key
+    case fails at the one call its provider refuses, fi_getinfo, which explains all nine failures."""
+    def test_every_failure_of_the_refusal_is_under_it(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--provider", f"{REPO / 'cases' / 'manifests' / 'personalities' / 'no-job-id.yaml'}#claims_all",
+                          "--only", "authz", "--only", "av", "--seed", "11", "--report", tmp_path, "--quiet")
+        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+        doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+        failing = sorted(r["id"] for r in doc["results"] if r["verdict"] == "fail")
+        ranked = causes.rank(doc)
+        assert [(c["kind"], c["cases"], c["cause"]) for c in ranked] == [
+            ("refused", 9, "no-job-id-claims-all refuses fi_getinfo: -61 (No data available)"),
+            ("unsupported", 2, "no-job-id-claims-all claims what it lacks: an endpoint with caps FI_MSG"),
+            ("unsupported", 1, "no-job-id-claims-all claims what it lacks: HPC's AV JobID method (2.2.4.1-s), which "
+                               "job_id_methods leaves out")]
+        assert sorted(ranked[0]["results"]) == failing
+        lines = run.stdout.splitlines()
+        at = lines.index("uet run: what to fix first: 3 cause(s) of the failures, most cases first:")
+        assert lines[at + 1] == "    9 case(s): no-job-id-claims-all refuses fi_getinfo: -61 (No data available)"
