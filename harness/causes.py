@@ -21,10 +21,14 @@ UNSUPPORTED = "claimed but unsupported: "
 SHOWN_VALUES = 3
 
 
-def _sides(doc: dict) -> dict[str, dict[str, str]]:
-    """cell id -> {"initiator": manifest name, "target": manifest name}."""
-    return {str(c.get("id")): {"initiator": str(c.get("initiator") or "initiator"), "target": str(c.get("target") or "target")}
-            for c in doc.get("cells") or [] if isinstance(c, dict)}
+def _sides(doc: dict) -> dict[str, dict]:
+    """cell id -> {"initiator": manifest name, "target": manifest name}, and {None: its name} for a cell whose
+    sides are one manifest (a result that names no side is still that manifest's)."""
+    out = {}
+    for c in (c for c in doc.get("cells") or [] if isinstance(c, dict)):
+        sides = {"initiator": str(c.get("initiator") or "initiator"), "target": str(c.get("target") or "target")}
+        out[str(c.get("id"))] = sides | ({None: sides["initiator"]} if sides["initiator"] == sides["target"] else {})
+    return out
 
 
 def _list(value) -> list:

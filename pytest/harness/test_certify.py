@@ -170,8 +170,9 @@ class TestIntegrity:
         target = next(r for r in results_of(coded_tree) if r["verdict"] == "pass")
         rc, lines, _ = verify(altered(set_on_result(target["id"], verdict="fail"), sealed=False))
         assert rc == 1
+        # a fail says its causes: the statements its own checks broke (one manifest: a solo cell's)
         assert lines == ["[integrity] member 'run/results.json' does not match its SHA-256 in SHA256SUMS (altered)",
-                         f"[verdict] {target['id']}: fail"]
+                         f"[verdict] {target['id']}: fail (softuet-hpc breaks {', '.join(target['statements'])})"]
 
     def test_extra_member(self, altered, verify):
         rc, lines, _ = verify(altered(lambda tree: (tree / "run" / "extra.txt").write_text("x"), sealed=False))
