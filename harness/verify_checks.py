@@ -238,8 +238,26 @@ def _records_with_segments(records: list[dict]):
         yield from rec.get("segments") or []
 
 
-def _in_capture(fields: dict[str, int], records: list[dict]) -> bool:
-    return any(all((rec.get("fields") or {}).get(k) == v for k, v in fields.items()) for rec in records)
+def _closest(fields: dict, records: list[dict]) -> tuple[int, object, dict] | None:
+    """The decoded frame nearest an evidence frame: (how many of its fields differ, the frame's number, what
+    those fields are there); 0 differing: the evidence frame is in the capture. None without records."""
+    best = None
+    for rec in records:
+        have = rec.get("fields") if isinstance(rec.get("fields"), dict) else {}
+        differ = {k: have.get(k) for k, v in fields.items() if have.get(k) != v}
+        if best is None or len(differ) < best[0]:
+            best = (len(differ), rec.get("frame"), differ)
+            if not differ:
+                break
+    return best
+
+
+def _nearest_words(closest: tuple[int, object, dict] | None) -> str:
+    if closest is None:
+        return ""
+    _, frame, differ = closest
+    shown = "; ".join(f"{k} is {'absent' if v is None else v}" for k, v in list(differ.items())[:3])
+    return f" (nearest: frame {frame}, where {shown}{'; ...' if len(differ) > 3 else ''})"
 
 
 def _other_ports(records: list[dict], port, limits: Limits) -> list[int]:
@@ -333,6 +351,7 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
         for pcap in dict.fromkeys(pcaps):
             groups_of.setdefault(pcap, []).append(range(start, len(frames)))
     found = [False] * len(frames)
+    nearest: dict[int, tuple] = {}               # each evidence frame not found: the decoded frame nearest it
     version = (doc.get("run_info") or {}).get("spec_version")
 
     def look(records: list[dict], pcap: pathlib.Path) -> list[int]:
@@ -341,7 +360,10 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
         for i in (i for group in groups_of.get(pcap, []) for i in group if frames[i][2] and not found[i]):
             budget.spend("evidence_comparisons", max(len(records), 1),
                          f"{RUN_MEMBER}/results.json: decoded frames compared with evidence frames")
-            found[i] = _in_capture(frames[i][2], records)
+            near = _closest(frames[i][2], records)
+            found[i] = near is not None and near[0] == 0
+            if not found[i] and near is not None and (nearest.get(i) is None or near[0] < nearest[i][0]):
+                nearest[i] = near
             left += [] if found[i] else [i]
         return left
 
@@ -353,10 +375,10 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
             for port in _other_ports(records, cap.get("port"), limits):
                 if not look(_decoded_under(pcap, port, uet_decode, version, limits, budget), pcap):
                     break
-    for (result_id, frame, fields), ok in zip(frames, found):
+    for i, ((result_id, frame, fields), ok) in enumerate(zip(frames, found)):
         if not ok and fields is not None and capturing.get(result_id):
             out.append(Finding("evidence", f"{result_id}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
-                                           "is not in its capture"))
+                                           f"is not in its capture{_nearest_words(nearest.get(i))}"))
     unchecked = [i for i, (result_id, _, fields) in enumerate(frames) if fields is None or not capturing.get(result_id)]
     if unchecked:
         out.append(Finding(EVIDENCE_CAVEAT, f"{len(unchecked)} evidence frame(s) of {len({frames[i][0] for i in unchecked})} "

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -236,7 +237,10 @@ class TestEvidence:
             edit_json(tree / "run" / "results.json", lambda doc: next(x for x in doc["results"] if x["id"] == r["id"])
                       ["evidence"].update(frames=[{"sender": "initiator", "summary": "uet.ses.job_id=0xdead"}]))
         rc, lines, _ = verify(altered(add))
-        assert (rc, lines) == (1, [f"[evidence] {r['id']}: evidence frame 'uet.ses.job_id=0xdead' is not in its capture"])
+        assert rc == 1 and len(lines) == 1, lines
+        # the reason: what the frame nearest it in the capture has instead
+        assert re.fullmatch(re.escape(f"[evidence] {r['id']}: evidence frame 'uet.ses.job_id=0xdead' is not in its capture")
+                            + r" \(nearest: frame \d+, where uet\.ses\.job_id is \d+\)", lines[0]), lines
 
 
 class TestManifest:
@@ -603,6 +607,7 @@ class TestFindingsOfAFailedRun:
 
     def test_a_tampered_evidence_frame_is_still_found_out(self, faulty_tree, altered_from, verify):
         r, frame = next((r, f) for r, f in evidence_frames(faulty_tree) if "uet.pds.clear_psn_offset=-0x" in f["summary"])
+        offset = next(int(p.split("=")[1], 16) for p in frame["summary"].split() if p.startswith("uet.pds.clear_psn_offset="))
         forged = frame["summary"].replace("uet.pds.clear_psn_offset=-0x", "uet.pds.clear_psn_offset=-0x10", 1)
 
         def tamper(tree):
@@ -610,5 +615,7 @@ class TestFindingsOfAFailedRun:
                       ["evidence"].update(frames=[{"sender": frame["sender"], "summary": forged}]))
         rc, lines, _ = verify(altered_from(faulty_tree, tamper))
         assert rc == 1
-        assert [line for line in lines if line.startswith("[evidence]")] == [
-            f"[evidence] {r['id']}: evidence frame {forged[:120]!r} is not in its capture"]
+        [line] = [line for line in lines if line.startswith("[evidence]")]
+        # the frame it was forged from is the nearest: only the offset differs
+        assert re.fullmatch(re.escape(f"[evidence] {r['id']}: evidence frame {forged[:120]!r} is not in its capture ")
+                            + r"\(nearest: frame \d+, where " + re.escape(f"uet.pds.clear_psn_offset is {offset})"), line), line
