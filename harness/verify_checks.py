@@ -379,6 +379,8 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
         if not ok and fields is not None and capturing.get(result_id):
             out.append(Finding("evidence", f"{result_id}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
                                            f"is not in its capture{_nearest_words(nearest.get(i))}"))
+    # Only a failing result keeps evidence frames (cases/common/verdict.cpp), and a fail invalidates the package
+    # on its own: frames nothing could be looked for in weaken no verdict, so they are a caveat, not a finding.
     unchecked = [i for i, (result_id, _, fields) in enumerate(frames) if fields is None or not capturing.get(result_id)]
     if unchecked:
         out.append(Finding(EVIDENCE_CAVEAT, f"{len(unchecked)} evidence frame(s) of {len({frames[i][0] for i in unchecked})} "
