@@ -1,5 +1,5 @@
-"""What index.html's failure section and conformance.html's headline show of harness/causes.py's ranking:
-each cause with the cases it explains, linked to their failure blocks on index.html."""
+"""What the failure sections of index.html and of each cell's page, and conformance.html's head, show of
+harness/causes.py's ranking: each cause with the cases it explains, linked to their failure blocks."""
 from harness import causes
 from reports.view import result_anchor
 

@@ -105,6 +105,8 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
+        page["causes"] = causes_view.rows({"cells": [cell], "results": [r for r in results.get("results", [])
+                                                                        if r.get("cell") == cell["id"]]}, text)
         output_files.write(run_dir / view.page_of(cell["id"]), cell_template.render(
             root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]), info=info, cell=page),
             base=run_dir)

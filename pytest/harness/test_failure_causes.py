@@ -77,6 +77,9 @@ class TestWhatToFixFirst:
         assert re.match(r'<section id="failures">\s*<h2>[^<]*</h2>\s*<div class="causes" id="causes">', section)
         assert section.index('id="causes"') < section.index('class="failure ')
         assert shown_rows(section) == [(n, cause) for n, cause, _, _ in EXPECTED]
+        # the run's one cell: its page ranks the same causes
+        cell = cmd_chromium("--dump-dom", (run_dir / "cells" / "faulty.html").as_uri()).stdout
+        assert shown_rows(cell[cell.index('<section id="failures">'):]) == [(n, cause) for n, cause, _, _ in EXPECTED]
 
     def test_the_conformance_page_opens_with_the_ranking(self, faulty_run, cmd_chromium):
         _, run_dir, _ = faulty_run
