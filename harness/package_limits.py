@@ -28,6 +28,8 @@ class Limits:
     decoded_bytes: int = 1 << 30       # all captures and kept decodes read together
     evidence_frames: int = 100_000     # evidence frames of all results
     evidence_comparisons: int = 5_000_000    # decoded frames compared with an evidence frame, in all
+    evidence_ports: int = 4            # other UDP ports a capture is decoded under again to find its evidence
+                                       # frames (the other side's port: each side may choose its own)
 
 
 class PackageRefused(Exception):

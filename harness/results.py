@@ -43,6 +43,9 @@ class Result:
     blamed_side: str | None = None
     blame_basis: str | None = None
     blamed_manifest: str | None = None
+    # fail: the failures of the case's own checks, those neither a malformed frame's diagnostic nor a refused
+    # call (evidence "refused") accounts for (harness/causes.py groups them under the case's statements)
+    own_failures: int | None = None
     expected: str | None = None
     seen: str | None = None
     choices: list[str] = dataclasses.field(default_factory=list)
@@ -96,7 +99,8 @@ def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
                   reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
-                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics") if event.get(k)},
+                  own_failures=event.get("own_failures") if isinstance(event.get("own_failures"), int) else None,
+                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics", "refused") if event.get(k)},
                   judged_by="case_binary")
     add_broken_statements(result)
     check_code(result)

@@ -306,8 +306,9 @@ class CellRun:
             lost = place.lost() if why in ("lost", "exited") else None
             for i, event in enumerate(channel.ended):
                 result = result_of_line(event, cell=self.cell.id, area=area, binary=binary.name)
-                # A teardown warning after the loss is the loss too (the side's process was gone).
-                if lost and i >= trusted and result.verdict in ("fail", "error", "warning"):
+                # A teardown note after the loss is the loss too (the side's process was gone).
+                torn = any(k.startswith("teardown") for k in result.notes)
+                if lost and i >= trusted and (result.verdict in ("fail", "error", "warning") or torn):
                     # Ended after the last moment both sides were known to serve: the placement, not the provider.
                     result.verdict, result.reason = "error", lost_during(place, lost)
                 self._emit(result)

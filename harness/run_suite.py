@@ -17,6 +17,7 @@ import time
 import yaml
 
 from containers.podman import release_pool
+from harness import causes
 from harness import attempts as attempts_mod
 from harness import ci_options
 from harness.commands import run as run_options
@@ -429,6 +430,8 @@ def main(argv: list[str]) -> int:
               "says the report is partial)", file=sys.stderr)
         return 3
     s = doc["summary"]
+    for line in causes.console_lines(causes.rank(doc)):
+        progress.say(line)
     progress.say(f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
                  f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
                  f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "

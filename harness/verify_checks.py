@@ -3,6 +3,7 @@ package is the sender's: read with limits, paths kept inside the package, nothin
 own decoders on the captures."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import pathlib
@@ -10,11 +11,12 @@ import pathlib
 import yaml
 
 from harness import catalogue as catalogue_mod
+from harness import causes
 from harness import manifest as manifest_mod
 from harness import mustpass as mustpass_mod
 from harness import loader_environment, not_applicable, suite_identity
 from harness.certify import RUN_MEMBER
-from harness.decode_compare import capture_ports, cross_check
+from harness.decode_compare import capture_ports, cross_check, decode_cpp_head, kept_line
 from harness.package_archive import read_member
 from harness.package_limits import Budget, Limits, PackageRefused, over
 from harness.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
@@ -23,6 +25,7 @@ from harness.results import FAILING
 # A finding of these classes does not make a package invalid: it says what could not be checked, or what the
 # run was let use that the suite refuses unless told (a trust option), for whoever reads the package to weigh.
 CAVEAT = "binaries-not-rechecked"
+EVIDENCE_CAVEAT = "evidence-not-rechecked"
 TRUST = "trust-opt-in"
 
 
@@ -33,7 +36,7 @@ class Finding:
 
     @property
     def invalidates(self) -> bool:
-        return self.kind not in (CAVEAT, TRUST)
+        return self.kind not in (CAVEAT, EVIDENCE_CAVEAT, TRUST)
 
 
 def loads(data: bytes | str, shown: str, limits: Limits):
@@ -201,7 +204,8 @@ def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | Non
         if not isinstance(r, dict):
             continue
         if r.get("verdict") in FAILING:
-            out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({r['reason']})" if r.get("reason") else "")))
+            why = r.get("reason") or (causes.explain(r, doc) if r.get("verdict") in causes.FAILED else None)
+            out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({why})" if why else "")))
         elif r.get("verdict") == "not_applicable":
             if why := not_applicable.submission_problem(r, reasons):
                 out.append(Finding("not-applicable", why))
@@ -213,9 +217,17 @@ def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | Non
     return out
 
 
-def _frame_fields(summary: str) -> dict[str, int] | None:
+def _frame_fields(summary: str) -> dict[str, int | str] | None:
+    """An evidence frame's fields by value, as the decoders' records hold them: numbers ("0x1f", a signed field's
+    "-0x1") as integers, byte strings as their hex digits (cases/common/capture.cpp summary())."""
+    def value(text: str) -> int | str:
+        if text.startswith(("0x", "-0x")):
+            return int(text, 16)
+        if text and all(c in "0123456789abcdef" for c in text):
+            return text
+        raise ValueError(text)
     try:
-        return {k: int(v, 16) for k, v in (part.split("=", 1) for part in summary.split())}
+        return {k: value(v) for k, v in (part.split("=", 1) for part in summary.split())}
     except ValueError:
         return None
 
@@ -226,8 +238,49 @@ def _records_with_segments(records: list[dict]):
         yield from rec.get("segments") or []
 
 
-def _in_capture(fields: dict[str, int], records: list[dict]) -> bool:
-    return any(all((rec.get("fields") or {}).get(k) == v for k, v in fields.items()) for rec in records)
+def _closest(fields: dict, records: list[dict]) -> tuple[int, object, dict] | None:
+    """The decoded frame nearest an evidence frame: (how many of its fields differ, the frame's number, what
+    those fields are there); 0 differing: the evidence frame is in the capture. None without records."""
+    best = None
+    for rec in records:
+        have = rec.get("fields") if isinstance(rec.get("fields"), dict) else {}
+        differ = {k: have.get(k) for k, v in fields.items() if have.get(k) != v}
+        if best is None or len(differ) < best[0]:
+            best = (len(differ), rec.get("frame"), differ)
+            if not differ:
+                break
+    return best
+
+
+def _nearest_words(closest: tuple[int, object, dict] | None) -> str:
+    if closest is None:
+        return ""
+    _, frame, differ = closest
+    shown = "; ".join(f"{k} is {'absent' if v is None else v}" for k, v in list(differ.items())[:3])
+    return f" (nearest: frame {frame}, where {shown}{'; ...' if len(differ) > 3 else ''})"
+
+
+def _other_ports(records: list[dict], ports: tuple[int, ...], limits: Limits) -> list[int]:
+    """The UDP destination ports of the capture's frames the kept decode did not read as UET, most frames
+    first: where a side's frames went when it chose a port the capture entry does not name (a package from a
+    suite that kept the target's port only)."""
+    seen = collections.Counter(rec["fields"]["udp.dstport"] for rec in records
+                               if rec.get("status") == "non-uet" and isinstance(rec.get("fields"), dict)
+                               and isinstance(rec["fields"].get("udp.dstport"), int)
+                               and rec["fields"]["udp.dstport"] not in ports)
+    return [p for p, _ in seen.most_common(limits.evidence_ports)]
+
+
+def _decoded_under(pcap: pathlib.Path, port: int, uet_decode: pathlib.Path, version, limits: Limits,
+                   budget: Budget) -> list[dict]:
+    """The capture decoded again with `port` as UET's, [] when no decoder can read it so (the kept decode's
+    cross-check says why)."""
+    try:
+        records, _ = decode_cpp_head(uet_decode, pcap, port, limits.document_bytes, spec_version=version)
+    except Exception:  # noqa: BLE001 - the sender's capture may break a decoder in any way: a finding already
+        return []
+    budget.spend("decoded_bytes", sum(len(kept_line(r)) for r in records), "the captures and decodes: bytes read")
+    return list(_records_with_segments(records))
 
 
 def _kept_decode(kept: pathlib.Path, shown: str, limits: Limits, budget: Budget) -> list[dict]:
@@ -278,6 +331,7 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
     first: dict[pathlib.Path, tuple] = {}          # each capture: the result and reference that named it first
     frames: list[tuple] = []                       # (result id, frame, its fields) of every evidence frame
     groups_of: dict[pathlib.Path, list[range]] = {}   # each capture: the evidence frames of results naming it
+    capturing: dict = {}                           # each result id: whether it names a capture
     for r in doc.get("results") or []:
         if not isinstance(r, dict) or not isinstance(r.get("evidence"), dict):
             continue
@@ -290,6 +344,7 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
                 continue
             first.setdefault(pcap, (r.get("id"), cap))
             pcaps.append(pcap)
+        capturing[r.get("id")] = bool(pcaps) or capturing.get(r.get("id"), False)
         start = len(frames)
         for frame in r["evidence"].get("frames") or []:
             budget.spend("evidence_frames", 1, f"{RUN_MEMBER}/results.json: evidence frames")
@@ -298,18 +353,41 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
         for pcap in dict.fromkeys(pcaps):
             groups_of.setdefault(pcap, []).append(range(start, len(frames)))
     found = [False] * len(frames)
+    nearest: dict[int, tuple] = {}               # each evidence frame not found: the decoded frame nearest it
     version = (doc.get("run_info") or {}).get("spec_version")
-    for pcap, (result_id, cap) in first.items():
-        records = list(_records_with_segments(_redecoded(run, pcap, result_id, cap, uet_decode, version, limits,
-                                                         budget, out, stats)))
+
+    def look(records: list[dict], pcap: pathlib.Path) -> list[int]:
+        """Looks for the capture's evidence frames not found yet in `records`; those still not found."""
+        left = []
         for i in (i for group in groups_of.get(pcap, []) for i in group if frames[i][2] and not found[i]):
             budget.spend("evidence_comparisons", max(len(records), 1),
                          f"{RUN_MEMBER}/results.json: decoded frames compared with evidence frames")
-            found[i] = _in_capture(frames[i][2], records)
-    for (result_id, frame, _), ok in zip(frames, found):
-        if not ok:
+            near = _closest(frames[i][2], records)
+            found[i] = near is not None and near[0] == 0
+            if not found[i] and near is not None and (nearest.get(i) is None or near[0] < nearest[i][0]):
+                nearest[i] = near
+            left += [] if found[i] else [i]
+        return left
+
+    for pcap, (result_id, cap) in first.items():
+        records = list(_records_with_segments(_redecoded(run, pcap, result_id, cap, uet_decode, version, limits,
+                                                         budget, out, stats)))
+        if records and look(records, pcap):
+            # Frames one side sent to a port of its own choosing: the evidence names fields, not a port.
+            for port in _other_ports(records, capture_ports(cap), limits):
+                if not look(_decoded_under(pcap, port, uet_decode, version, limits, budget), pcap):
+                    break
+    for i, ((result_id, frame, fields), ok) in enumerate(zip(frames, found)):
+        if not ok and fields is not None and capturing.get(result_id):
             out.append(Finding("evidence", f"{result_id}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
-                                           "is not in its capture"))
+                                           f"is not in its capture{_nearest_words(nearest.get(i))}"))
+    # Only a failing result keeps evidence frames (cases/common/verdict.cpp), and a fail invalidates the package
+    # on its own: frames nothing could be looked for in weaken no verdict, so they are a caveat, not a finding.
+    unchecked = [i for i, (result_id, _, fields) in enumerate(frames) if fields is None or not capturing.get(result_id)]
+    if unchecked:
+        out.append(Finding(EVIDENCE_CAVEAT, f"{len(unchecked)} evidence frame(s) of {len({frames[i][0] for i in unchecked})} "
+                                   "result(s) could not be looked for in a capture: their result kept none (a scripted "
+                                   "peer reads the frames off its own socket) or they are frames the suite itself sent"))
     for pcap in sorted(run.rglob("*.pcap")):
         if pcap.resolve() not in first:
             out.append(Finding("capture", f"{RUN_MEMBER}/{pcap.relative_to(run)}: a capture no result names"))

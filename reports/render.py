@@ -11,7 +11,7 @@ import yaml
 
 from harness import not_applicable as not_applicable_reasons
 from harness import output_files
-from reports import by_spec_version, ci_view, conformance_view, view
+from reports import by_spec_version, causes_view, ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -68,11 +68,12 @@ def write_spec_version_pages(env, results, info, run_dir) -> list[dict]:
     return pages
 
 
-def render_conformance(env, info, statement, run_dir):
-    """conformance.html, the totals, and conformance/<sheet>.html, one sheet's statements each."""
+def render_conformance(env, info, statement, run_dir, causes=()):
+    """conformance.html, the causes of the failures and the totals, and conformance/<sheet>.html, one sheet's
+    statements each."""
     output_files.write(run_dir / conformance_view.PAGE, env.get_template("conformance.html").render(
         root="", title="UET conformance run %s: conformance statement" % info["title"], info=info,
-        page=conformance_view.page(statement, run_dir)))
+        page=conformance_view.page(statement, run_dir), causes=list(causes)))
     template = env.get_template("conformance_sheet.html")
     for path, sheet in conformance_view.sheet_pages(statement, run_dir):
         output_files.write(run_dir / path, template.render(
@@ -90,6 +91,7 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
     text = statement_text_lookup(results)
     info = view.run_info(results)
     cells = view.cells(results)
+    causes = causes_view.rows(results, text)
     spec_pages = write_spec_version_pages(env, results, info, run_dir)
     single = not spec_pages   # one spec version: its matrices stay on the index page
     index = env.get_template("index.html").render(
@@ -98,15 +100,17 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
         negotiation=view.negotiation_matrix(results) if single else None, failures_page="", spec_pages=spec_pages,
         coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
                                                                                                     view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results), ci=ci_view.ci(results),
+        not_applicable=view.not_applicable(results), ci=ci_view.ci(results), causes=causes,
         na_breakdown=view.not_applicable_breakdown(results, not_applicable_reasons.codes()))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
+        page["causes"] = causes_view.rows({"cells": [cell], "results": [r for r in results.get("results", [])
+                                                                        if r.get("cell") == cell["id"]]}, text)
         output_files.write(run_dir / view.page_of(cell["id"]), cell_template.render(
             root="../", title="UET conformance run %s: %s" % (info["title"], cell["id"]), info=info, cell=page),
             base=run_dir)
-    render_conformance(env, info, statement or conformance_view.statement_of(results, run_dir), run_dir)
+    render_conformance(env, info, statement or conformance_view.statement_of(results, run_dir), run_dir, causes)
     out = run_dir / "index.html"
     output_files.write(out, index)  # last: until it replaces the placeholder (write_pending), the report is partial
     return out

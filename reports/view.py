@@ -465,13 +465,20 @@ def placement_text(placement) -> str:
     return "; ".join(parts)
 
 
+def teardown_notes(r) -> str:
+    """What went wrong as a case's sides ended (notes teardown_initiator, teardown_target): shown beside a
+    verdict it does not change."""
+    notes = r.get("notes") if isinstance(r.get("notes"), dict) else {}
+    return "; ".join(str(v) for k, v in sorted(notes.items()) if k.startswith("teardown"))
+
+
 def cell_page(doc, cell, run_dir, statement_text):
     results = [r for r in doc.get("results", []) if r.get("cell") == cell["id"]]
     failing = {r.get("id") for r in results if r.get("verdict") in FAILING}
     rows = [{"id": r.get("id", MISSING), "area": _value(r, "area"), "case": _value(r, "case"),
              "verdict": r.get("verdict"), "label": VERDICT_LABELS.get(r.get("verdict"), r.get("verdict")),
              "statements": ", ".join(r.get("statements") or []) or MISSING,
-             "note": r.get("detail") or r.get("reason") or "", "seconds": _value(r, "seconds", "%.2f s"),
+             "note": r.get("detail") or r.get("reason") or teardown_notes(r), "seconds": _value(r, "seconds", "%.2f s"),
              "judged_by": r.get("judged_by"), "judged_by_label": JUDGED_BY_LABELS.get(r.get("judged_by"), ""),
              "anchor": result_anchor(r["id"]) if r.get("id") in failing else None}
             for r in sorted(results, key=lambda r: (r.get("area") or "", r.get("case") or ""))]

@@ -88,8 +88,17 @@ std::string summary(const WireFrame& f) {
   for (const auto& [field, value] : f.fields) {
     const std::string name = wire::field_name(field);
     if (name.rfind("uet.", 0) != 0) continue;  // the UET headers; addresses and ports say little here
+    if (wire::field_info(field).kind == wire::Kind::bytes) {
+      // Its bytes in hex without 0x, as the decoders' records give them (codec/DECODE-OUTPUT.md), not where they lie.
+      const std::vector<uint8_t> b = f.field_bytes(field);
+      out += (out.empty() ? "" : " ") + name + "=" + to_hex(b.data(), b.size());
+      continue;
+    }
+    // A signed field (kind int in spec/wire.yaml) by its value, as the decoders give it: -0x1, not 0xffff...
+    const bool negative = wire::field_info(field).kind == wire::Kind::int_ && static_cast<int64_t>(value) < 0;
     char hex[24];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(value));
+    std::snprintf(hex, sizeof hex, "%s0x%llx", negative ? "-" : "",
+                  static_cast<unsigned long long>(negative ? 0 - value : value));
     out += (out.empty() ? "" : " ") + name + "=" + hex;
   }
   return out;

@@ -128,9 +128,14 @@ void evidence_frame(Side sender, const std::string& summary);
 bool count_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field);
 // That diagnostic's evidence: the first frame with it (its number in the case's capture, 0 when it came from
 // no capture) and what it held. Its verdict line carries the number of frames with it (count_diagnostic). The
-// harness fails the statements it breaks (spec/diagnostic-statements.yaml).
+// harness fails the statements it breaks (spec/diagnostic-statements.yaml). Each call stands for one failure its
+// report added: the case's other failures are its own checks'.
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
                          uint32_t offset, uint64_t value, const std::string& summary, uint64_t first_frame);
+// A call `side` made that its provider refused with fi_* code `rc`: the cause of the failure that follows it
+// (the result's `refused`), unless a call of the same side's protocol succeeds first (no_refusal).
+void evidence_refusal(Side side, const std::string& call, long rc);
+void no_refusal();
 // A capture file the running case made, kept with the case's result, with the UDP port UET goes to on each
 // side (0: not known, an `auto` port not learned): its frames are decoded as UET under both.
 void evidence_capture(const std::string& path, uint16_t target_port, uint16_t initiator_port);
@@ -161,8 +166,8 @@ std::string to_hex(const void* data, size_t len);
 // reads addresses through this.
 const AddressLayout& layout_of(const Manifest& side);
 // A side that did not end cleanly once the case's checks were done (a close that blocked or failed, a target
-// process that crashed on its way out): its own finding, a warning naming the side and the call, which
-// leaves the verdict of what the case checked standing.
+// process that crashed on its way out): its own finding, the note teardown_<side> naming the side and the
+// call, which leaves the verdict of what the case checked standing.
 void teardown_finding(Side side, const std::string& what);
 // teardown_finding for a target process's wait status (0: it ended cleanly, nothing to say).
 void expect_clean_end(int wait_status, const std::string& error = "");

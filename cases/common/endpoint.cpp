@@ -32,6 +32,11 @@ void job_key(uint32_t job, uint8_t* key) {
 
 std::string fi_err(long rc) { return std::to_string(rc) + " (" + fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)) + ")"; }
 
+std::string fi_refused(const std::string& call, long rc) {
+  evidence_refusal(Side::initiator, call, rc);
+  return call + ": " + fi_err(rc);
+}
+
 std::vector<uint8_t> from_hex(const std::string& hex) {
   std::vector<uint8_t> out;
   for (size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));

@@ -182,6 +182,9 @@ void job_key(uint32_t job, uint8_t* key);
 
 // "-13 (Permission denied)": an fi_* return code for assertion messages.
 std::string fi_err(long rc);
+// "fi_domain: -13 (Permission denied)" for the message of the assertion that `call` of this process was
+// refused; that refusal is the cause of the failure (evidence_refusal).
+std::string fi_refused(const std::string& call, long rc);
 std::vector<uint8_t> from_hex(const std::string& hex);
 
 }  // namespace uet::cases

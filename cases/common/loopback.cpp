@@ -65,7 +65,7 @@ void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {
     UET_NOT_APPLICABLE("non-uet-provider-lacks", manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
                  << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << " and mr_mode 0x" << std::hex << spec.mr_mode);
   }
-  ASSERT_EQ(rc, 0) << l.failed << ": " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << fi_refused(l.failed, rc);
   if (enable) {
     ASSERT_EQ(l.enable(), 0) << l.failed;
   }

@@ -289,8 +289,10 @@ bool Target::call(const Json& request, Json* reply, int timeout_ms) {
     last_rc_ = reply->value("rc", -FI_EOTHER);
     error_ = "target refused " + op + ": " + reply->value("call", std::string("?")) + " returned " +
              std::to_string(last_rc_) + " (" + fi_strerror(static_cast<int>(-last_rc_)) + ")";
+    evidence_refusal(Side::target, reply->value("call", std::string("?")), last_rc_);
     return false;
   }
+  no_refusal();
   last_rc_ = 0;
   return true;
 }

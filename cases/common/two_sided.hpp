@@ -134,7 +134,7 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                    << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS));
     }
     if (rc != 0 && manifest().uet) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
-    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
+    ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << ")";
     observing(Side::target, "api: the target's endpoint");
     ASSERT_TRUE(target.start(target_spec ? *target_spec : spec, target_env, target_unset, before_open)) << target.error();
     const std::vector<uint8_t> their_name = target.name();

@@ -16,6 +16,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cerrno>
@@ -50,6 +53,14 @@ struct CaseState {
   nlohmann::json captures = nlohmann::json::array();
   nlohmann::json diagnostics = nlohmann::json::array();
   std::map<std::string, uint64_t> diagnostic_frames;  // by diagnostic_key
+  // The failures the case had, and those a malformed frame's diagnostic stands for: what is left are failures
+  // of the case's own checks (own_failures), which the report groups under the case's statements.
+  int failures = 0;
+  int diagnostic_failures = 0;
+  // A refused call (evidence_refusal) waits here until a failure follows it, which it then explains; a later
+  // call that is not refused clears it.
+  nlohmann::json pending_refusal;
+  nlohmann::json refused = nlohmann::json::array();
   std::chrono::steady_clock::time_point started;
   // liveness.hpp: the evidence of the last liveness wait while it stands (it expired on a starved host), and
   // that evidence once the case's first failure came while it stood.
@@ -116,6 +127,9 @@ std::string take_verdict_key() {
   return key;
 }
 
+// What googletest's {ASSERT,EXPECT}_NO_FATAL_FAILURE says of a statement that failed inside it.
+constexpr const char* kRestated = "doesn't generate new fatal failures in the current thread";
+
 class VerdictRecorder : public ::testing::EmptyTestEventListener {
  public:
   VerdictRecorder(int out, std::string key) : out_(out), key_(std::move(key)) {}
@@ -127,7 +141,15 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
   }
 
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (!r.failed() || state().blamed) return;
+    if (!r.failed()) return;
+    // googletest's ASSERT_NO_FATAL_FAILURE restates a failure already counted: not one of the case's own.
+    if (std::strstr(r.message(), kRestated)) return;
+    ++state().failures;
+    if (!state().pending_refusal.is_null()) {
+      if (state().refused.size() < 16) state().refused.push_back(state().pending_refusal);
+      state().pending_refusal = nullptr;
+    }
+    if (state().blamed) return;
     // The first failure decides: one that follows a wait the host cut short is the host's, not the provider's.
     state().inconclusive = state().starved_wait;
     state().blamed = true;
@@ -203,6 +225,8 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
         ::testing::Test::RecordProperty("detail", s.detail);
       }
       if (!s.frames.empty()) line["frames"] = s.frames;
+      line["own_failures"] = std::max(0, s.failures - s.diagnostic_failures);
+      if (!s.refused.empty()) line["refused"] = s.refused;
     }
     if (!s.choices.empty()) line["choices"] = s.choices;
     if (!s.notes.empty()) line["notes"] = s.notes;
@@ -257,6 +281,7 @@ bool count_diagnostic(Side sender, const std::string& kind, const std::string& h
 
 void evidence_diagnostic(Side sender, const std::string& kind, const std::string& header, const std::string& field,
                          uint32_t offset, uint64_t value, const std::string& summary, uint64_t first_frame) {
+  ++state().diagnostic_failures;
   // Distinct diagnostics, not frames: a provider that breaks one rule in every frame makes one entry.
   if (state().diagnostics.size() >= kMaxDiagnosticsKept) return;
   nlohmann::json d = {{"sender", side_name(sender)}, {"kind", kind}, {"header", header}, {"offset", offset},
@@ -265,6 +290,13 @@ void evidence_diagnostic(Side sender, const std::string& kind, const std::string
   if (first_frame) d["first_frame"] = first_frame;
   state().diagnostics.push_back(std::move(d));
 }
+
+void evidence_refusal(Side side, const std::string& call, long rc) {
+  state().pending_refusal = {{"side", side_name(side)}, {"call", call}, {"rc", rc},
+                             {"error", fi_strerror(static_cast<int>(rc < 0 ? -rc : rc))}};
+}
+
+void no_refusal() { state().pending_refusal = nullptr; }
 
 void rests_on_choice(const std::string& choice) {
   for (const auto& c : state().choices)

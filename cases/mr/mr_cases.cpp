@@ -27,7 +27,7 @@ class MrKeys : public ::testing::Test {
     EndpointSpec spec;
     spec.caps = FI_MSG | FI_RMA;
     const int rc = me.open(spec);
-    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc);
+    ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc);
   }
   void TearDown() override {
     if (cntr) fi_close(&cntr->fid);

@@ -137,7 +137,7 @@ class AvAuthKey : public Av {
     // The manifest says whether the provider has the AV method (HPC MUST, 2.2.4.1-s), not what fi_getinfo offers.
     UET_REQUIRE_AUTH_KEY_METHOD(spec.auth_key_size);
     const int rc = lb.open(spec);
-    ASSERT_EQ(rc, 0) << lb.failed << ": " << fi_err(rc) << " with auth_key_size FI_AV_AUTH_KEY";
+    ASSERT_EQ(rc, 0) << fi_refused(lb.failed, rc) << " with auth_key_size FI_AV_AUTH_KEY";
     ASSERT_EQ(lb.enable(), 0) << lb.failed;
   }
 };

@@ -40,7 +40,7 @@ class Completion : public ::testing::TestWithParam<Kind> {
       return with_data ? fi_senddata(lb.ep[0], msg.data(), msg.size(), nullptr, 0x5EED, lb.addr[1], &sctx)
                        : fi_send(lb.ep[0], msg.data(), msg.size(), nullptr, lb.addr[1], &sctx);
     });
-    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_send", rc);
     if (rc) return {};
     Outcome s = lb.wait(&sctx, kCompletionMs);
     Outcome r = lb.wait(&rctx, kCompletionMs);

@@ -52,7 +52,7 @@ class ControlApi : public EntityCase {
     Grant(kAddressJob);
     const size_t before = TraceLength();
     const int rc = lb.open(Spec(0));
-    EXPECT_EQ(rc, 0) << "the indirect method with JobID " << kAddressJob << " mapped: " << lb.failed << " " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << "the indirect method with JobID " << kAddressJob << " mapped: " << fi_refused(lb.failed, rc);
     if (rc == 0) {
       EXPECT_EQ(lb.enable(), 0);
     }

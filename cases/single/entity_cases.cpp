@@ -57,7 +57,7 @@ TEST_F(Entity, TheIndirectJobIdComesFromTheEntity) {
   ASSERT_NO_FATAL_FAILURE(Grant(kIndirect));
   Loopback lb;
   const int rc = lb.open(Spec(0));
-  ASSERT_EQ(rc, 0) << "the indirect method with JobID " << kIndirect << " mapped: " << lb.failed << " " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << "the indirect method with JobID " << kIndirect << " mapped: " << fi_refused(lb.failed, rc);
   ASSERT_EQ(lb.enable(), 0);
   ASSERT_NO_FATAL_FAILURE(SendOne(lb));
 }
@@ -84,7 +84,7 @@ TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
   Loopback lb;
   const int rc = lb.open(spec);
   UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, "not-claimed-job-id-method", "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
-  ASSERT_EQ(rc, 0) << lb.failed << " " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << fi_refused(lb.failed, rc);
   fi_addr_t handle = FI_ADDR_NOTAVAIL;
   uint8_t key[3];
   job_key(kAvGranted, key);
@@ -127,7 +127,7 @@ TEST_F(Entity, SeveralJobIdsOfOneProcessEnterTheAv) {
   Loopback lb;
   const int rc = lb.open(spec);
   UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, "not-claimed-job-id-method", "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
-  ASSERT_EQ(rc, 0) << "an FI_AV_AUTH_KEY endpoint of a process with two JobIDs mapped: " << lb.failed << " " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << "an FI_AV_AUTH_KEY endpoint of a process with two JobIDs mapped: " << fi_refused(lb.failed, rc);
   for (uint32_t job : {kSeveralA, kSeveralB}) {
     fi_addr_t handle = FI_ADDR_NOTAVAIL;
     uint8_t key[3];

@@ -281,7 +281,7 @@ TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
   fid_ep* sep = nullptr;
   const int rc = fi_scalable_ep(lb.domain, lb.info, &sep, nullptr);
   UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, "not-claimed-feature", "the provider offers no scalable endpoints");
-  ASSERT_EQ(rc, 0) << "fi_scalable_ep: " << fi_err(rc);
+  ASSERT_EQ(rc, 0) << fi_refused("fi_scalable_ep", rc);
   std::vector<fid_ep*> rx(2, nullptr);
   for (size_t i = 0; i < rx.size(); ++i) {
     EXPECT_EQ(fi_rx_context(sep, static_cast<int>(i), nullptr, &rx[i], nullptr), 0);

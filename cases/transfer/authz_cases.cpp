@@ -58,13 +58,13 @@ class Authz : public TwoSided {
   Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_write", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   Outcome Send(const char* text) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_send", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   // The JobID the manifest's indirect_job_id_environment assigns to the target's endpoint (indirect
@@ -444,7 +444,8 @@ TEST_F(Fallback, FallbackJobIdIsOnTheWire) {
   mine.method = direct ? JobMethod::direct : JobMethod::av;
   mine.job = fallback;
   Endpoint me;
-  ASSERT_EQ(me.open(mine), 0) << me.failed;
+  const int rc = me.open(mine);
+  ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc);
   if (!direct) {
     ASSERT_NE(me.insert_auth_key(fallback), FI_ADDR_NOTAVAIL);
   }

@@ -381,7 +381,7 @@ bool OpenPair(const EndpointSpec& spec, Pair* pair, bool optional) {
   const int rc = pair->ep.open(spec);
   if (rc == -FI_ENODATA && optional) return false;
   if (rc != 0) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
-  EXPECT_EQ(rc, 0) << pair->ep.failed << ": " << fi_err(rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS)
+  EXPECT_EQ(rc, 0) << fi_refused(pair->ep.failed, rc) << " (caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS)
                    << ", msg_order " << fi_tostr(&spec.msg_order, FI_TYPE_MSG_ORDER) << ")";
   if (rc != 0) return false;
   EndpointSpec theirs = spec;
@@ -621,7 +621,7 @@ class DeliveryTrafficClass : public Delivery {
     const EndpointSpec spec = Spec(FI_MSG);  // tclass FI_TC_UNSPEC: the default data traffic class
     const int rc = me.open(spec);
     if (rc != 0) claimed_but_unsupported(std::string("an endpoint with caps FI_MSG"));
-    ASSERT_EQ(rc, 0) << me.failed << ": " << fi_err(rc);
+    ASSERT_EQ(rc, 0) << fi_refused(me.failed, rc);
     observing(Side::target, "api: the target's endpoint");
     ASSERT_TRUE(target.start(spec, env, unset)) << target.error();
     fi_addr_t to_me;

@@ -89,13 +89,13 @@ class EntityGrants : public TwoSided {
   Outcome Send(const char* text) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_send(me.ep, text, std::strlen(text) + 1, nullptr, dest, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_send: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_send", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   Outcome Write(const RemoteMr& mr, const std::vector<uint8_t>& src) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base, mr.key, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_write", rc);
     return rc ? Outcome{} : me.wait(&ctx, 15000);
   }
   std::optional<ScopedEnvironment> env_;

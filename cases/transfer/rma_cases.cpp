@@ -23,7 +23,7 @@ class Rma : public TwoSided {
   Outcome Write(const std::vector<uint8_t>& src, const RemoteMr& mr, uint64_t off, uint64_t key_delta = 0) {
     int ctx = 0;
     const ssize_t rc = me.post([&] { return fi_write(me.ep, src.data(), src.size(), nullptr, dest, mr.base + off, mr.key + key_delta, &ctx); });
-    EXPECT_EQ(rc, 0) << "fi_write: " << fi_err(rc);
+    EXPECT_EQ(rc, 0) << fi_refused("fi_write", rc);
     return rc ? Outcome{} : me.wait(&ctx);
   }
 };

@@ -1,12 +1,25 @@
-"""Fixtures of the harness tests that more than one file uses: a provider that misbehaves on purpose, and
-who still has it loaded."""
+"""Fixtures of the harness tests that more than one file uses: a provider that misbehaves on purpose, who
+still has it loaded, and a run of the suite."""
+import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HOSTILE_SOURCE = pathlib.Path(__file__).with_name("hostile_provider.c")
+
+
+@pytest.fixture(scope="session")
+def cmd_uet_run(build_dir):
+    """cmd_uet_run(*args) -> CompletedProcess of `python3 -m harness.run_suite ARGS` (what ./uet run runs
+    after its build)."""
+    def run(*args, timeout=600):
+        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "harness.run_suite", *map(str, args)], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    return run
 
 
 @pytest.fixture(scope="session")

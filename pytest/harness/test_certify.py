@@ -13,6 +13,7 @@ import io
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ sys.path.insert(0, str(REPO))
 from harness import package_archive, package_sums, suite_identity  # noqa: E402
 from harness import verify as verify_mod  # noqa: E402
 from harness import verify_checks  # noqa: E402
+from harness import causes  # noqa: E402
 from harness.package_limits import Limits, PackageRefused  # noqa: E402
 from harness.mutation_baseline import short_case as short  # noqa: E402
 
@@ -82,16 +84,22 @@ def coded_tree(hpc_package, tmp_path_factory):
 
 
 @pytest.fixture
-def altered(coded_tree, tmp_path):
-    """altered(change, sealed=True) -> a package of the coded members after change(tree)."""
-    def make(change, sealed=True):
+def altered_from(tmp_path):
+    """altered_from(tree, change, sealed=True) -> a package of a copy of `tree`'s members after change(copy)."""
+    def make(source, change, sealed=True):
         tree = tmp_path / "tree"
-        shutil.copytree(coded_tree, tree)
+        shutil.copytree(source, tree)
         change(tree)
         if sealed:
             seal(tree)
         return pack(tree, tmp_path / "altered.tar.zst")
     return make
+
+
+@pytest.fixture
+def altered(coded_tree, altered_from):
+    """altered(change, sealed=True) -> a package of the coded members after change(tree)."""
+    return lambda change, sealed=True: altered_from(coded_tree, change, sealed)
 
 
 CAVEAT = f"[{verify_checks.CAVEAT}] "
@@ -163,8 +171,9 @@ class TestIntegrity:
         target = next(r for r in results_of(coded_tree) if r["verdict"] == "pass")
         rc, lines, _ = verify(altered(set_on_result(target["id"], verdict="fail"), sealed=False))
         assert rc == 1
+        # a fail says its causes: the statements its own checks broke (one manifest: a solo cell's)
         assert lines == ["[integrity] member 'run/results.json' does not match its SHA-256 in SHA256SUMS (altered)",
-                         f"[verdict] {target['id']}: fail"]
+                         f"[verdict] {target['id']}: fail (softuet-hpc breaks {', '.join(target['statements'])})"]
 
     def test_extra_member(self, altered, verify):
         rc, lines, _ = verify(altered(lambda tree: (tree / "run" / "extra.txt").write_text("x"), sealed=False))
@@ -228,7 +237,10 @@ class TestEvidence:
             edit_json(tree / "run" / "results.json", lambda doc: next(x for x in doc["results"] if x["id"] == r["id"])
                       ["evidence"].update(frames=[{"sender": "initiator", "summary": "uet.ses.job_id=0xdead"}]))
         rc, lines, _ = verify(altered(add))
-        assert (rc, lines) == (1, [f"[evidence] {r['id']}: evidence frame 'uet.ses.job_id=0xdead' is not in its capture"])
+        assert rc == 1 and len(lines) == 1, lines
+        # the reason: what the frame nearest it in the capture has instead
+        assert re.fullmatch(re.escape(f"[evidence] {r['id']}: evidence frame 'uet.ses.job_id=0xdead' is not in its capture")
+                            + r" \(nearest: frame \d+, where uet\.ses\.job_id is \d+\)", lines[0]), lines
 
 
 class TestManifest:
@@ -549,3 +561,62 @@ class TestWireOracle:
         doc = json.loads((coded_tree / "run" / "results.json").read_text())
         assert doc["wire_oracle"]["judged_by"]["wire_oracle"] == len(judged)
         assert doc["wire_oracle"]["outcomes"]["contradicted"] == 0 and doc["wire_oracle"]["binary_only"]
+
+
+# message_id_zero fails every rendezvous case, whose evidence frames are requests sent while earlier ones are
+# unacknowledged (uet.pds.clear_psn_offset negative, a signed field); psn_reuse fails wire checks whose evidence
+# holds the target's ACK (sent to the initiator's port, not the one the kept decode was made for) and a CAS
+# request (byte-string fields).
+FAULTY = "message_id_zero,psn_reuse"
+
+
+@pytest.fixture(scope="module")
+def faulty_tree(build_dir, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("faulty")
+    (folder / "faulty.yaml").write_text(f"extends: {REPO / 'cases' / 'manifests' / 'personalities' / 'message-id-zero.yaml'}\n"
+                                        f"environment:\n  SOFTUET_FAULTS: {FAULTY}\n")
+    proc, package = run_certify(build_dir, folder, "--only", "rendezvous", "--only", "wire",
+                                manifest=str(folder / "faulty.yaml"))
+    assert proc.returncode == 1 and package, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return unpack(package, tmp_path_factory.mktemp("faulty-tree"))
+
+
+def evidence_frames(tree):
+    return [(r, f) for r in results_of(tree) for f in r["evidence"].get("frames") or []]
+
+
+class TestFindingsOfAFailedRun:
+    def test_evidence_frames_are_found_whatever_their_sign_port_or_bytes(self, faulty_tree, verify, tmp_path):
+        frames = evidence_frames(faulty_tree)
+        assert any("uet.pds.clear_psn_offset=-0x" in f["summary"] for _, f in frames)
+        assert any(f["sender"] == "target" and r["evidence"].get("captures") for r, f in frames)
+        assert any("uet.ses.compare_value=" in f["summary"] for _, f in frames)
+        rc, lines, _ = verify(pack(faulty_tree, tmp_path / "faulty.tar.zst"))
+        assert rc == 1
+        assert [line for line in lines if line.startswith(("[evidence]", "[evidence-not-rechecked]"))] == []
+
+    def test_each_failure_says_its_causes(self, faulty_tree, verify, tmp_path):
+        doc = json.loads((faulty_tree / "run" / "results.json").read_text())
+        failing = [r for r in doc["results"] if r["verdict"] == "fail"]
+        rc, lines, _ = verify(pack(faulty_tree, tmp_path / "faulty.tar.zst"))
+        verdicts = [line for line in lines if line.startswith("[verdict] ") and "exit status" not in line]
+        assert verdicts == [f"[verdict] {r['id']}: fail ({causes.explain(r, doc)})" for r in failing]
+        rendezvous = [line for line in verdicts if "/rendezvous/" in line]
+        assert len(rendezvous) == 4 and all(
+            "(faulty sends frames with invalid_value in uet.ses.message_id (value 0); faulty breaks " in line
+            for line in rendezvous), rendezvous
+
+    def test_a_tampered_evidence_frame_is_still_found_out(self, faulty_tree, altered_from, verify):
+        r, frame = next((r, f) for r, f in evidence_frames(faulty_tree) if "uet.pds.clear_psn_offset=-0x" in f["summary"])
+        offset = next(int(p.split("=")[1], 16) for p in frame["summary"].split() if p.startswith("uet.pds.clear_psn_offset="))
+        forged = frame["summary"].replace("uet.pds.clear_psn_offset=-0x", "uet.pds.clear_psn_offset=-0x10", 1)
+
+        def tamper(tree):
+            edit_json(tree / "run" / "results.json", lambda doc: next(x for x in doc["results"] if x["id"] == r["id"])
+                      ["evidence"].update(frames=[{"sender": frame["sender"], "summary": forged}]))
+        rc, lines, _ = verify(altered_from(faulty_tree, tamper))
+        assert rc == 1
+        [line] = [line for line in lines if line.startswith("[evidence]")]
+        # the frame it was forged from is the nearest: only the offset differs
+        assert re.fullmatch(re.escape(f"[evidence] {r['id']}: evidence frame {forged[:120]!r} is not in its capture ")
+                            + r"\(nearest: frame \d+, where " + re.escape(f"uet.pds.clear_psn_offset is {offset})"), line), line

@@ -16,15 +16,6 @@ DGRAM_CASES = "Msg.SendUsesTheTable2_22Opcode"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
 
 
-@pytest.fixture(scope="module")
-def cmd_uet_run(build_dir):
-    def run(*args, timeout=600):
-        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        return subprocess.run([sys.executable, "-m", "harness.run_suite", *map(str, args)], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=timeout)
-    return run
-
-
 def results_of(report_dir):
     return json.loads((report_dir / "latest" / "results.json").read_text())
 

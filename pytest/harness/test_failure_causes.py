@@ -1,0 +1,112 @@
+"""What to fix first: a run of softuet with two faults (message_id_zero: requests carry message_id 0, a malformed
+frame; wrong_dscp: data packets carry DSCP 0 whatever the traffic class asked) ranks the causes of its failures
+by how many cases each explains, from the fields the case binaries write, never from their text: the same list
+at the end of the console output, at the head of index.html's failure section and of conformance.html. The
+DSCP findings stand beside the malformed frames instead of under them."""
+import json
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+from harness import causes  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
+
+FAULTS = "message_id_zero,wrong_dscp"
+MESSAGE_ID = "faulty sends frames with invalid_value in uet.ses.message_id (value 0)"
+# (cases, cause, statements, the cases it explains: "<cell>/<area>/Claimed/" left out), most cases first
+EXPECTED = [
+    (2, MESSAGE_ID, ["2.2.10.4-a"], ["Delivery.WriteOutsideTheSmallCriteriaUsesTheStandardHeader/rdm",
+                                     "Wire.NumberedRequestsCarryANonzeroMessageId/rdm"]),
+    (2, "faulty breaks 2.2.10.1-a", ["2.2.10.1-a"], ["Wire.IpHeaderFollowsTheAddressesAndTrafficClass/rdm",
+                                                     "Wire.IpHeaderFollowsTheAddressesAndTrafficClass/dgram"]),
+    (2, "faulty breaks 2.2.7-c", ["2.2.7-c"], ["DeliveryTrafficClass.DefDataTcOverridesTheDefault/rdm",
+                                               "DeliveryTrafficClass.DefDataTcOverridesTheDefault/dgram"]),
+    (2, "faulty breaks 2.2.7-d", ["2.2.7-d"], ["Delivery.PacketsCarryTheDomainTrafficClass/rdm",
+                                               "Delivery.PacketsCarryTheDomainTrafficClass/dgram"]),
+    # the case's own check of message_id failed too, beside the diagnostic
+    (1, "faulty breaks 2.2.10.4-a", ["2.2.10.4-a"], ["Wire.NumberedRequestsCarryANonzeroMessageId/rdm"]),
+    (1, "faulty breaks 2.2.5.3.4.1-l", ["2.2.5.3.4.1-l"], ["Delivery.WriteOutsideTheSmallCriteriaUsesTheStandardHeader/rdm"]),
+]
+ROW = re.compile(r'<tr data-cause-kind="(\w+)" data-cases="(\d+)"><td class="num">\d+</td><td class="cause">([^<]*)</td>')
+
+
+@pytest.fixture(scope="module")
+def faulty_run(cmd_uet_run, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("causes")
+    manifest = folder / "faulty.yaml"
+    manifest.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'personalities' / 'message-id-zero.yaml'}\n"
+                        f"environment:\n  SOFTUET_FAULTS: {FAULTS}\n")
+    run = cmd_uet_run("--provider", manifest, "--only", "wire", "--only", "delivery", "--seed", "11",
+                      "--report", folder / "runs", "--quiet")
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    run_dir = (folder / "runs" / "latest").resolve()
+    return run, run_dir, json.loads((run_dir / "results.json").read_text())
+
+
+def shown_rows(dom: str) -> list[tuple[int, str]]:
+    return [(int(n), text.replace("&amp;", "&")) for _, n, text in ROW.findall(dom)]
+
+
+class TestWhatToFixFirst:
+    def test_the_causes_are_ranked_by_the_cases_they_explain(self, faulty_run):
+        _, _, doc = faulty_run
+        assert [r["verdict"] for r in doc["results"]].count("fail") == 8
+        ranked = causes.rank(doc)
+        assert [(c["cases"], c["cause"], c["statements"], [i.split("/", 3)[3] for i in c["results"]])
+                for c in ranked] == EXPECTED
+
+    def test_the_console_ends_with_the_ranking(self, faulty_run):
+        run, _, _ = faulty_run
+        lines = run.stdout.splitlines()
+        at = lines.index("uet run: what to fix first: 6 cause(s) of the failures, most cases first:")
+        assert lines[at + 1:at + 7] == [f"    {n} case(s): {cause}" + (" [2.2.10.4-a]" if cause == MESSAGE_ID else "")
+                                        for n, cause, _, _ in EXPECTED]
+        assert lines[at + 7].startswith("uet run: 22 pass, 8 fail, 2 not applicable, ")
+
+    def test_the_report_s_failure_section_opens_with_the_ranking(self, faulty_run, cmd_chromium):
+        _, run_dir, _ = faulty_run
+        dom = cmd_chromium("--dump-dom", (run_dir / "index.html").as_uri()).stdout
+        section = dom[dom.index('<section id="failures">'):]
+        section = section[:section.index("</section>")]
+        assert re.match(r'<section id="failures">\s*<h2>[^<]*</h2>\s*<div class="causes" id="causes">', section)
+        assert section.index('id="causes"') < section.index('class="failure ')
+        assert shown_rows(section) == [(n, cause) for n, cause, _, _ in EXPECTED]
+        # the run's one cell: its page ranks the same causes
+        cell = cmd_chromium("--dump-dom", (run_dir / "cells" / "faulty.html").as_uri()).stdout
+        assert shown_rows(cell[cell.index('<section id="failures">'):]) == [(n, cause) for n, cause, _, _ in EXPECTED]
+
+    def test_the_conformance_page_opens_with_the_ranking(self, faulty_run, cmd_chromium):
+        _, run_dir, _ = faulty_run
+        dom = cmd_chromium("--dump-dom", (run_dir / "conformance.html").as_uri()).stdout
+        assert dom.index('id="causes"') < dom.index('id="statement-info"') < dom.index('id="totals"')
+        assert shown_rows(dom) == [(n, cause) for n, cause, _, _ in EXPECTED]
+        # each case links to its failure block on index.html
+        first = EXPECTED[0][3][0]
+        assert re.search(r'href="index\.html#result-faulty/delivery/Claimed/' + re.escape(first) + '"', dom)
+
+
+class TestOneRefusedCall:
+    """softuet without the AV JobID method that claims HPC anyway (no-job-id.yaml#claims_all): every AV-auth-key
+    case fails at the one call its provider refuses, fi_getinfo, which explains all nine failures."""
+    def test_every_failure_of_the_refusal_is_under_it(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--provider", f"{REPO / 'cases' / 'manifests' / 'personalities' / 'no-job-id.yaml'}#claims_all",
+                          "--only", "authz", "--only", "av", "--seed", "11", "--report", tmp_path, "--quiet")
+        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+        doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+        failing = sorted(r["id"] for r in doc["results"] if r["verdict"] == "fail")
+        ranked = causes.rank(doc)
+        assert [(c["kind"], c["cases"], c["cause"]) for c in ranked] == [
+            ("refused", 9, "no-job-id-claims-all refuses fi_getinfo: -61 (No data available)"),
+            ("unsupported", 2, "no-job-id-claims-all claims what it lacks: an endpoint with caps FI_MSG"),
+            ("unsupported", 1, "no-job-id-claims-all claims what it lacks: HPC's AV JobID method (2.2.4.1-s), which "
+                               "job_id_methods leaves out")]
+        assert sorted(ranked[0]["results"]) == failing
+        lines = run.stdout.splitlines()
+        at = lines.index("uet run: what to fix first: 3 cause(s) of the failures, most cases first:")
+        assert lines[at + 1] == "    9 case(s): no-job-id-claims-all refuses fi_getinfo: -61 (No data available)"
