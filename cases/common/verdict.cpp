@@ -269,7 +269,11 @@ void observing(Side side, const std::string& basis) {
   state().basis = basis;
 }
 
-void claimed_but_unsupported(const std::string& what) { state().detail = "claimed but unsupported: " + what; }
+// The first claim the case found a side cannot keep is the cause; what fails after it (an endpoint that then
+// cannot be opened) is its consequence.
+void claimed_but_unsupported(const std::string& what) {
+  if (state().detail.empty()) state().detail = "claimed but unsupported: " + what;
+}
 
 void evidence_frame(Side sender, const std::string& summary) {
   if (state().frames.size() < 16) state().frames.push_back({{"sender", side_name(sender)}, {"summary", summary}});
