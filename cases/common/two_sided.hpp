@@ -106,14 +106,10 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
                 const std::map<std::string, std::string>& target_env = {},
                 const std::vector<std::string>& target_unset = {},
                 const std::function<bool(pid_t, std::string*)>& before_open = {}) {
-    // Two providers talk only over a protocol both speak: UET, or the same non-UET provider.
     const Manifest& mine = manifest();
     const Manifest& theirs = target_manifest();
-    UET_NOT_APPLICABLE_IF(mine.uet != theirs.uet, "no-common-wire-protocol", "no common wire protocol: " << mine.name << " ("
-                              << (mine.uet ? "UET" : mine.provider) << ") initiates, " << theirs.name << " ("
-                              << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
-    UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, "no-common-wire-protocol",
-                          "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
+    RequireCommonWireProtocol();
+    if (IsSkipped()) return;
     UET_REQUIRE_PAIR_CLAIMS_KIND();
     if (!job_ids_may_differ_) {
       UET_REQUIRE_SHARED_JOB_IDS(mine, theirs);
@@ -211,9 +207,22 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   // Where the initiator does not claim the kind either (a suite instantiated for RDM whatever it claims), the
   // fixture says why first (not UET, not claimed), as it always has.
   void RequireTargetClaimsKind() {
+    RequireCommonWireProtocol();
+    if (IsSkipped()) return;
     if (claims_type(manifest(), GetParam().ep_type)) {
       UET_REQUIRE_TARGET_CLAIMS_KIND();
     }
+  }
+  // Two providers talk only over a protocol both speak: UET, or the same non-UET provider. Said before what
+  // either side claims: no endpoint type of one can meet the other's without it.
+  void RequireCommonWireProtocol() {
+    const Manifest& mine = manifest();
+    const Manifest& theirs = target_manifest();
+    UET_NOT_APPLICABLE_IF(mine.uet != theirs.uet, "no-common-wire-protocol", "no common wire protocol: " << mine.name << " ("
+                              << (mine.uet ? "UET" : mine.provider) << ") initiates, " << theirs.name << " ("
+                              << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
+    UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, "no-common-wire-protocol",
+                          "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
   }
 };
 

@@ -16,6 +16,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from harness.results import inconclusive  # noqa: E402
 from harness.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
@@ -101,6 +102,10 @@ class TestProviderWithoutJobId:
     ])
     def test_a_broken_target_rule_is_caught_with_job_id_zero(self, suite, knob, case):
         got = suite(NO_JOB_ID_AT_ALL, ["scripted"], knob)
+        # A target a knob keeps silent cannot be told from one the host kept from running: on a host that starved
+        # the case it is an inconclusive error, held against nobody (cases/common/liveness.hpp); never a pass.
+        if inconclusive(got[case]):
+            return
         assert (got[case].verdict, got[case].blamed_side) == ("fail", "target"), (got[case].reason, got[case].message)
 
 

@@ -193,8 +193,11 @@ class TestManifestInput:
         assert manifest_mod.load(extends_chain(tmp_path, manifest_mod.MAX_EXTENDS)).provider == "udp"
 
 
+# Its --check-usage answers as the real one does: a run's names the target of the suite's tree (./uet builds it).
 STUB_HARNESS = """import os, signal, sys
 if "--check-usage" in sys.argv:
+    if __file__.endswith("run_suite.py"):
+        print("uet-run")
     sys.exit(0)
 def stop(signum, frame):
     print("harness: SIGTERM", flush=True)
