@@ -81,18 +81,6 @@ def ports_of(port: "int | tuple[int, ...]") -> tuple[int, ...]:
     return (port,) if isinstance(port, int) else tuple(port)
 
 
-def by_port(decodes: list) -> list[dict]:
-    """One record per frame of a capture decoded once under each UET port ((port, records) pairs): each frame's
-    record from the decode under the port it goes to (its udp.dstport), else the first's (a frame to no UET
-    port reads the same under each). So each side's frames are UET under that side's own port."""
-    first = decodes[0][1]
-    out = []
-    for i, record in enumerate(first):
-        dport = (record.get("fields") or {}).get("udp.dstport")
-        out.append(next((records[i] for port, records in decodes[1:] if port == dport and i < len(records)), record))
-    return out
-
-
 def capture_ports(entry: dict) -> tuple[int, ...]:
     """The UET ports a case's capture is decoded under, from its entry in the result's evidence: the target's
     ("port") and the initiator's ("initiator_port", an `auto` port the case learned), each side's frames under
@@ -108,16 +96,15 @@ def capture_ports(entry: dict) -> tuple[int, ...]:
     return tuple(ports) or (int(wire_data()["constants"]["udp_port"]["value"]),)
 
 
-def _uet_decode_argv(uet_decode: pathlib.Path, pcap: pathlib.Path, port: int,
+def _uet_decode_argv(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | tuple[int, ...]",
                      spec_version: "DecodeSettings | str | None") -> list[str]:
-    return [str(uet_decode), "--port", str(port), *DecodeSettings.of(spec_version).uet_decode_args(), str(pcap)]
+    """Each side's port of a pair given: uet-decode decodes each datagram under the one it goes to."""
+    ports = [arg for p in ports_of(port) for arg in ("--port", str(p))]
+    return [str(uet_decode), *ports, *DecodeSettings.of(spec_version).uet_decode_args(), str(pcap)]
 
 
 def decode_cpp(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | tuple[int, ...]" = 4793, timeout: int = 600,
                spec_version: "DecodeSettings | str | None" = None) -> list[dict]:
-    if len(ports_of(port)) > 1:
-        return by_port([(p, decode_cpp(uet_decode, pcap, p, timeout, spec_version)) for p in ports_of(port)])
-    port = ports_of(port)[0]
     proc = subprocess.run(_uet_decode_argv(uet_decode, pcap, port, spec_version), capture_output=True,
                           text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -135,17 +122,6 @@ def decode_cpp_head(uet_decode: pathlib.Path, pcap: pathlib.Path, port: "int | t
     """The first records of uet-decode's decode of `pcap` whose kept lines (kept_line) fit in `max_bytes`, and
     whether they are all of them. uet-decode is stopped at the first record past the budget: a capture of
     small frames decodes to many times its size, and the rest is never held in memory."""
-    if len(ports_of(port)) > 1:
-        heads = [(p, *decode_cpp_head(uet_decode, pcap, p, max_bytes, timeout, spec_version)) for p in ports_of(port)]
-        merged = by_port([(p, records[:min(len(r) for _, r, _ in heads)]) for p, records, _ in heads])
-        kept, used = [], 0
-        for record in merged:
-            used += len(kept_line(record).encode())
-            if used > max_bytes:
-                break
-            kept.append(record)
-        return kept, all(whole for _, _, whole in heads) and len(kept) == len(merged)
-    port = ports_of(port)[0]
     records, used, complete = [], 0, True
     with tempfile.TemporaryFile() as err, subprocess.Popen(
             _uet_decode_argv(uet_decode, pcap, port, spec_version), stdout=subprocess.PIPE, stderr=err,

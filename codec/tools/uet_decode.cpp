@@ -3,7 +3,8 @@
 // datagram reports the datagram's decode. A UDP GSO super-datagram is decoded packet by packet
 // (uet/codec/gso.hpp).
 //
-// UET is told apart by UDP port: --port N decodes port N only; the default, --port auto, decodes UET's port
+// UET is told apart by UDP port: --port N decodes port N only (--port N --port M: each side's of a pair, a
+// datagram under the one it goes to); the default, --port auto, decodes UET's port
 // 4793 and learns every other port from the first datagram to it that reads as well-formed UET, as the cases'
 // own capture learns a provider's own port (cases/common/capture.hpp), and says on stderr which it learned.
 //
@@ -13,6 +14,7 @@
 #include <pcap/pcap.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -41,9 +43,10 @@ struct Counts {
   }
 };
 
-// Which UDP ports carry UET: a fixed one, or (auto) UET's own and those learned from the capture.
+// Which UDP ports carry UET: fixed ones (each side's of a pair), or (auto) UET's own and those learned from
+// the capture.
 struct Ports {
-  std::optional<uint16_t> fixed;
+  std::vector<uint16_t> fixed;
   std::vector<std::pair<uint16_t, uint64_t>> learned;  // a port, and the frame it was learned from
 
   bool known(uint16_t port) const {
@@ -57,10 +60,17 @@ struct Ports {
   // when it reads as UET without a diagnostic: one malformed datagram of other UDP teaches nothing.
   void decode(const uint8_t* data, uint32_t caplen, uint32_t len, uet::wire::Node root,
               uet::codec::DecodeOptions& options, uet::codec::Decoded& out, uint64_t frame) {
-    options.udp_port = fixed.value_or(uet::wire::kUdpPort);
+    options.udp_port = fixed.empty() ? uet::wire::kUdpPort : fixed.front();
     uet::codec::decode(data, caplen, len, root, options, out);
-    if (fixed) return;
     const auto dport = out.get(uet::wire::Field::udp_dstport);
+    if (!fixed.empty()) {
+      // A datagram to another of the fixed ports is decoded under its own; any other, under the first.
+      if (dport && *dport != options.udp_port && std::find(fixed.begin(), fixed.end(), *dport) != fixed.end()) {
+        options.udp_port = static_cast<uint16_t>(*dport);
+        uet::codec::decode(data, caplen, len, root, options, out);
+      }
+      return;
+    }
     if (!dport || *dport == uet::wire::kUdpPort) return;
     const auto port = static_cast<uint16_t>(*dport);
     const bool was_known = known(port);
@@ -86,13 +96,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Decode Ultra Ethernet Transport frames of a capture (pcap or pcapng) per spec/wire.yaml."};
   std::string path;
   bool summary = false, count = false, strict = false;
-  std::string port = "auto";
+  std::vector<std::string> port_args{"auto"};
   app.add_option("file", path, "capture file (pcap or pcapng); - reads standard input")->required();
   auto* summary_opt = app.add_flag("--summary", summary, "one line per frame instead of JSON records");
   app.add_flag("--count", count, "decode every frame, print only the counts")->excludes(summary_opt);
-  app.add_option("--port", port,
-                 "UDP destination port of UET: N, or auto (default): 4793 and each port whose first well-formed "
-                 "UET datagram the capture holds")
+  app.add_option("--port", port_args,
+                 "UDP destination port of UET: N (given again for each side's port of a pair: a datagram is decoded "
+                 "under the one it goes to), or auto (default): 4793 and each port whose first well-formed UET "
+                 "datagram the capture holds")
       ->check(CLI::IsMember({"auto"}) | CLI::Range(1, 65535));
   app.add_flag("--strict", strict, "exit with status 1 when any frame is malformed");
   std::string version = uet::wire::spec_version_name(uet::wire::kSpecVersionDefault);
@@ -130,7 +141,15 @@ int main(int argc, char** argv) {
   }
 
   Ports ports;
-  if (port != "auto") ports.fixed = static_cast<uint16_t>(std::stoul(port));
+  for (const std::string& port : port_args) {
+    if (port == "auto") continue;
+    if (std::find(ports.fixed.begin(), ports.fixed.end(), std::stoul(port)) == ports.fixed.end())
+      ports.fixed.push_back(static_cast<uint16_t>(std::stoul(port)));
+  }
+  if (!ports.fixed.empty() && std::find(port_args.begin(), port_args.end(), "auto") != port_args.end()) {
+    std::fprintf(stderr, "uet-decode: --port: auto learns ports; it cannot be given with fixed ones\n");
+    return 2;
+  }
   uet::codec::DecodeOptions options;
   options.spec_version = *uet::wire::spec_version_by_name(version.c_str());
   options.tss_conf_offset = conf_offset;
@@ -175,7 +194,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   for (const auto& [learned, frame] : ports.learned)
     std::fprintf(stderr, "uet-decode: UDP port %u read as UET from frame %llu on (learned: --port auto; --port N "
-                 "decodes one port only)\n", learned, static_cast<unsigned long long>(frame));
+                 "decodes the ports given only)\n", learned, static_cast<unsigned long long>(frame));
   std::fprintf(mode == Mode::count ? stdout : stderr,
                "%llu frames: %llu uet, %llu malformed, %llu non-uet, %llu fragment\n",
                static_cast<unsigned long long>(counts.frames), static_cast<unsigned long long>(counts.uet),
