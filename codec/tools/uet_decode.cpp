@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   for (const auto& [learned, frame] : ports.learned)
     std::fprintf(stderr, "uet-decode: UDP port %u read as UET from frame %llu on (learned: --port auto; --port N "
-                 "decodes the ports given only)\n", learned, static_cast<unsigned long long>(frame));
+                 "decodes one port only)\n", learned, static_cast<unsigned long long>(frame));
   std::fprintf(mode == Mode::count ? stdout : stderr,
                "%llu frames: %llu uet, %llu malformed, %llu non-uet, %llu fragment\n",
                static_cast<unsigned long long>(counts.frames), static_cast<unsigned long long>(counts.uet),
