@@ -52,7 +52,7 @@ def parse_perf(output: str) -> dict:
 
 def run_once(pair, argv: list[str], env: dict) -> dict:
     """The figures of one run of a fabtests program."""
-    from harness.fabtests import FabtestError, run_pair
+    from harness.run.fabtests import FabtestError, run_pair
 
     run = run_pair(pair, argv, env=env, timeout=120)
     if not run.ok:
@@ -63,7 +63,7 @@ def run_once(pair, argv: list[str], env: dict) -> dict:
 def measure(pair, argvs: dict[str, list[str]], env: dict, repeat: int, label: str) -> dict:
     """Median figures of each provider's program, the providers taking turns (bench/turns.py); a provider
     whose program fails gets {"error": ...} and the other goes on."""
-    from harness.fabtests import FabtestError
+    from harness.run.fabtests import FabtestError
     from turns import take_turns
 
     runners = {prov: functools.partial(run_once, pair, argv, env) for prov, argv in argvs.items()}

@@ -31,7 +31,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from containers import NamespacePair  # noqa: E402
-from harness.fabtests import FabtestError, run_pair  # noqa: E402
+from harness.run.fabtests import FabtestError, run_pair  # noqa: E402
 from turns import take_turns  # noqa: E402  (bench/, this script's folder)
 
 BASELINE = "udp"

@@ -29,7 +29,7 @@ TARGETS = {"containers": 1.3, "nodes": 1.5}
 
 
 def run(placement: str, args, folder: pathlib.Path) -> dict:
-    argv = [sys.executable, "-m", "harness.run_suite", "--seed", str(args.seed), "--quiet", "--no-decode-check",
+    argv = [sys.executable, "-m", "harness.run.run_suite", "--seed", str(args.seed), "--quiet", "--no-decode-check",
             "--jobs", str(args.jobs), "--report", str(folder), "--placement", placement]
     for pattern in args.only:
         argv += ["--only", pattern]

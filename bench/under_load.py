@@ -1,5 +1,5 @@
 """Whether the default run's verdicts change with host load: the same run (same seed) first on the host as it
-is, then N times under stress-ng, each compared check by check with that baseline (harness/compare.py).
+is, then N times under stress-ng, each compared check by check with that baseline (harness/trends/compare.py).
 
     ./uet bench under-load [--runs 5] [--cpu 2] [--io 1] [--jobs 4] [--seed N] [--only AREA ...]
 
@@ -20,7 +20,7 @@ import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-from harness.compare import compare, load_run  # noqa: E402 -- the one reader of results.json
+from harness.trends.compare import compare, load_run  # noqa: E402 -- the one reader of results.json
 
 INCONCLUSIVE = "inconclusive: the host was busy"
 
@@ -40,7 +40,7 @@ class LoadSampler(threading.Thread):
 
 def one_run(args, label: str, out: pathlib.Path) -> tuple[dict, float, float]:
     """(results.json, seconds, highest load) of one default run at the bench's seed."""
-    argv = [sys.executable, "-m", "harness.run_suite", "--seed", str(args.seed), "--jobs", str(args.jobs), "--quiet",
+    argv = [sys.executable, "-m", "harness.run.run_suite", "--seed", str(args.seed), "--jobs", str(args.jobs), "--quiet",
             "--report", str(out / label)] + [x for area in args.only for x in ("--only", area)]
     sampler = LoadSampler()
     sampler.start()

@@ -6,7 +6,7 @@
     nodes        each side on a node of a Slurm allocation (nodes.py)
 
 A placement starts the initiator's case binary on side a (``start``), says where the binary starts its
-target (``target_place``, a cell plan's target.place: harness/cell_plan.py) and on which control-link address
+target (``target_place``, a cell plan's target.place: harness/run/cell_plan.py) and on which control-link address
 the initiator waits for it (``control_listen``), impairs the test link when an area needs loss (``pair``: impair,
 clear_impairment, impairment, impair_hook), and says when a side was lost mid-run (``lost``). The case
 binaries are the same in every placement: only their cell plan differs. choice.py opens one by

@@ -19,7 +19,7 @@ CHROMIUM = pathlib.Path("/usr/bin/chromium")
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "requirements(*ids): the catalogue statements (spec/catalogue.yaml) a wire check covers; they "
-        "reach the JUnit XML as the `requirements` property, which harness/coverage.py counts")
+        "reach the JUnit XML as the `requirements` property, which harness/results/coverage.py counts")
     config.addinivalue_line(
         "markers", "alone: a test that looks at the whole host (every namespace, process or container, whoever made "
         "it); ./uet test runs these after the parallel workers, one at a time")
@@ -149,7 +149,7 @@ def confined_verify(tmp_path):
             if cpu_seconds:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
         env = dict(os.environ, PYTHONPATH=str(REPO), TMPDIR=str(tmp))
-        return subprocess.run([sys.executable, "-m", "harness.verify", str(package), "--report", str(tmp_path / "report"),
+        return subprocess.run([sys.executable, "-m", "harness.certify.verify", str(package), "--report", str(tmp_path / "report"),
                                "--build", str(build or tmp_path / "no-build")], cwd=REPO, env=env, preexec_fn=confine,
                               capture_output=True, text=True, timeout=1800)
     return run

@@ -9,7 +9,7 @@ import sys
 
 import jinja2
 
-from harness.conformance_statement import RunFolderError, read_results
+from harness.results.conformance_statement import RunFolderError, read_results
 from reports.render import render_html
 
 

@@ -1,6 +1,6 @@
 """What the failure sections of index.html and of each cell's page, and conformance.html's head, show of
-harness/causes.py's ranking: each cause with the cases it explains, linked to their failure blocks."""
-from harness import causes
+harness/results/causes.py's ranking: each cause with the cases it explains, linked to their failure blocks."""
+from harness.results import causes
 from reports.view import result_anchor
 
 SHOWN_CASES = 5   # case links per cause; the count says how many there are

@@ -3,7 +3,7 @@ and stale entries, attempts and pass rates, the comparison with a baseline. None
 so a run without them renders as before."""
 import re
 
-from harness.compare_categories import CATEGORIES, TITLES
+from harness.results.compare_categories import CATEGORIES, TITLES
 
 SAFE_LINK = re.compile(r"^(https?|mailto):", re.IGNORECASE)
 STATUS_LABELS = {"expected_fail": "expected fail", "expected_flaky": "expected flaky",

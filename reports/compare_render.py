@@ -1,7 +1,7 @@
-"""./uet compare --html FILE: the comparison of two runs (harness/compare.py) as a self-contained page."""
+"""./uet compare --html FILE: the comparison of two runs (harness/trends/compare.py) as a self-contained page."""
 import pathlib
 
-from harness import output_files
+from harness.files import output_files
 from reports import ci_view
 from reports.render import environment
 

@@ -5,10 +5,10 @@ first. A page per sheet keeps each one small: on a default run all of them on on
 import json
 import pathlib
 
-from harness import catalogue as catalogue_mod
-from harness import conformance_statement as cs
-from harness.conformance_terms import JUDGED_BY_LABELS, STATUS_LABELS, STATUSES
-from harness.conformance_table import level_text
+from harness.inputs import catalogue as catalogue_mod
+from harness.results import conformance_statement as cs
+from harness.results.conformance_terms import JUDGED_BY_LABELS, STATUS_LABELS, STATUSES
+from harness.results.conformance_table import level_text
 from reports.view import VERDICT_LABELS, _link, safe_file_name
 
 PAGE = "conformance.html"

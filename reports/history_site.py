@@ -6,7 +6,7 @@ relative, so the folder can be published as it is, provided the run folders keep
 """
 import pathlib
 
-from harness import output_files
+from harness.files import output_files
 from reports import history_view
 from reports.render import environment
 

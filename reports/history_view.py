@@ -1,4 +1,4 @@
-"""What the history site shows, computed from the index's runs (harness.history_index.runs): the run table
+"""What the history site shows, computed from the index's runs (harness.trends.history_index.runs): the run table
 and the geometry of every plot, so the templates only loop and print (and escape).
 
 The x axis of every plot is the run's place in the history (oldest left), shared by all plots so a column

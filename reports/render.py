@@ -9,8 +9,8 @@ import pathlib
 import jinja2
 import yaml
 
-from harness import not_applicable as not_applicable_reasons
-from harness import output_files
+from harness.inputs import not_applicable as not_applicable_reasons
+from harness.files import output_files
 from reports import by_spec_version, causes_view, ci_view, conformance_view, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent

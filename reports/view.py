@@ -9,7 +9,7 @@ import hashlib
 import pathlib
 import re
 
-from harness.conformance_terms import JUDGED_BY_LABELS
+from harness.results.conformance_terms import JUDGED_BY_LABELS
 from reports import ci_view
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -316,7 +316,7 @@ def statement_rows(doc):
 
 
 def coverage(doc):
-    """harness.coverage.compute()'s dict, as tables; None when the run computed none."""
+    """harness.results.coverage.compute()'s dict, as tables; None when the run computed none."""
     cov = doc.get("coverage")
     if not cov:
         return None

@@ -311,7 +311,7 @@ class Capture(object):
                             [(s, u * 1000 + 7, d, w) for s, u, d, w in records])
         base = self.name.rsplit(".", 1)[0]
         for version, offset in self.settings:
-            # As harness.decode_compare.DecodeSettings.label names them.
+            # As harness.wire.decode_compare.DecodeSettings.label names them.
             parts = ([] if version == DEFAULT_VERSION else [version]) + (["conf%d" % offset] if offset else [])
             suffix = "".join("." + p for p in parts)
             with open(os.path.join(outdir, base + suffix + ".expected.jsonl"), "w") as fh:

@@ -1,6 +1,6 @@
 // Where a side's provider keeps the Table 2-10 fields in the bytes its fi_getname returns, as its manifest
 // says (address_layout: a layout of spec/address-layouts.yaml or its own; resolved by
-// harness/address_layout.py). The spec's figure is MISSING, so no offset is assumed: every case reads and
+// harness/inputs/address_layout.py). The spec's figure is MISSING, so no offset is assumed: every case reads and
 // writes an address through its side's layout, and a blob too short for it is a finding, not a misread.
 #pragma once
 

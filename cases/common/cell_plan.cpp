@@ -41,7 +41,7 @@ TargetPlace place_of(const nlohmann::json& j) {
 CellPlan load_plan() {
   const char* named = std::getenv("UET_CASES_PLAN");
   if (!named || !*named)
-    bad_plan("(none)", "set UET_CASES_PLAN to a cell plan (harness/cell_plan.py writes one; its schema is "
+    bad_plan("(none)", "set UET_CASES_PLAN to a cell plan (harness/run/cell_plan.py writes one; its schema is "
                        "cases/plan/cell-plan.schema.yaml)");
   CellPlan plan;
   plan.path = named;

@@ -1,5 +1,5 @@
 // The cell plan: what the harness tells a case binary about the area it runs (cases/plan/cell-plan.schema.yaml,
-// written by harness/cell_plan.py, named by UET_CASES_PLAN). Read once, as structs; both sides of a pair
+// written by harness/run/cell_plan.py, named by UET_CASES_PLAN). Read once, as structs; both sides of a pair
 // read the same plan and the process's role says which side it is.
 #pragma once
 

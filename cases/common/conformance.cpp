@@ -28,12 +28,12 @@ Env env_of(const nlohmann::json& j) {
   return out;
 }
 
-// The resolved record of harness/manifest.py; YAML is refused here so placeholders and `extends` have
+// The resolved record of harness/inputs/manifest.py; YAML is refused here so placeholders and `extends` have
 // one reader (the Python one).
 Manifest load_manifest(const std::string& p, const char* side) {
   if (p.empty()) bad_manifest("(none)", std::string("the cell plan names no ") + side + " manifest");
   if (p.size() > 5 && (p.ends_with(".yaml") || p.ends_with(".yml")))
-    bad_manifest(p, "is YAML; the cases read the resolved record: python3 -m harness.manifest resolve " + p +
+    bad_manifest(p, "is YAML; the cases read the resolved record: python3 -m harness.inputs.manifest resolve " + p +
                         " -o side.json, and the cell plan names side.json");
   std::ifstream in(p);
   if (!in) bad_manifest(p, std::string("cannot read: ") + std::strerror(errno));

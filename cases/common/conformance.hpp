@@ -22,7 +22,7 @@
 
 namespace uet::cases {
 
-// What one side of a pair claims and runs with: the resolved record harness/manifest.py writes (JSON,
+// What one side of a pair claims and runs with: the resolved record harness/inputs/manifest.py writes (JSON,
 // placeholders expanded), read once. Environment values that are unset are nullopt.
 using Env = std::map<std::string, std::optional<std::string>>;
 struct Manifest {
@@ -104,7 +104,7 @@ inline Kind rdm_kind() { return {FI_EP_RDM, "rdm"}; }
 inline void PrintTo(const Kind& k, std::ostream* os) { *os << k.name; }
 
 // Names the catalogue statements (spec/catalogue.yaml ids) a case checks; they reach the JUnit XML as
-// the `requirements` property, which harness/coverage.py reads.
+// the `requirements` property, which harness/results/coverage.py reads.
 void covers(std::initializer_list<const char*> ids);
 
 // A SHOULD-level check: not met is a warning on the case, not a failure.

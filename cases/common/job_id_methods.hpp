@@ -1,5 +1,5 @@
 // The one rule of every area for JobID methods (spec 2.2.4.1): what a case needs of a side against what the
-// side's manifest claims (job_id_methods, resolved by harness/manifest.py's claimed_job_methods, which the wire
+// side's manifest claims (job_id_methods, resolved by harness/inputs/manifest.py's claimed_job_methods, which the wire
 // oracle reads too).
 //
 // - An endpoint, domain or MR opened without an auth key needs no method: it has the JobID its provider gives by

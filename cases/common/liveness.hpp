@@ -27,7 +27,7 @@ namespace uet::cases {
 // deadlines: expiring is their expected end, so it is never taken as evidence of anything.
 inline constexpr int kLivenessFloorMs = 1000;
 // A wait is extended by the run delay it saw up to this many times its own length (and kMaxExtensionMs), so
-// that a case stays inside the harness's case deadline (harness/run_cases.py CASE_DEADLINE_S, 90 s).
+// that a case stays inside the harness's case deadline (harness/run/run_cases.py CASE_DEADLINE_S, 90 s).
 inline constexpr int kMaxExtensionFactor = 2;
 inline constexpr int kMaxExtensionMs = 20000;
 // A wait that expired after its threads had waited for a CPU this share of its length or more beyond what the

@@ -8,7 +8,7 @@
 // "<hex HMAC-SHA-256(key, json)> <json>", the JSON numbered by "seq", with a key the harness hands over on
 // the descriptor UET_CASES_VERDICT_KEY_FD, read and closed here before any provider is loaded (libfabric
 // loads providers at the first fi_getinfo, inside a case). The harness drops every line it cannot verify
-// (harness/verdict_channel.py). A provider that reads this process's memory could still find the key:
+// (harness/run/verdict_channel.py). A provider that reads this process's memory could still find the key:
 // the signature keeps out forgeries and stray writes, not code that attacks the suite's own process.
 #include "cell_plan.hpp"
 

@@ -4,7 +4,7 @@
 // reproduces on its own. Whatever comes in, the entity must answer every message with a reply that
 // parses as a Control API reply, and never crash, leak or read out of bounds.
 // UET_ENTITY_FUZZ_SEEDS=DIR writes seed inputs (one well-formed request of every command, and a map
-// followed by the requests that read it) into DIR and exits (harness/fuzz.py refresh).
+// followed by the requests that read it) into DIR and exits (harness/selftest/fuzz.py refresh).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -4,7 +4,7 @@ examples:
   ./uet certify --provider cases/manifests/softuet.yaml#hpc
   ./uet certify --initiator a.yaml --target b.yaml --seed 7
 
-It derives the mustpass (harness/mustpass.py), runs the suite with nothing left out and a fixed seed
+It derives the mustpass (harness/certify/mustpass.py), runs the suite with nothing left out and a fixed seed
 (printed), and writes out/submissions/<provider>-<date>-<suite commit>.tar.zst: the whole run folder, the
 manifests, mustpass.json, suite.json (commit, changes, hashes of the binaries and spec data) and SHA256SUMS.
 Its layout: reports/SUBMISSION-FORMAT.md. ./uet verify PACKAGE checks one offline.

@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     """Before the set-up: 0 when the options hold and both runs are there, 2 (naming what is not) when not."""
     args = parse(argv)
     missing = [path for path in (args.old, args.new) if not path.exists()]
-    for path in missing:  # worded as harness/compare.py's reader words it
+    for path in missing:  # worded as harness/trends/compare.py's reader words it
         print(f"uet compare: {path}: cannot read: No such file or directory (give a run folder or its "
               "results.json)", file=sys.stderr)
     return 2 if missing else 0

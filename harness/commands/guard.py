@@ -2,7 +2,7 @@
 line naming the command and what failed, the traceback goes to a log the line names, and the exit status
 is 3. A missing Debian Python package is named with the package that provides it.
 
-    python3 -m harness.commands.guard "./uet run" harness.run_suite [ARGS...]
+    python3 -m harness.commands.guard "./uet run" harness.run.run_suite [ARGS...]
     python3 -m harness.commands.guard "./uet bench decode" bench/decode_bench.py [ARGS...]   (a script: run as __main__)
 
 Standard library only (see harness/commands/__init__.py): it runs before the set-up.

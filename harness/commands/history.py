@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
     """Before the set-up: 0 when the options hold and the folders are there, 2 (naming them) when not."""
     args = parse(argv)
     missing = [str(d) for d in args.dirs if not d.is_dir()]
-    if missing:  # worded as harness/history.py words it
+    if missing:  # worded as harness/trends/history.py words it
         print(f"history: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     return 0

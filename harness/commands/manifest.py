@@ -1,5 +1,5 @@
 """./uet manifest check|resolve|init: the options of the manifest commands (check and resolve:
-harness/manifest.py; init: harness/manifest_init.py, whose docstring is init's help).
+harness/inputs/manifest.py; init: harness/inputs/manifest_init.py, whose docstring is init's help).
 
 Standard library only: ./uet answers --help and bad usage before its set-up.
 """
@@ -27,7 +27,7 @@ def parser() -> argparse.ArgumentParser:
     resolve.add_argument("--port", type=int, default=4793, help="this side's UET UDP port ({port}, default 4793)")
     resolve.add_argument("--build", type=pathlib.Path, default=REPO / "build")
     resolve.add_argument("-o", "--output", type=pathlib.Path)
-    # `init` is harness.manifest_init's own command (./uet manifest init): it probes providers, which this
+    # `init` is harness.inputs.manifest_init's own command (./uet manifest init): it probes providers, which this
     # library, loaded by everything, must not depend on.
     return parser
 

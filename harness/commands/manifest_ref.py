@@ -22,7 +22,7 @@ def path_of(ref: str) -> pathlib.Path:
 
 
 def unreadable(ref: str) -> str | None:
-    """The problem, worded as harness.manifest words it, when there is no file to read at all."""
+    """The problem, worded as harness.inputs.manifest words it, when there is no file to read at all."""
     path = path_of(ref)
     try:
         os.stat(path)

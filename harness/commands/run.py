@@ -110,7 +110,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_ci_arguments(p: argparse.ArgumentParser) -> None:
-    """The options a nightly CI uses; harness/ci_options.py reads the files they name."""
+    """The options a nightly CI uses; harness/trends/ci_options.py reads the files they name."""
     ci = p.add_argument_group("nightly CI")
     ci.add_argument("--expectations", type=pathlib.Path, metavar="FILE",
                     help="known failures (YAML, cases/expectations/expectations.schema.yaml): a failure an entry "

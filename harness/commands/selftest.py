@@ -1,4 +1,4 @@
-"""./uet selftest: the mutation run (harness/mutation.py): every fault knob of softuet must make a check fail.
+"""./uet selftest: the mutation run (harness/selftest/mutation.py): every fault knob of softuet must make a check fail.
 
 Its options and the knob names, checked with the standard library before the set-up.
 """

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-TRUST_FOREIGN_LIBFABRIC = "--trust-foreign-libfabric"     # harness/libfabric_trust.py
-ALLOW_LOADER_ENVIRONMENT = "--allow-loader-environment"   # harness/loader_environment.py
+TRUST_FOREIGN_LIBFABRIC = "--trust-foreign-libfabric"     # harness/inputs/libfabric_trust.py
+ALLOW_LOADER_ENVIRONMENT = "--allow-loader-environment"   # harness/inputs/loader_environment.py
 
 
 def add(p: argparse.ArgumentParser, *, loader: bool = True) -> None:

@@ -5,7 +5,7 @@ examples:
   ./uet verify PACKAGE --report /tmp/verification
 
 It judges each member of the archive before writing any of it (no path outside it, no links or devices),
-refuses a package over a limit of harness/package_limits.py (exit 2, naming it), then checks that
+refuses a package over a limit of harness/certify/package_limits.py (exit 2, naming it), then checks that
 SHA256SUMS matches every member with none missing or extra, that the suite commit is in this checkout's
 history and its tree was unmodified, the binaries' and spec data's hashes against this checkout's build
 when this checkout is that commit (otherwise a caveat says they could not be re-checked), that the

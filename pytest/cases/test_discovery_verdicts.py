@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from harness.results import write_junit
-from harness.run_cases import run_manifest
+from harness.results.results import write_junit
+from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
@@ -68,7 +68,7 @@ class TestTraceability:
     def test_case_requirements_reach_the_coverage_report(self, build_dir, tmp_path):
         junit = tmp_path / "discovery.xml"
         write_junit(discovery(MANIFESTS / "softuet.yaml", build_dir, tmp_path / "out"), junit)
-        proc = subprocess.run(["/usr/bin/python3", "-m", "harness.coverage", "--strict", "--format", "json", "--junit",
+        proc = subprocess.run(["/usr/bin/python3", "-m", "harness.results.coverage", "--strict", "--format", "json", "--junit",
                                str(junit)], cwd=REPO, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         report = json.loads(proc.stdout)

@@ -1,6 +1,6 @@
 """The mutation run (the suite's self-test), run once here, and the verdicts it proves.
 
-harness.mutation runs the softuet cells without a knob (the baselines), then tries each knob of
+harness.selftest.mutation runs the softuet cells without a knob (the baselines), then tries each knob of
 fep/src/faults.def first on the checks that name its statement; every knob must be caught by a named check
 among those. It writes every verdict it saw to mutation.json, and the tests of this file read that file
 instead of running the same cells and knobs again. A baseline case that failed is run again with its seed:
@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from harness.mutation import knobs, named_checks, short_case as short
+from harness.selftest.mutation import knobs, named_checks, short_case as short
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cases run in namespace pairs and capture: root")
 
@@ -39,7 +39,7 @@ MUST_FAIL = {knob: set(cases) for knob, cases in named_checks().items()}
 def mutation(build_dir, tmp_path_factory):
     """(the report of one mutation run, its output): every test of this file reads it."""
     out = tmp_path_factory.mktemp("mutation")
-    run = subprocess.run([sys.executable, "-m", "harness.mutation", "--build", str(build_dir), "--out", str(out)],
+    run = subprocess.run([sys.executable, "-m", "harness.selftest.mutation", "--build", str(build_dir), "--out", str(out)],
                          capture_output=True, text=True, timeout=1800)
     print(run.stdout)
     assert (out / "mutation.json").exists(), run.stdout[-2000:] + run.stderr[-3000:]

@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-from harness.mutation import named_checks, short_case
+from harness.selftest.mutation import named_checks, short_case
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="cases run in namespace pairs and capture: root")
 
@@ -47,7 +47,7 @@ def mutation_run(build_dir, tmp, jobs, knobs, **faults):
     """The mutation run of `knobs` on the authz and msg binaries, with `faults` in its environment:
     (its report, its knob results by name, the process)."""
     build = build_of(build_dir, tmp / "build", AREAS)
-    run = subprocess.run([sys.executable, "-m", "harness.mutation", "--build", str(build), "--out", str(tmp / "out"),
+    run = subprocess.run([sys.executable, "-m", "harness.selftest.mutation", "--build", str(build), "--out", str(tmp / "out"),
                           "--jobs", str(jobs), *(a for k in knobs for a in ("--knob", k))],
                          env=dict(os.environ, **faults), capture_output=True, text=True, timeout=1800)
     assert (tmp / "out" / "mutation.json").exists(), run.stdout[-2000:] + run.stderr[-3000:]

@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from harness.run_cases import run_manifest
+from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"

@@ -3,15 +3,12 @@ rendezvous sizes gets the spec's defaults (the verdict rests on their choice); a
 (4294967295) is a failure naming it, at once, instead of a 4 GiB message."""
 import os
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 CASE = "Claimed/Rendezvous.LargeSendFromAReadableRegionGoesAsRendezvous/rdm"

@@ -8,16 +8,13 @@ initiator provider takes part."""
 import os
 import pathlib
 import re
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.results import inconclusive  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.results.results import inconclusive  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from harness.run_cases import run_manifest
+from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"

@@ -4,8 +4,8 @@ the target's FEP, which sent it a request, has closed: with a wait longer than t
 close cannot return in time, whatever the host's load (the target ends only after that deadline)."""
 import pathlib
 
-from harness.mutation import short_case as short
-from harness.run_cases import run_manifest
+from harness.selftest.mutation import short_case as short
+from harness.run.run_cases import run_manifest
 from reports import view
 
 REPO = pathlib.Path(__file__).resolve().parents[2]

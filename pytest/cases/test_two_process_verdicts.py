@@ -6,8 +6,8 @@ import pathlib
 
 import pytest
 
-from harness.mutation import short_case as short
-from harness.run_cases import run_manifest
+from harness.selftest.mutation import short_case as short
+from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"

@@ -7,16 +7,13 @@ import json
 import os
 import pathlib
 import re
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import evidence, wire_oracle  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.wire import evidence, wire_oracle  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
@@ -58,7 +55,7 @@ NO_PORT_IN_ADDRESS = f"{OWN_PORT}#port_not_in_address"
 
 def run_kept(tmp_path, case, initiator, target=None, extra_env=None, area="wire"):
     """The case's result once the harness kept its capture: decoded by both decoders, cross-checked and judged
-    by the wire oracle (harness/evidence.py), as ./uet run does."""
+    by the wire oracle (harness/wire/evidence.py), as ./uet run does."""
     build = pathlib.Path(os.environ.get("UET_BUILD", REPO / "build"))
     results = run_manifest(initiator, build, tmp_path, target=target, areas=[area], case_filter=case, extra_env=extra_env)
     errors = evidence.check_captures(results, build / "bin" / "uet-decode", tmp_path)

@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from harness import cell_plan
-from harness.results import result_of_line
+from harness.run import cell_plan
+from harness.results.results import result_of_line
 
 CASE = "VerdictProbe."
 

@@ -1,5 +1,5 @@
 """spec/catalogue.yaml and its tools: the real catalogue matches the digest's part K row for row, the loader
-rejects broken catalogues with messages that name the entry, and harness.coverage counts the checks that
+rejects broken catalogues with messages that name the entry, and harness.results.coverage counts the checks that
 JUnit files link to statements."""
 import collections
 import json
@@ -14,11 +14,9 @@ import pytest
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import catalogue  # noqa: E402
-from harness import coverage  # noqa: E402
+from harness.inputs import catalogue  # noqa: E402
+from harness.results import coverage  # noqa: E402
 DIGEST = REPO.parent / "shared" / "spec" / "uet-spec-digest.md"
 
 # Recounted from the table rows of the digest's part K (its own count line is inconsistent).
@@ -289,7 +287,7 @@ PYTEST_XML = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite nam
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "harness.coverage", *map(str, args)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "harness.results.coverage", *map(str, args)], cwd=REPO,
                           capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, PYTHONPATH=str(REPO)))
 

@@ -6,14 +6,11 @@ import os
 import pathlib
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers import agent_client  # noqa: E402
 from containers.agent_client import AgentError, AgentProcess  # noqa: E402

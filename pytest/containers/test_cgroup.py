@@ -8,8 +8,6 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers import cgroup  # noqa: E402
 

@@ -3,16 +3,13 @@ retransmission schedule of a plausible length meets a drop at every try. With a 
 go-back-N sender resending the same 42 datagrams from a dropped one did, until softuet's 10 s give-up
 (Reliability.OrderedMessagesArriveInOrderUnderLoss on a busy host, seed 1704287051). Pure Python: no root."""
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers.impair import LOSS_CYCLE, counted_drops, counted_pattern, impair_script  # noqa: E402
-from harness.run_cases import LOSSY_AREAS  # noqa: E402
+from harness.run.run_cases import LOSSY_AREAS  # noqa: E402
 
 EVERY = LOSSY_AREAS["reliability"]
 # The longest round of the reliability cases: 48 messages of 1500 bytes in flight, two packets each for a

@@ -10,18 +10,15 @@ is still running when the placement ends."""
 import json
 import os
 import pathlib
-import sys
 import time
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers.nodes import Nodes  # noqa: E402
 from containers.slurm import missing_binaries  # noqa: E402
-from harness.entity import suite_entity  # noqa: E402
+from harness.run.entity import suite_entity  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the nodes placement starts slurmd and namespaces (root)"),
               pytest.mark.skipif(bool(missing_binaries()), reason="Slurm is not installed (./uet setup installs it)")]

@@ -19,13 +19,11 @@ import pytest
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers import host, image, netns, podman  # noqa: E402
 from containers.choice import open_placement  # noqa: E402
 from containers.placement import PlacementError  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 # alone: the tests kill a container and a slurmd mid-case, and the placements are heavy.
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="the placements need root (namespaces, podman, slurmd)"),
@@ -124,7 +122,7 @@ class TestSameVerdicts:
     def test_a_pair_files_placement_reaches_run_info(self, build_dir, tmp_path):
         pair = tmp_path / "pair.yaml"
         pair.write_text(f"provider: {MANIFEST}\nplacement: containers\n")
-        got = subprocess.run([sys.executable, "-m", "harness.run_suite", "--pair", str(pair), "--only", "msg",
+        got = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--pair", str(pair), "--only", "msg",
                               "--report", str(tmp_path / "runs"), "--no-decode-check", "--seed", "7", "--quiet"],
                              capture_output=True, text=True, timeout=600, cwd=REPO,
                              env=dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO)))
@@ -141,7 +139,7 @@ def kill_when_the_second_case_starts(folder: pathlib.Path, area: str, kill) -> t
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             text = lines.read_text() if lines.exists() else ""
-            # "<signature> <json>" (harness/verdict_channel.py)
+            # "<signature> <json>" (harness/run/verdict_channel.py)
             starts = [line for line in text.splitlines() if line.endswith("}") and '"event":"start"' in line]
             if len(starts) >= 2:
                 kill()

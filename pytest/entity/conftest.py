@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from harness.entity import own_folder, store_of, wait_serving
+from harness.run.entity import own_folder, store_of, wait_serving
 
 
 def _new_copy(source: pathlib.Path, to: pathlib.Path) -> pathlib.Path:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from harness.entity import EntityError
+from harness.run.entity import EntityError
 
 USER = 4242
 OTHER = 4343

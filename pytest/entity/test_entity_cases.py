@@ -4,7 +4,7 @@ reason. The fault knobs that break a rule of the entity's fail the case that che
 (pytest/cases/test_mutation.py); only the knob whose "only" no targeted run shows is tried here."""
 import pathlib
 
-from harness.run_cases import run_manifest
+from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"

@@ -13,7 +13,7 @@ import tempfile
 import pytest
 
 import control as c
-from harness.entity import EntityError, wait_serving
+from harness.run.entity import EntityError, wait_serving
 
 NOBODY = 65534
 OTHER = 4242

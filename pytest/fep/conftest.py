@@ -2,7 +2,6 @@
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
@@ -10,8 +9,6 @@ from containers import NamespacePair
 from softuet_helpers import fabtest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +22,7 @@ def softuet_env(build_dir):
         del env[var]
     env["FI_PROVIDER_PATH"] = str(lib.parent)
     env["FI_PROVIDER"] = "softuet"
-    # The mutation run (harness/mutation.py) turns one fault knob on for the wire checks through this.
+    # The mutation run (harness/selftest/mutation.py) turns one fault knob on for the wire checks through this.
     if os.environ.get("UET_MUTATION_FAULTS"):
         env["SOFTUET_FAULTS"] = os.environ["UET_MUTATION_FAULTS"]
     return env

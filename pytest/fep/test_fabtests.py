@@ -1,7 +1,7 @@
 """Unmodified fabtests programs over softuet between two namespaces (server on side b, client on a)."""
 import pytest
 
-from harness.fabtests import run_pair
+from harness.run.fabtests import run_pair
 
 PROGRAMS = [
     ["fi_dgram"],

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from harness.fabtests import run_pair
+from harness.run.fabtests import run_pair
 from softuet_helpers import decode_strict, header_format_problems, run_pingpong
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from containers import NamespacePair
-from harness.fabtests import run_pair
+from harness.run.fabtests import run_pair
 from scapy_uet.pcapio import read_frames
 from test_fabtests import IDS, PROGRAMS
 

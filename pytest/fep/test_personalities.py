@@ -1,5 +1,5 @@
 """softuet's personalities seen the way the suite sees a provider: the address a probe's fi_getname gives,
-read through the layout its manifest in cases/manifests/personalities/ declares (harness/address_layout.py,
+read through the layout its manifest in cases/manifests/personalities/ declares (harness/inputs/address_layout.py,
 the suite's own reader), names the probe's PIDonFEP, its IP address and the UDP port it is bound on."""
 import errno
 import ipaddress
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from harness import address_layout, manifest
+from harness.inputs import address_layout, manifest
 from softuet_helpers import REPO, built_probe, decode_strict, run_pingpong, server_address
 
 PERSONALITIES = REPO / "cases" / "manifests" / "personalities"

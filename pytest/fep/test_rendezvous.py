@@ -22,7 +22,7 @@ import time
 import pytest
 import yaml
 
-from harness import address_layout
+from harness.inputs import address_layout
 from softuet_helpers import built_probe, decode_strict
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")

@@ -4,7 +4,7 @@ import pathlib
 
 import pytest
 
-from harness.decode_compare import cross_check, golden_captures, load_expected
+from harness.wire.decode_compare import cross_check, golden_captures, load_expected
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"
 CAPTURES = golden_captures(GOLDEN)

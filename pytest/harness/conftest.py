@@ -13,11 +13,11 @@ HOSTILE_SOURCE = pathlib.Path(__file__).with_name("hostile_provider.c")
 
 @pytest.fixture(scope="session")
 def cmd_uet_run(build_dir):
-    """cmd_uet_run(*args) -> CompletedProcess of `python3 -m harness.run_suite ARGS` (what ./uet run runs
+    """cmd_uet_run(*args) -> CompletedProcess of `python3 -m harness.run.run_suite ARGS` (what ./uet run runs
     after its build)."""
     def run(*args, timeout=600):
         env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        return subprocess.run([sys.executable, "-m", "harness.run_suite", *map(str, args)], cwd=REPO, env=env,
+        return subprocess.run([sys.executable, "-m", "harness.run.run_suite", *map(str, args)], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=timeout)
     return run
 

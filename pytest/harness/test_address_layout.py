@@ -9,12 +9,10 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import address_layout  # noqa: E402
-from harness import manifest as manifest_mod  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.inputs import address_layout  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 SOFTUET_FIELDS = {"version": (0, 1), "flags": (1, 1), "caps": (2, 1), "fa": (4, 16), "pid_on_fep": (20, 2),
                   "start_index": (22, 2), "num_indices": (24, 2), "initiator_id": (28, 4), "udp_port": (34, 2)}
@@ -71,7 +69,7 @@ class TestLayoutData:
         bad = tmp_path / "bad.yaml"
         bad.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}\n"
                        "address_layout: {extends: softuet, fields: {udp_port: {offset: 20, width: 2}}}\n")
-        run = subprocess.run([sys.executable, "-m", "harness.manifest", "check", str(bad)], cwd=REPO,
+        run = subprocess.run([sys.executable, "-m", "harness.inputs.manifest", "check", str(bad)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
         assert run.returncode == 1
         assert f"{bad}: address_layout: fields pid_on_fep and udp_port overlap at byte 20" in run.stdout + run.stderr

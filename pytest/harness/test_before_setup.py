@@ -48,7 +48,7 @@ HELP = [("run", "usage: ./uet run"), ("certify", "usage: ./uet certify"), ("veri
         ("selftest", "usage: ./uet selftest"), ("compare", "usage: ./uet compare"),
         ("history", "usage: ./uet history"), ("manifest", "usage: ./uet manifest"),
         ("manifest init", "usage: ./uet manifest init"), ("manifest check", "usage: ./uet manifest check"),
-        ("fuzz", "usage: python3 -m harness.fuzz campaign"), ("test", "./uet test [--workers N]"),
+        ("fuzz", "usage: python3 -m harness.selftest.fuzz campaign"), ("test", "./uet test [--workers N]"),
         ("build", "./uet build [--all]"), ("setup", "./uet setup"), ("bench", "./uet bench decode")]
 
 # (arguments, exit status, what the one message says)

@@ -1,5 +1,5 @@
 """Issue 26: one typed route from the harness to a case binary. The cell plan (cases/plan/cell-plan.schema.yaml)
-is the one thing a binary is told about its run; harness/cell_plan.py writes and validates it, the binary
+is the one thing a binary is told about its run; harness/run/cell_plan.py writes and validates it, the binary
 refuses a plan it cannot read (naming it), and a vendor can write one to run a binary by hand."""
 import json
 import os
@@ -11,11 +11,9 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import cell_plan  # noqa: E402
-from harness.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
+from harness.run import cell_plan  # noqa: E402
+from harness.wire.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
 
 MANIFESTS = REPO / "cases" / "manifests"
 
@@ -68,7 +66,7 @@ class TestTheBinaryReadsIt:
         run = subprocess.run([str(build_dir / "cases" / "uet-cases-discovery")], env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 3
-        assert "cell plan (none): set UET_CASES_PLAN to a cell plan (harness/cell_plan.py writes one" in run.stderr
+        assert "cell plan (none): set UET_CASES_PLAN to a cell plan (harness/run/cell_plan.py writes one" in run.stderr
 
     def test_a_plan_of_another_version_is_refused(self, build_dir, tmp_path):
         bad = dict(plan(tmp_path), plan_version=2)
@@ -88,7 +86,7 @@ class TestByHand:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
             s.bind(("", 0))
             port = s.getsockname()[1] if s.getsockname()[1] < 65535 else 40000
-        run = subprocess.run([sys.executable, "-m", "harness.cell_plan", "--provider", str(MANIFESTS / "softuet.yaml"),
+        run = subprocess.run([sys.executable, "-m", "harness.run.cell_plan", "--provider", str(MANIFESTS / "softuet.yaml"),
                               "--area", "discovery", "--port", str(port), "--build", str(build_dir),
                               "-o", str(tmp_path)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
@@ -106,7 +104,7 @@ class TestByHand:
         assert "[  PASSED  ]" in ran.stdout
 
     def test_an_unknown_area_is_bad_usage(self, build_dir, tmp_path):
-        run = subprocess.run([sys.executable, "-m", "harness.cell_plan", "--provider", str(MANIFESTS / "softuet.yaml"),
+        run = subprocess.run([sys.executable, "-m", "harness.run.cell_plan", "--provider", str(MANIFESTS / "softuet.yaml"),
                               "--area", "nope", "--build", str(build_dir), "-o", str(tmp_path)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
         assert run.returncode == 2 and "no binary" in run.stderr and "uet-cases-nope" in run.stderr

@@ -22,13 +22,12 @@ import tarfile
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import package_archive, package_sums, suite_identity  # noqa: E402
-from harness import verify as verify_mod  # noqa: E402
-from harness import verify_checks  # noqa: E402
-from harness import causes  # noqa: E402
-from harness.package_limits import Limits, PackageRefused  # noqa: E402
-from harness.mutation_baseline import short_case as short  # noqa: E402
+from harness.certify import package_archive, package_sums, suite_identity  # noqa: E402
+from harness.certify import verify as verify_mod  # noqa: E402
+from harness.certify import verify_checks  # noqa: E402
+from harness.results import causes  # noqa: E402
+from harness.certify.package_limits import Limits, PackageRefused  # noqa: E402
+from harness.selftest.mutation_baseline import short_case as short  # noqa: E402
 
 MANIFEST = "cases/manifests/softuet.yaml#hpc"
 SEED = 4242
@@ -39,7 +38,7 @@ pytestmark = root_only
 
 def run_certify(build_dir, out, *args, manifest=MANIFEST):
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", manifest, "--seed", str(SEED),
+    proc = subprocess.run([sys.executable, "-m", "harness.certify.certify", "--provider", manifest, "--seed", str(SEED),
                            "--out", str(out), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     packages = sorted(out.glob("*.tar.zst"))
     return proc, packages[0] if packages else None
@@ -294,9 +293,9 @@ class TestSuite:
     def test_modified_tree(self, altered, verify, coded_tree):
         commit = json.loads((coded_tree / "suite.json").read_text())["commit"]
         rc, lines, _ = verify(altered(lambda tree: edit_json(
-            tree / "suite.json", lambda s: s.update(modified=True, changes=[" M harness/run_suite.py"]))))
+            tree / "suite.json", lambda s: s.update(modified=True, changes=[" M harness/run/run_suite.py"]))))
         assert rc == 1 and lines[0] == \
-            f"[suite] the suite's tree at {commit[:12]} was modified when the package was made ( M harness/run_suite.py)"
+            f"[suite] the suite's tree at {commit[:12]} was modified when the package was made ( M harness/run/run_suite.py)"
 
 
 class TestMustpass:
@@ -391,7 +390,7 @@ class TestUnsafeMember:
 class TestAmplification:
     """A package that names one capture many times, with a long decode and many evidence frames (issue 34,
     finding 8: 772 bytes took 3.8 GB and ended in MemoryError). The capture is decoded once however often it
-    is named, and past a limit of harness/package_limits.py the package is refused, exit 2; verify runs with
+    is named, and past a limit of harness/certify/package_limits.py the package is refused, exit 2; verify runs with
     3 GiB of address space and 300 s of CPU time, so that the old way of it fails fast."""
     CONFINED = {"file_bytes": 128 << 20, "memory_bytes": 3 << 30, "cpu_seconds": 300}
     LINES = 100_000

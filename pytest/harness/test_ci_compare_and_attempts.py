@@ -1,5 +1,5 @@
 """./uet compare on synthetic runs (each category, text, JSON, HTML, exit status) and the attempts of
---rerun-failures / --repeat (harness/attempts.py) on synthetic result sequences: flaky, deterministic fail,
+--rerun-failures / --repeat (harness/run/attempts.py) on synthetic result sequences: flaky, deterministic fail,
 pass rate, seeds."""
 import dataclasses
 import json
@@ -11,9 +11,9 @@ import threading
 import xml.etree.ElementTree as ET
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import attempts, compare  # noqa: E402
-from harness.results import Result  # noqa: E402
+from harness.run import attempts  # noqa: E402
+from harness.trends import compare
+from harness.results.results import Result  # noqa: E402
 
 
 def r(ident, verdict, seconds=1.0, reason=None, blamed=None):
@@ -33,7 +33,7 @@ NEW = {"run_info": {"run_id": "new-run", "seed": 2}, "results": [
 
 
 def cmd_compare(*args):
-    return subprocess.run([sys.executable, "-m", "harness.compare", *map(str, args)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "harness.trends.compare", *map(str, args)], cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
 
 

@@ -1,4 +1,4 @@
-"""Expectations (harness/expectations.py) on synthetic results: matching, staleness, expiry, quarantine, the
+"""Expectations (harness/results/expectations.py) on synthetic results: matching, staleness, expiry, quarantine, the
 schema's errors naming the entry and field, and the exit status counting only the unexpected."""
 import datetime
 import os
@@ -9,8 +9,8 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import ci_summary, expectations  # noqa: E402
+from harness.trends import ci_summary  # noqa: E402
+from harness.results import expectations
 
 TODAY = datetime.date(2026, 11, 27)
 ENTRY = {"reason": "known", "link": "https://bugs.example.org/1", "owner": "team-a", "expires": "2027-01-31"}
@@ -121,7 +121,7 @@ class TestSchemaErrors:
                                        dict(ENTRY, match="*Foo*", expect="broken"),
                                        {k: v for k, v in dict(ENTRY, match="*Bar*", expect="fail").items() if k != "owner"},
                                        dict(ENTRY, match="*Baz*", expect="fail", link="javascript:alert(1)", colour="red")])
-        # The key and what is wrong, never the value (harness/input_files.py)
+        # The key and what is wrong, never the value (harness/files/input_files.py)
         assert got == [
             f"{path}: expectations.1.expect: not one of fail, error, timeout, flaky",
             f"{path}: expectations.2: 'owner' is a required property",
@@ -141,7 +141,7 @@ class TestSchemaErrors:
 
     def test_uet_run_refuses_a_bad_file_before_building(self, tmp_path):
         path = write(tmp_path, [dict(ENTRY, match="x", expect="sometimes")])
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--check-usage", "--expectations", str(path)],
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--check-usage", "--expectations", str(path)],
                              cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
                              timeout=60)
         assert run.returncode == 2

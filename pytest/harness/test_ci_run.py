@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and c
 
 def uet_run(build_dir, report, *args):
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", BROKEN, "--only",
+    run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", BROKEN, "--only",
                           "Authz.DirectJobIdIsOnTheWire", "--seed", "5", "--report", report, "--quiet", *map(str, args)],
                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     folder = (report / "latest").resolve()

@@ -52,7 +52,7 @@ def nights(build_dir, tmp_path_factory):
         manifest.parent.mkdir()
         manifest.write_text(yaml.safe_dump({"extends": str(REPO / "cases" / "manifests" / "softuet.yaml"),
                                             "name": "nightly", "environment": environment}))
-        run = python(build_dir, "harness.run_suite", "--provider", manifest, "--only", CHECK, "--seed", 100 + night,
+        run = python(build_dir, "harness.run.run_suite", "--provider", manifest, "--only", CHECK, "--seed", 100 + night,
                      "--report", tmp / "runs", "--quiet", *options)
         folder = (tmp / "runs" / "latest").resolve()
         out.append((night, run, json.loads((folder / "results.json").read_text()), folder))
@@ -95,7 +95,7 @@ class TestEachNight:
 class TestCompare:
     def compare(self, build_dir, nights, old, new):
         folders = {n: folder for n, _, _, folder in nights[0]}
-        run = python(build_dir, "harness.compare", folders[old], folders[new], "--json")
+        run = python(build_dir, "harness.trends.compare", folders[old], folders[new], "--json")
         return run.returncode, json.loads(run.stdout)
 
     def test_night_2_against_night_1_is_a_regression(self, build_dir, nights):
@@ -112,7 +112,7 @@ class TestHistory:
     @pytest.fixture(scope="class")
     def site(self, build_dir, nights):
         _, tmp = nights
-        run = python(build_dir, "harness.history", tmp / "runs", "--out", tmp / "history", "--quiet")
+        run = python(build_dir, "harness.trends.history", tmp / "runs", "--out", tmp / "history", "--quiet")
         assert run.returncode == 0, run.stderr
         return tmp / "history"
 

@@ -15,8 +15,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
-sys.path.insert(0, str(REPO))
-from harness import catalogue  # noqa: E402
+from harness.inputs import catalogue  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
 
@@ -25,7 +24,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and c
 def run(build_dir, tmp_path_factory):
     report = tmp_path_factory.mktemp("runs")
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.run_suite", "--initiator", BROKEN, "--target",
+    proc = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--initiator", BROKEN, "--target",
                            "softuet.yaml", "--only", "authz", "--seed", "11", "--report", report, "--quiet"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]

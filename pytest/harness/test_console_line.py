@@ -2,14 +2,11 @@
 failures often follow from the first ("Actual: it does." says nothing alone)."""
 import io
 import pathlib
-import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.progress import Progress, first_failure  # noqa: E402
-from harness.results import Result  # noqa: E402
+from harness.run.progress import Progress, first_failure  # noqa: E402
+from harness.results.results import Result  # noqa: E402
 
 # Two failures as cases/common/verdict.cpp joins them: "<file>:<line>: " and googletest's message.
 TWO = ("../../cases/transfer/wire_cases.cpp:120: Expected equality of these values:\n  f->get(w::Field::uet_ses_message_id)\n"

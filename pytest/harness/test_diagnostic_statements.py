@@ -4,18 +4,15 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import catalogue  # noqa: E402
-from harness.diagnostic_statements import statements_of, table  # noqa: E402
-from harness.results import result_of_line  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.inputs import catalogue  # noqa: E402
+from harness.inputs.diagnostic_statements import statements_of, table  # noqa: E402
+from harness.results.results import result_of_line  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 TWO_DIAGNOSTICS = REPO / "cases" / "manifests" / "personalities" / "message-and-job-id-zero.yaml"

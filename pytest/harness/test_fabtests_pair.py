@@ -1,4 +1,4 @@
-"""harness.fabtests runs fabtests programs across a namespace pair: proven here with libfabric's own
+"""harness.run.fabtests runs fabtests programs across a namespace pair: proven here with libfabric's own
 providers, so a failure with softuet points at softuet, not at the runner."""
 import os
 import shutil
@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from containers import NamespacePair
-from harness.fabtests import FabtestError, run_pair
+from harness.run.fabtests import FabtestError, run_pair
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (os.geteuid() != 0)")
 

@@ -7,13 +7,11 @@ import json
 import os
 import pathlib
 import re
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import causes  # noqa: E402
+from harness.results import causes  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
 

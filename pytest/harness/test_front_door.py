@@ -15,15 +15,14 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 BROKEN = MANIFESTS / "examples" / "softuet-wrong-job-id.yaml"
-sys.path.insert(0, str(REPO))
-from harness import cell_plan  # noqa: E402
+from harness.run import cell_plan  # noqa: E402
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
 
 
 @pytest.fixture(scope="session")
 def cmd_manifest():
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "harness.manifest", *map(str, args)], cwd=REPO,
+        return subprocess.run([sys.executable, "-m", "harness.inputs.manifest", *map(str, args)], cwd=REPO,
                               env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
     return run
 
@@ -42,7 +41,7 @@ class TestManifestCheck:
         assert run.stdout.count(": valid (") == len(refs)
 
     def test_every_shipped_pair_file_is_valid(self):
-        from harness.run_suite import parse_args
+        from harness.run.run_suite import parse_args
         pairs = sorted((REPO / "cases" / "pairs").glob("*.yaml"))
         for pair in (p for p in pairs if p.name != "pair.schema.yaml"):
             args = parse_args(["--pair", str(pair)])
@@ -92,7 +91,7 @@ class TestManifestCheck:
         run = subprocess.run([str(build_dir / "cases" / "uet-cases-discovery")], env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 3
-        assert "is YAML; the cases read the resolved record: python3 -m harness.manifest resolve" in run.stderr
+        assert "is YAML; the cases read the resolved record: python3 -m harness.inputs.manifest resolve" in run.stderr
 
 
 class TestBadInput:
@@ -265,7 +264,7 @@ def processes_of_run(folder: pathlib.Path) -> list[str]:
 class TestInterrupt:
     def test_ctrl_c_writes_a_partial_report_and_leaves_nothing_behind(self, build_dir, tmp_path):
         env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        proc = subprocess.Popen([sys.executable, "-m", "harness.run_suite", "--provider", "softuet.yaml", "--only",
+        proc = subprocess.Popen([sys.executable, "-m", "harness.run.run_suite", "--provider", "softuet.yaml", "--only",
                                  "msg", "--report", tmp_path, "--verbose"], cwd=REPO, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
@@ -310,8 +309,8 @@ for case in cases:
 
 class TestCrashAndDeadline:
     def test_a_crash_and_a_hang_are_verdicts_and_the_binary_goes_on(self, tmp_path):
-        from harness import manifest as manifest_mod
-        from harness.run_cases import Cell, CellRun
+        from harness.inputs import manifest as manifest_mod
+        from harness.run.run_cases import Cell, CellRun
         build = tmp_path / "build"
         (build / "cases").mkdir(parents=True)
         fake = build / "cases" / "uet-cases-fake"
@@ -333,10 +332,10 @@ class TestReproCommand:
     parser and must give the options that shape what runs."""
 
     def repro(self, *argv):
-        from harness import run_suite
+        from harness.run import run_suite
         from harness.commands import run as run_options
-        from harness.run_cases import Cell
-        from harness import manifest as manifest_mod
+        from harness.run.run_cases import Cell
+        from harness.inputs import manifest as manifest_mod
         args, _ = run_options.parse([*argv, "--provider", str(MANIFESTS / "softuet.yaml")])
         m = manifest_mod.load(str(MANIFESTS / "softuet.yaml"))
         line = run_suite.repro_command(Cell(m, m, ["msg"]), "Msg.SendIsDelivered", 5, "1.0.1",

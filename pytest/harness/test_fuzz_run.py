@@ -1,4 +1,4 @@
-"""harness/fuzz.py: `run` (the fuzzers' part of ./uet test: every input in the repository replayed once, then
+"""harness/selftest/fuzz.py: `run` (the fuzzers' part of ./uet test: every input in the repository replayed once, then
 a short run of each fuzzer) and `campaign` (./uet fuzz: real fuzzing, what it finds kept under out/fuzz).
 Mostly with stand-ins for the libFuzzer binaries, shell scripts that print what libFuzzer prints and exit as it
 does, so that a crash, a leak, a timeout or a fuzzer that will not stop can be planted; one campaign runs the
@@ -16,8 +16,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness.fuzz_libfuzzer import Process  # noqa: E402
+from harness.selftest.fuzz_libfuzzer import Process  # noqa: E402
 
 BINARIES = {"decode": "uet-decode-fuzzer", "softuet-frames": "softuet-frame-fuzzer",
             "reassembly": "uet-reassembly-fuzzer", "entity": "uet-entity-fuzzer", "agent": "uet-agent-fuzzer"}
@@ -89,7 +88,7 @@ def stand_ins(build: pathlib.Path, **planted) -> pathlib.Path:
 
 
 def harness(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "harness.fuzz", *map(str, args)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "harness.selftest.fuzz", *map(str, args)], cwd=REPO,
                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
                           timeout=timeout)
 
@@ -189,7 +188,7 @@ class TestShortRun:
 
     def test_the_seed_comes_from_UET_FUZZ_SEED(self, tmp_path):
         build = stand_ins(tmp_path / "build-fuzz")
-        res = subprocess.run([sys.executable, "-m", "harness.fuzz", "run", "--build", str(build), "--seconds", "1",
+        res = subprocess.run([sys.executable, "-m", "harness.selftest.fuzz", "run", "--build", str(build), "--seconds", "1",
                               "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "fuzz.xml")], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO), UET_FUZZ_SEED="77"), capture_output=True,
                              text=True, timeout=60)
@@ -220,7 +219,7 @@ class TestCampaignUsage:
         for extra in ([], ["--check-usage"]):
             res = harness("campaign", "--build", tmp_path, "--only", "decoder", *extra)
             assert res.returncode == 2
-            assert res.stderr.splitlines()[-1] == (f"python3 -m harness.fuzz campaign: error: argument --only: "
+            assert res.stderr.splitlines()[-1] == (f"python3 -m harness.selftest.fuzz campaign: error: argument --only: "
                                                    f"unknown fuzzer 'decoder' (the fuzzers: {self.NAMES})")
 
     @pytest.mark.parametrize("args, message", [
@@ -233,7 +232,7 @@ class TestCampaignUsage:
     def test_bad_values_exit_2(self, args, message):
         res = harness("campaign", "--check-usage", *args)
         assert res.returncode == 2
-        assert res.stderr.splitlines()[-1] == f"python3 -m harness.fuzz campaign: error: {message}"
+        assert res.stderr.splitlines()[-1] == f"python3 -m harness.selftest.fuzz campaign: error: {message}"
 
 
 class TestCampaign:
@@ -265,7 +264,7 @@ class TestCampaign:
     def test_progress_lines_show_what_libfuzzer_last_reported(self, tmp_path):
         build = stand_ins(tmp_path / "build-fuzz", decode={"HOLD": "1"})
         out = tmp_path / "out"
-        proc = subprocess.Popen([sys.executable, "-m", "harness.fuzz", "campaign", "--build", str(build), "--only",
+        proc = subprocess.Popen([sys.executable, "-m", "harness.selftest.fuzz", "campaign", "--build", str(build), "--only",
                                  "decode", "--minutes", "0.01", "--progress", "0.1", "--out", str(out)], cwd=REPO,
                                 env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
         try:
@@ -287,7 +286,7 @@ class TestCampaign:
         build = stand_ins(tmp_path / "build-fuzz", entity={"HOLD": "1", "READY": ready})
         out = tmp_path / "out"
         reader = os.open(ready, os.O_RDONLY | os.O_NONBLOCK)  # so that waiting for the stand-in has a limit
-        proc = subprocess.Popen([sys.executable, "-m", "harness.fuzz", "campaign", "--build", str(build), "--only",
+        proc = subprocess.Popen([sys.executable, "-m", "harness.selftest.fuzz", "campaign", "--build", str(build), "--only",
                                  "entity", "--only", "agent", "--minutes", "0.01", "--out", str(out)], cwd=REPO,
                                 env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, text=True)
         try:

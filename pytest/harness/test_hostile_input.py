@@ -15,10 +15,8 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import manifest as manifest_mod  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
 
 VALID = "provider: udp\nuet: false\nprofiles: []\nendpoint_types: [rdm]\n"
 
@@ -32,7 +30,7 @@ class Answer:
 def cmd_run_unbuilt(tmp_path, capsys):
     """cmd_run_unbuilt(*args) -> (returncode, stdout, stderr) of the run's main with an empty build, in this
     process: bad usage must be answered before the build is needed (a run that got further exits 3)."""
-    from harness import run_suite
+    from harness.run import run_suite
     build = tmp_path / "no-build"
     build.mkdir()
 
@@ -49,7 +47,7 @@ def cmd_run_unbuilt(tmp_path, capsys):
 
 @pytest.fixture
 def cmd_check(capsys):
-    """cmd_check(*refs) -> (returncode, stdout, stderr) of `python3 -m harness.manifest check REFS`, in this process."""
+    """cmd_check(*refs) -> (returncode, stdout, stderr) of `python3 -m harness.inputs.manifest check REFS`, in this process."""
     def run(*refs):
         capsys.readouterr()
         rc = manifest_mod.main(["check", *map(str, refs)])
@@ -60,7 +58,7 @@ def cmd_check(capsys):
 
 class TestNumbers:
     def test_the_front_door_answers_a_seed_out_of_range_with_exit_2(self, tmp_path):
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--seed", str(1 << 31)], cwd=REPO,
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--seed", str(1 << 31)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO), UET_BUILD=str(tmp_path)), capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 2 and "--seed 2147483648 is out of range" in run.stderr
@@ -84,7 +82,7 @@ class TestNumbers:
                                                "seconds, more than 0 and at most 86400")
 
     def test_the_largest_seed_and_a_short_deadline_pass_the_check(self):
-        from harness.run_suite import parse_args
+        from harness.run.run_suite import parse_args
         args = parse_args(["--seed", "2147483647", "--case-deadline", "0.5"])
         assert (args.seed, args.case_deadline) == (2147483647, 0.5)
 
@@ -228,12 +226,13 @@ def uet_tree(tmp_path):
 
 
 class TestUetScript:
-    @pytest.mark.parametrize("command,module", [("run", "run_suite"), ("selftest", "mutation")])
+    @pytest.mark.parametrize("command,module", [("run", "run/run_suite"), ("selftest", "selftest/mutation")])
     def test_the_python_harness_is_the_uet_process_and_gets_sigterm(self, uet_tree, command, module):
         # Before: Python ran as a child of bash; SIGTERM to ./uet killed bash and left the harness running.
         root, env, _ = uet_tree
-        (root / "harness").mkdir()
+        (root / "harness" / module).parent.mkdir(parents=True)
         (root / "harness" / "__init__.py").write_text("")
+        (root / "harness" / module).parent.joinpath("__init__.py").write_text("")
         (root / "harness" / f"{module}.py").write_text(STUB_HARNESS)
         (root / "harness" / "commands").symlink_to(REPO / "harness" / "commands")  # the options and the guard
         (root / "containers").symlink_to(REPO / "containers")
@@ -294,9 +293,9 @@ class TestUetScript:
 
 class TestPartialReport:
     def test_not_run_counts_each_area_without_a_verdict(self):
-        from harness.results import Result
-        from harness.run_cases import Cell
-        from harness.run_suite import not_run
+        from harness.results.results import Result
+        from harness.run.run_cases import Cell
+        from harness.run.run_suite import not_run
         m = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
         cells = [Cell(m, m, ["msg", "tagged"])]
         ran = [Result(cells[0].id, "msg", "uet-cases-msg", "Msg.A", "pass")]
@@ -317,7 +316,7 @@ class TestPartialReport:
         started = tmp_path / "started"
         os.mkfifo(started)
         env = dict(os.environ, PYTHONPATH=str(REPO), UET_TEST_STARTED=str(started))
-        proc = subprocess.Popen([sys.executable, "-m", "harness.run_suite", "--provider", "udp.yaml", "--same-host",
+        proc = subprocess.Popen([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", "--same-host",
                                  "--build", build, "--report", tmp_path / "runs"], cwd=REPO, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:

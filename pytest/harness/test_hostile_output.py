@@ -14,17 +14,15 @@ import pytest
 
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import coverage as coverage_mod  # noqa: E402
-from harness import catalogue as catalogue_mod  # noqa: E402
-from harness import logcap  # noqa: E402
-from harness import manifest as manifest_mod  # noqa: E402
-from harness.progress import Progress  # noqa: E402
-from harness.results import Result, write_junit, write_results_json  # noqa: E402
-from harness.run_cases import Cell, CellRun  # noqa: E402
-from harness.untrusted import printable  # noqa: E402
+from harness.results import coverage as coverage_mod  # noqa: E402
+from harness.inputs import catalogue as catalogue_mod  # noqa: E402
+from harness.run import logcap  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
+from harness.run.progress import Progress  # noqa: E402
+from harness.results.results import Result, write_junit, write_results_json  # noqa: E402
+from harness.run.run_cases import Cell, CellRun  # noqa: E402
+from harness.files.untrusted import printable  # noqa: E402
 
 # A coloured log line, a NUL, a bell, a carriage return, a form feed, DEL, CSI (C1), a lone surrogate (what
 # json.loads makes of "\udc80") and a noncharacter: each one XML 1.0 forbids or a terminal acts on.

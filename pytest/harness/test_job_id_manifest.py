@@ -3,15 +3,12 @@ none, not as all three), drops the JobID hooks its `extends` gives with a null, 
 JobID (0) or comes without the environment that assigns it is a problem `manifest check` names, not a JobID the
 cases read as "not said"."""
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import manifest as manifest_mod  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 NO_JOB_ID_AT_ALL = REPO / "cases" / "manifests" / "personalities" / "no-job-id-at-all.yaml"
@@ -29,7 +26,7 @@ def vendor(tmp_path):
 
 @pytest.fixture
 def check(capsys):
-    """check(path) -> (exit status, stdout, stderr) of `python3 -m harness.manifest check PATH`."""
+    """check(path) -> (exit status, stdout, stderr) of `python3 -m harness.inputs.manifest check PATH`."""
     def run(path):
         rc = manifest_mod.main(["check", str(path)])
         out = capsys.readouterr()

@@ -17,9 +17,9 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import cell_plan, libfabric_prefix, run_info, side_builds  # noqa: E402
-from harness import manifest as manifest_mod  # noqa: E402
+from harness.run import cell_plan  # noqa: E402
+from harness.inputs import libfabric_prefix, run_info, side_builds
+from harness.inputs import manifest as manifest_mod  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 TCP_RXM = REPO / "cases" / "manifests" / "tcp_rxm.yaml"
@@ -165,7 +165,7 @@ class TestTheManifestKey:
 
 class TestTheTreesARunBuilds:
     def check_usage(self, *args):
-        return subprocess.run([sys.executable, "-m", "harness.run_suite", "--check-usage", *map(str, args)], cwd=REPO,
+        return subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--check-usage", *map(str, args)], cwd=REPO,
                               env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
 
     def test_none_without_another_libfabric(self):
@@ -341,7 +341,7 @@ class TestEndToEnd:
             pytest.skip(f"{side_builds.tree_of(lf)} is not built (./uet run --libfabric {SECOND} builds it)")
         target = tmp_path / "softuet-second.yaml"
         target.write_text(f"extends: {SOFTUET}\nname: softuet-second\nlibfabric: {SECOND}\n")
-        run = subprocess.run([sys.executable, "-m", "harness.cell_plan", "--provider", str(SOFTUET), "--target",
+        run = subprocess.run([sys.executable, "-m", "harness.run.cell_plan", "--provider", str(SOFTUET), "--target",
                               str(target), "--area", "msg", "-o", str(tmp_path / "plan")], cwd=REPO, capture_output=True,
                              text=True, env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
         assert run.returncode == 0, run.stderr

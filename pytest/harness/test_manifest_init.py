@@ -1,6 +1,6 @@
 """./uet manifest init: fi_info's text read back (captured from libfabric 2.1.0's fi_info in
 fi_info_samples/), the starter manifest it makes of it, init against softuet and tcp;ofi_rxm (each file
-passes `harness.manifest check`), and what a lab meets when something is wrong: exit 2 for bad usage,
+passes `harness.inputs.manifest check`), and what a lab meets when something is wrong: exit 2 for bad usage,
 3 for a libfabric that cannot answer, 1 for a file not written."""
 import os
 import pathlib
@@ -13,10 +13,9 @@ import pytest
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
 
-from harness import fi_info_text, manifest_init, provider_probe  # noqa: E402
-from harness.libfabric_prefix import suite_prefix  # noqa: E402
+from harness.inputs import fi_info_text, manifest_init, provider_probe  # noqa: E402
+from harness.inputs.libfabric_prefix import suite_prefix  # noqa: E402
 
 SAMPLES = pathlib.Path(__file__).with_name("fi_info_samples")
 FI_ADDR_UET = 0x55455400
@@ -77,10 +76,10 @@ def comment_of(text: str, key: str) -> str:
 
 @pytest.fixture(scope="session")
 def cmd_init():
-    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.manifest_init ARGS` (./uet manifest init)."""
+    """cmd_init(*args, env=None) -> CompletedProcess of `python3 -m harness.inputs.manifest_init ARGS` (./uet manifest init)."""
     def run(*args, env=None, timeout=120):
         full = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
-        return subprocess.run([sys.executable, "-m", "harness.manifest_init", *map(str, args)], cwd=REPO, env=full,
+        return subprocess.run([sys.executable, "-m", "harness.inputs.manifest_init", *map(str, args)], cwd=REPO, env=full,
                               capture_output=True, text=True, timeout=timeout)
     return run
 
@@ -88,7 +87,7 @@ def cmd_init():
 @pytest.fixture(scope="session")
 def cmd_check():
     def run(path):
-        return subprocess.run([sys.executable, "-m", "harness.manifest", "check", str(path)], cwd=REPO,
+        return subprocess.run([sys.executable, "-m", "harness.inputs.manifest", "check", str(path)], cwd=REPO,
                               env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
     return run
 
@@ -323,7 +322,7 @@ class TestInit:
     def test_the_address_format_number_comes_from_fi_getinfo(self, softuet_path, libfabric_prefix):
         inst = provider_probe.installation(libfabric_prefix)
         env = dict(os.environ, FI_PROVIDER="softuet", FI_PROVIDER_PATH=str(softuet_path), PYTHONPATH=str(REPO))
-        run = subprocess.run([sys.executable, "-m", "harness.fi_addr_format", str(inst.library), "softuet"], env=env,
+        run = subprocess.run([sys.executable, "-m", "harness.inputs.fi_addr_format", str(inst.library), "softuet"], env=env,
                              capture_output=True, text=True, timeout=60)
         rows = yaml.safe_load(run.stdout)
         assert [(r["ep_type"], r["addr_format"], r["src_addrlen"], len(r["src_addr"])) for r in rows] == [

@@ -1,14 +1,12 @@
 """A submission's not-applicable results as ./uet verify judges them against the declared reason codes
-(spec/not-applicable-reasons.yaml, read by harness/not_applicable.py): a result without a code, with a code no
+(spec/not-applicable-reasons.yaml, read by harness/inputs/not_applicable.py): a result without a code, with a code no
 list declares, or with one a submission may not hold is named with its id."""
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import not_applicable  # noqa: E402
+from harness.inputs import not_applicable  # noqa: E402
 
 TABLE = {"fine": {"class": "not-claimed", "description": "d", "allowed_in_submission": True},
          "hidden": {"class": "not-claimed", "description": "d", "allowed_in_submission": False}}

@@ -1,16 +1,14 @@
-"""The negotiation matrix's verdict per pair (harness/negotiation.py), from the negotiation cases' results of
+"""The negotiation matrix's verdict per pair (harness/run/negotiation.py), from the negotiation cases' results of
 each cell: a failure outranks an error, an error a flaky result, a flaky one a warning; a pair whose cases all
 did not apply is not applicable."""
 import pathlib
-import sys
 import types
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import negotiation  # noqa: E402
-from harness.results import Result  # noqa: E402
+from harness.run import negotiation  # noqa: E402
+from harness.results.results import Result  # noqa: E402
 
 AI_BASE = types.SimpleNamespace(name="a", profiles=["ai_base"])
 HPC = types.SimpleNamespace(name="h", profiles=["hpc"])

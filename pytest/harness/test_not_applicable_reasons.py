@@ -5,18 +5,15 @@ error, and results.json's summary counts the not-applicable results by code and 
 import os
 import pathlib
 import re
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import not_applicable as na  # noqa: E402
-from harness.results import Result, result_of_line, write_junit  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.inputs import not_applicable as na  # noqa: E402
+from harness.results.results import Result, result_of_line, write_junit  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 CASE_SOURCES = sorted(p for p in (REPO / "cases").rglob("*") if p.suffix in (".cpp", ".hpp"))

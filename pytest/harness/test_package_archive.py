@@ -1,18 +1,16 @@
 """A submission package is read as a hostile sender made it: every member is judged from its header before
 any byte of it is written; an unsafe one is named with why (./uet verify exits 1), and one over a limit of
-harness/package_limits.py is refused naming the limit (exit 2)."""
+harness/certify/package_limits.py is refused naming the limit (exit 2)."""
 import io
 import pathlib
 import subprocess
-import sys
 import tarfile
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import package_archive  # noqa: E402
-from harness.package_archive import Limits, PackageRefused, UnreadablePackage  # noqa: E402
+from harness.certify import package_archive  # noqa: E402
+from harness.certify.package_archive import Limits, PackageRefused, UnreadablePackage  # noqa: E402
 
 
 def problems_of(package: pathlib.Path, tmp: pathlib.Path, limits=Limits()):

@@ -1,14 +1,12 @@
-"""The manifests ./uet certify puts in a package (harness/package_manifests.py) mean there what they meant
+"""The manifests ./uet certify puts in a package (harness/certify/package_manifests.py) mean there what they meant
 where they lay: the suite runs on these copies and verify loads them without leaving manifests/. A copy is
 byte for byte unless a path in it depends on where it lies (issue 34: an absolute `extends:` made a package
 its own verify rejected)."""
 import pathlib
-import sys
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-from harness import manifest as manifest_mod  # noqa: E402
-from harness.package_manifests import manifest_layers, copy_manifests  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
+from harness.certify.package_manifests import manifest_layers, copy_manifests  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 

@@ -13,11 +13,9 @@ import time
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import manifest as manifest_mod  # noqa: E402
-from harness.run_cases import Cell, CellRun  # noqa: E402
+from harness.inputs import manifest as manifest_mod  # noqa: E402
+from harness.run.run_cases import Cell, CellRun  # noqa: E402
 
 # The fake: CASES maps each case to what it does (pass, hang, segv, exit0: exits 0 before it starts; starve:
 # hangs while three spinners of its own process group queue for the one CPU they are pinned to, as a
@@ -159,7 +157,7 @@ class TestRunBudget:
     def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, tmp_path):
         build = fake_build(tmp_path, {f"Fake.C{i}": "hang" for i in range(5)}, area="aaa")
         env = dict(os.environ, PYTHONPATH=str(REPO), UET_CASES_LAUNCHES=str(tmp_path / "launches"))
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "udp.yaml", "--same-host",
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", "--same-host",
                               "--build", build, "--report", tmp_path / "runs", "--case-deadline", "1",
                               "--cell-deadline", "2"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
         assert run.returncode == 1, run.stdout + run.stderr
@@ -173,7 +171,7 @@ class TestRunBudget:
     @pytest.mark.parametrize("option", ["--cell-deadline", "--run-deadline"])
     @pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "86401"])
     def test_a_deadline_that_is_not_one_is_usage(self, option, value):
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "udp.yaml", option, value,
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", option, value,
                               "--check-usage"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                              capture_output=True, text=True, timeout=30)
         assert run.returncode == 2
@@ -195,7 +193,7 @@ class TestHostileProvider:
     def test_a_run_against_a_provider_that_crashes_or_hangs_ends_within_its_budget(
             self, hostile_provider, processes_mapping, build_dir, tmp_path, mode, reason):
         manifest = hostile_manifest(tmp_path, hostile_provider, mode)
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--same-host",
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--same-host",
                               "--build", build_dir, "--report", tmp_path / "runs", "--case-deadline", "2",
                               "--cell-deadline", "15", "--quiet"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                              capture_output=True, text=True, timeout=600)  # against a hang only
@@ -212,7 +210,7 @@ class TestHostileProvider:
         # binary): forked twice, in a session of its own. Each is in its command's cgroup all the same.
         pids = tmp_path / "daemons"
         manifest = hostile_manifest(tmp_path, hostile_provider, "getinfo-daemon", HOSTILE_PROVIDER_PIDS=pids)
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--same-host",
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--same-host",
                               "--only", "discovery", "--build", build_dir, "--report", tmp_path / "runs",
                               "--case-deadline", "20", "--quiet"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
                              capture_output=True, text=True, timeout=600)
@@ -225,7 +223,7 @@ class TestHostileProvider:
     def test_a_provider_that_hangs_in_fi_getinfo_is_a_finding_not_a_usage_error(self, hostile_provider, tmp_path,
                                                                                monkeypatch, build_dir,
                                                                                processes_mapping):
-        from harness import run_info
+        from harness.inputs import run_info
         monkeypatch.setattr(run_info, "PROBE_TIMEOUT_S", 2.0)
         for mode, said in (("getinfo-hang", ("broken", "fi_getinfo did not answer within 2 s")),
                            ("getinfo-segv", ("broken", "fi_info died of signal 11 in fi_getinfo"))):

@@ -15,12 +15,10 @@ import tempfile
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers import host, nodes  # noqa: E402
 from containers.host import HostLock, NamespaceError  # noqa: E402
-from harness.untrusted import OutsideFolder, folder_inside  # noqa: E402
+from harness.files.untrusted import OutsideFolder, folder_inside  # noqa: E402
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 NOBODY_UID = 65534
@@ -186,10 +184,10 @@ class TestCellFolderNames:
     def test_the_checker_refuses_a_variant_name_that_is_not_a_folder_name(self, name, tmp_path):
         # Before: `/..` passed the checker and the run made its cell folder outside the run folder.
         manifest = manifest_with_variant(tmp_path / "m.yaml", name)
-        run = subprocess.run([sys.executable, "-m", "harness.manifest", "check", str(manifest)], cwd=REPO,
+        run = subprocess.run([sys.executable, "-m", "harness.inputs.manifest", "check", str(manifest)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=30)
         assert run.returncode == 1
-        # Where the name is, not the name: a message never quotes a file's content (harness/input_files.py)
+        # Where the name is, not the name: a message never quotes a file's content (harness/files/input_files.py)
         assert run.stderr == (f"{manifest}: variants: the name of variant 1 of 2 is not a plain name of at most 100 "
                               "characters (letters, digits and _ . + -, starting with a letter or digit): it becomes "
                               "a folder of the run\n")
@@ -197,7 +195,7 @@ class TestCellFolderNames:
     def test_the_run_answers_such_a_variant_with_exit_2_before_it_writes(self, tmp_path):
         manifest = manifest_with_variant(tmp_path / "m.yaml", "/..")
         report = tmp_path / "runs"
-        run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", f"{manifest}#/..", "--report",
+        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", f"{manifest}#/..", "--report",
                               report], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO), UET_BUILD=str(tmp_path)),
                              capture_output=True, text=True, timeout=30)
         assert run.returncode == 2, run.stderr

@@ -29,7 +29,7 @@ class TestSpecVersionOption:
     def test_a_manifest_naming_an_unknown_version_is_refused(self, tmp_path):
         bad = tmp_path / "bad.yaml"
         bad.write_text(f"extends: {SOFTUET}\nspec_version: '2.0'\n")
-        run = subprocess.run([sys.executable, "-m", "harness.manifest", "check", str(bad)], cwd=REPO,
+        run = subprocess.run([sys.executable, "-m", "harness.inputs.manifest", "check", str(bad)], cwd=REPO,
                              env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True, timeout=60)
         assert run.returncode == 1
         assert run.stderr == f"{bad}: spec_version: not one of 1.0.1, 1.0.3\n"  # the key, never the value

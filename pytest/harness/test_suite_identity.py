@@ -4,15 +4,12 @@ file counts only where it can change what runs: inside a folder the commit track
 it."""
 import pathlib
 import subprocess
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import suite_identity  # noqa: E402
+from harness.certify import suite_identity  # noqa: E402
 
 
 @pytest.fixture

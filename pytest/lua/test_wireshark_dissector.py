@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from harness.decode_compare import DecodeSettings, cross_check, golden_captures, load_expected
+from harness.wire.decode_compare import DecodeSettings, cross_check, golden_captures, load_expected
 from tshark_record import shown_frames
 
 GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "captures" / "golden"

@@ -2,7 +2,7 @@
 
 Two manifests run as a 2×2 matrix (4 cells, 2 areas each); the results cover every verdict; one fail has
 decoded frames and a capture; the negotiation block has all 7×7 profile-set pairs; the coverage block is a
-small harness.coverage.compute() dict. The EXPECTED_* constants are what a correct report must show for it.
+small harness.results.coverage.compute() dict. The EXPECTED_* constants are what a correct report must show for it.
 """
 import itertools
 import json

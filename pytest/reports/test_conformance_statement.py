@@ -1,4 +1,4 @@
-"""The conformance statement (harness/conformance_statement.py): computed from a synthetic results.json and a
+"""The conformance statement (harness/results/conformance_statement.py): computed from a synthetic results.json and a
 catalogue slice with known values, written as CSV and xlsx and read back, and rendered as conformance.html
 and a page per sheet."""
 import csv
@@ -12,9 +12,9 @@ import openpyxl
 import pytest
 
 import synthetic_statement as syn
-from harness import catalogue as catalogue_mod
-from harness import conformance_statement as cs
-from harness.conformance_table import COLUMNS
+from harness.inputs import catalogue as catalogue_mod
+from harness.results import conformance_statement as cs
+from harness.results.conformance_table import COLUMNS
 from reports import render_html
 
 REPO = cs.catalogue_mod.REPO
@@ -292,7 +292,7 @@ class TestPage:
 class TestCommandLine:
     def run(self, *args):
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        return subprocess.run([sys.executable, "-m", "harness.conformance_statement", *map(str, args)], cwd=REPO,
+        return subprocess.run([sys.executable, "-m", "harness.results.conformance_statement", *map(str, args)], cwd=REPO,
                               env=env, capture_output=True, text=True, timeout=120)
 
     def test_regenerates_a_run_folder(self, tmp_path, cat):

@@ -1,4 +1,4 @@
-"""./uet history (harness/history.py): the SQLite index of run folders and the trend site, from synthetic
+"""./uet history (harness/trends/history.py): the SQLite index of run folders and the trend site, from synthetic
 results.json files with known values."""
 import json
 import os
@@ -10,8 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import synthetic_results as syn
-from harness import history_index
-
+from harness.trends import history_index
 REPO = syn.pathlib.Path(__file__).resolve().parents[2]
 FLIPPED = syn.cell_id(syn.FULL, syn.FULL) + "/mr/Mr.KeyFormat/rdm"   # pass in run 1 and 3, fail in run 2
 
@@ -34,7 +33,7 @@ def write_run(runs_dir, n, flip=False, spec="1.0.1"):
 
 def history(*args):
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([sys.executable, "-m", "harness.history", *map(str, args)], cwd=REPO, env=env,
+    return subprocess.run([sys.executable, "-m", "harness.trends.history", *map(str, args)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=60)
 
 

@@ -2,16 +2,13 @@
 results.json: the pages stay well-formed markup (they are read back as XML) and show \\x1b where the log had
 an escape character."""
 import pathlib
-import sys
 import xml.etree.ElementTree as ET
 
 import synthetic_results as syn
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import run_suite  # noqa: E402
+from harness.run import run_suite  # noqa: E402
 
 COLOURED = "\x1b[31mExpected equality\x1b[0m\r\x00"
 SHOWN = "\\x1b[31mExpected equality\\x1b[0m\\x0d\\x00"

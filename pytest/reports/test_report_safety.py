@@ -4,17 +4,16 @@ terminal escape sequences are shown (\\x1b), not written."""
 import html.parser
 import json
 import pathlib
-import sys
 
 import pytest
 
 import synthetic_results as syn
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import history_index, run_suite  # noqa: E402
+from harness.trends import history_index  # noqa: E402
+
+from harness.run import run_suite
 from reports.history_site import render_site  # noqa: E402
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")

@@ -3,7 +3,7 @@ one page per UEC spec version when a run's cells were checked against several.""
 import xml.etree.ElementTree as ET
 
 import synthetic_results as syn
-from harness.results import Result, write_junit
+from harness.results.results import Result, write_junit
 from reports import render_html
 
 RUN_ID = "20261125-0217-s4242"

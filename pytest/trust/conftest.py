@@ -16,11 +16,9 @@ import types
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import run_suite  # noqa: E402
-from harness.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
+from harness.run import run_suite  # noqa: E402
+from harness.wire.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
 
 CHATTY_CASE = "Wire.NumberedRequestsCarryANonzeroMessageId"
 
@@ -131,7 +129,7 @@ def chatty_run(build_dir, tmp_path_factory):
                         "environment:\n  FI_PROVIDER_PATH: \"{build}/hostile\"\n"
                         "  CHATTY_WRAPS: \"{build}/lib/libsoftuet-fi.so\"\n"
                         f"  CHATTY_BYTES: \"{CAPTURE_CAP_BYTES + (4 << 20)}\"\n")
-    run = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", manifest, "--only", CHATTY_CASE,
+    run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--only", CHATTY_CASE,
                           "--build", build_dir, "--report", folder / "runs", "--quiet"], cwd=REPO,
                          capture_output=True, text=True, timeout=900)
     # 1: its one case is an error (the flood pushed its frames past the cap; test_capture_cap says why)
@@ -213,13 +211,11 @@ def fake_build(tmp_path):
 @pytest.fixture
 def make_run():
     """make_run(runs, name, results) -> a run folder runs/name written by the run's own writers
-    (harness/run_suite.py assemble and write_outputs) for `results` (harness.results.Result, cell 'udp')."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
+    (harness/run/run_suite.py assemble and write_outputs) for `results` (harness.results.results.Result, cell 'udp')."""
     import datetime
-    from harness import manifest as manifest_mod
-    from harness import run_suite
-    from harness.run_cases import Cell
+    from harness.inputs import manifest as manifest_mod
+    from harness.run import run_suite
+    from harness.run.run_cases import Cell
 
     def make(runs: pathlib.Path, name: str, results: list) -> pathlib.Path:
         folder = runs / name

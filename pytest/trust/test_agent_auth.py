@@ -14,8 +14,6 @@ import textwrap
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from containers import agent_client  # noqa: E402
 

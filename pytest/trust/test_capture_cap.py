@@ -1,24 +1,21 @@
 """Captures have a cap (issue: trust boundaries, round two, finding 7). A chatty provider made one case's
 capture 458 MB and its decode 200 MB. Now a case keeps its capture's head up to the cap (run_info's
 capture_cap_bytes; cases/common/capture.cpp), the harness holds every capture and its decode to it whatever
-the binary did (harness/capture_cap.py), a cut capture stays a capture both decoders read, and the result
+the binary did (harness/wire/capture_cap.py), a cut capture stays a capture both decoders read, and the result
 says it was cut. The chatty provider (cases/hostile/chatty.c) is softuet that floods the wire at its first
 send, as a real libfabric provider inside the case binary."""
 import json
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import capture_cap  # noqa: E402
-from harness.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
-from harness.decode_compare import decode_cpp  # noqa: E402
-from harness.evidence import check_captures  # noqa: E402
-from harness.results import Result  # noqa: E402
+from harness.wire import capture_cap  # noqa: E402
+from harness.wire.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
+from harness.wire.decode_compare import decode_cpp  # noqa: E402
+from harness.wire.evidence import check_captures  # noqa: E402
+from harness.results.results import Result  # noqa: E402
 from scapy_uet.pcapio import read_frames, write_pcap  # noqa: E402
 
 GOLDEN_SES = REPO / "captures" / "golden" / "ses.pcap"

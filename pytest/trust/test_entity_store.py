@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from harness.entity import EntityError, own_folder, suite_entity
+from harness.run.entity import EntityError, own_folder, suite_entity
 
 KEY = bytes(range(0x40, 0x60))
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -49,7 +49,7 @@ def key_update(build_dir: pathlib.Path, sock) -> None:
 
 @pytest.fixture
 def harness_entity(build_dir, tmp_path):
-    """The entity as the harness starts it for a cell (harness/entity.py), holding a secure-domain key; yields
+    """The entity as the harness starts it for a cell (harness/run/entity.py), holding a secure-domain key; yields
     its folder."""
     if os.geteuid() != 0:
         pytest.skip("the suite's entity runs as root, set against user nobody")

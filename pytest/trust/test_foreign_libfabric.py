@@ -8,15 +8,14 @@ it. Both are answered before any set-up or build (the run's --check-usage, which
 import json
 import os
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import libfabric_prefix, manifest_init, run_suite  # noqa: E402
+from harness.inputs import libfabric_prefix, manifest_init  # noqa: E402
+
+from harness.run import run_suite
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 UDP = REPO / "cases" / "manifests" / "udp.yaml"
@@ -81,7 +80,7 @@ class TestAPrefixNobodyMade:
 
     def test_certify_refuses_a_manifests_libfabric_as_bad_usage(self, nobodys_libfabric, tmp_path, capsys):
         # Before: certify's --check-usage passed it, and the run it then started refused it: exit 3, not 2.
-        from harness import certify
+        from harness.certify import certify
         prefix = nobodys_libfabric()
         vendor = tmp_path / "vendor.yaml"
         vendor.write_text(f"extends: {SOFTUET}\nname: vendor\nlibfabric: {prefix}\n")
@@ -94,7 +93,7 @@ class TestAPrefixNobodyMade:
 
     def test_certify_takes_libfabric_and_refuses_nobodys(self, nobodys_libfabric, capsys):
         # Issue 35, item 9: certify had no --libfabric at all (exit 2: unrecognized arguments).
-        from harness import certify
+        from harness.certify import certify
         prefix = nobodys_libfabric()
         capsys.readouterr()
         rc = certify.main(["--provider", str(SOFTUET), "--libfabric", str(prefix), "--check-usage"])
@@ -104,7 +103,7 @@ class TestAPrefixNobodyMade:
 
     def test_certify_names_the_tree_its_libfabric_needs_and_passes_it_to_the_run(self, root_libfabric, capsys,
                                                                                  monkeypatch, tmp_path):
-        from harness import certify
+        from harness.certify import certify
         prefix = root_libfabric()
         capsys.readouterr()
         assert certify.main(["--provider", str(SOFTUET), "--libfabric", str(prefix), "--check-usage"]) == 0

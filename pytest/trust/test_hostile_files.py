@@ -4,7 +4,7 @@
   printed its lines. A problem now names the file, the key and what is wrong, never the content.
 - Finding 9: `./uet history --out` and `./uet compare --html` wrote through links planted in a folder of
   another user. Every page is now written to a private temporary file and renamed into place
-  (harness/output_files.py), and a folder another user controls is refused (exit 2, naming it).
+  (harness/files/output_files.py), and a folder another user controls is refused (exit 2, naming it).
 - Low: hostile expectations files and run folders (an alias bomb, deep nesting, /dev/zero, a FIFO, ids that
   are lists, a view in the history database) are exit 2 or a skipped folder naming the problem; escapes
   from a run folder reach the terminal and the pages written visibly; `manifest init --force` no longer
@@ -19,20 +19,19 @@ import pathlib
 import re
 import resource
 import sqlite3
-import sys
 import types
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import fi_info_text, history_index, manifest_init, provider_probe  # noqa: E402
-from harness import manifest as manifest_mod  # noqa: E402
-from harness import run_suite  # noqa: E402
+from harness.inputs import fi_info_text, manifest_init, provider_probe  # noqa: E402
+
+from harness.trends import history_index
+from harness.inputs import manifest as manifest_mod  # noqa: E402
+from harness.run import run_suite  # noqa: E402
 from harness.commands import manifest as manifest_options  # noqa: E402
-from harness.results import Result  # noqa: E402
+from harness.results.results import Result  # noqa: E402
 
 # Lines as /etc/shadow and /etc/passwd hold them; the secret parts must never reach the output.
 SHADOW = ("root:$y$j9T$SecretSaltOfRoot$SecretHashOfRootSecretHashOfRoot:20228:0:99999:7:::\n"
@@ -65,17 +64,17 @@ class TestNoContentInProblems:
         shadow = root_only("shadow", SHADOW)
         manifest = tmp_path / "vendor.yaml"
         manifest.write_text(f"extends: {shadow}\nprovider: udp\n")
-        run = cmd_guarded("./uet manifest", "harness.manifest", "check", manifest)
+        run = cmd_guarded("./uet manifest", "harness.inputs.manifest", "check", manifest)
         assert (run.returncode, run.stdout, run.stderr) == (1, "", f"{shadow}: (top level): {NOT_PLAIN}\n")
 
     def test_provider_names_a_root_only_file_not_its_lines(self, root_only, cmd_guarded):
         shadow = root_only("shadow", SHADOW)
-        run = cmd_guarded("./uet run", "harness.run_suite", "--check-usage", "--provider", shadow)
+        run = cmd_guarded("./uet run", "harness.run.run_suite", "--check-usage", "--provider", shadow)
         assert (run.returncode, run.stderr) == (2, f"uet run: bad manifest:\n  {shadow}: (top level): {NOT_PLAIN}\n")
 
     def test_pair_names_the_file_not_its_lines(self, root_only, cmd_guarded):
         passwd = root_only("passwd", PASSWD)
-        run = cmd_guarded("./uet run", "harness.run_suite", "--check-usage", "--pair", passwd)
+        run = cmd_guarded("./uet run", "harness.run.run_suite", "--check-usage", "--pair", passwd)
         assert run.returncode == 2 and SECRET not in run.stderr
         assert run.stderr.splitlines()[-1] == (
             f"./uet run: error: the pair file {passwd}: (top level): a string where a mapping is wanted; (top level): "
@@ -85,14 +84,14 @@ class TestNoContentInProblems:
         base = root_only("base.yaml", "provider: udp\nuet: SecretTokenOfRoot\nprofiles: []\nendpoint_types: [rdm]\n")
         manifest = tmp_path / "vendor.yaml"
         manifest.write_text(f"extends: {base}\n")
-        run = cmd_guarded("./uet manifest", "harness.manifest", "check", manifest)
+        run = cmd_guarded("./uet manifest", "harness.inputs.manifest", "check", manifest)
         assert (run.returncode, run.stderr) == (1, f"{base}: uet: a string where true or false is wanted\n")
 
     def test_a_yaml_error_says_where_not_what(self, root_only, tmp_path, cmd_guarded):
         base = root_only("base.yaml", "provider: udp\nuet: [SecretTokenOfRoot\n")
         manifest = tmp_path / "vendor.yaml"
         manifest.write_text(f"extends: {base}\n")
-        run = cmd_guarded("./uet manifest", "harness.manifest", "check", manifest)
+        run = cmd_guarded("./uet manifest", "harness.inputs.manifest", "check", manifest)
         assert (run.returncode, run.stderr) == (
             1, f"{base}: not valid YAML at line 3, column 1: expected … or …, but got …\n")
 
@@ -125,7 +124,7 @@ def hostile_file(tmp_path):
 
 class TestExpectationsFiles:
     """Before: the alias bomb was still being checked after 60 s, the nesting a RecursionError (exit 3),
-    /dev/zero and a FIFO never ended. Now the manifests' reader reads them (harness/input_files.py)."""
+    /dev/zero and a FIFO never ended. Now the manifests' reader reads them (harness/files/input_files.py)."""
 
     @pytest.mark.parametrize("kind,problem", [
         ("an alias bomb", f"expectations: more than {manifest_mod.MAX_VALUES} values or {manifest_mod.MAX_DEPTH} levels "
@@ -136,7 +135,7 @@ class TestExpectationsFiles:
     ])
     def test_the_run_answers_exit_2_naming_the_problem(self, hostile_file, cmd_guarded, kind, problem):
         path = hostile_file(kind, "expectations.yaml")
-        run = cmd_guarded("./uet run", "harness.run_suite", "--check-usage", "--expectations", path, timeout=60)
+        run = cmd_guarded("./uet run", "harness.run.run_suite", "--check-usage", "--expectations", path, timeout=60)
         assert run.returncode == 2
         assert run.stderr.splitlines()[-2:] == ["./uet run: error: bad expectations file:", f"  {path}: {problem}"]
 
@@ -176,19 +175,19 @@ def runs(tmp_path, make_run, hostile_file):
 
 class TestHostileRunFolders:
     """Before: compare raised (TypeError on a list id: exit 3) or never ended (a FIFO, /dev/zero until memory
-    ran out), and history the same; now one reader of results.json (harness/results.py) names the problem."""
+    ran out), and history the same; now one reader of results.json (harness/results/results.py) names the problem."""
 
     @pytest.mark.parametrize("kind,problem", RUN_PROBLEMS)
     def test_compare_exits_2_naming_the_problem(self, runs, cmd_guarded, kind, problem):
         _, good, bad = runs(kind)
-        run = cmd_guarded("./uet compare", "harness.compare", good, bad, timeout=60)
+        run = cmd_guarded("./uet compare", "harness.trends.compare", good, bad, timeout=60)
         assert (run.returncode, run.stdout, run.stderr) == (
             2, "", f"uet compare: {bad / 'results.json'}: {problem} (give a run folder or its results.json)\n")
 
     @pytest.mark.parametrize("kind,problem", RUN_PROBLEMS)
     def test_history_skips_the_folder_naming_the_problem(self, runs, cmd_guarded, tmp_path, kind, problem):
         folder, good, bad = runs(kind)
-        run = cmd_guarded("./uet history", "harness.history", "--out", tmp_path / "site", folder, timeout=60)
+        run = cmd_guarded("./uet history", "harness.trends.history", "--out", tmp_path / "site", folder, timeout=60)
         assert (run.returncode, run.stderr) == (0, f"history: skipped {bad}: {bad / 'results.json'}: {problem}\n")
         assert run.stdout.splitlines()[0] == f"history: added: {good}"
         assert (tmp_path / "site" / "index.html").is_file()
@@ -202,7 +201,7 @@ class TestHostileRunFolders:
                           f"INSERT INTO meta VALUES ('schema_version', '{history_index.SCHEMA_VERSION}');"
                           "CREATE VIEW runs AS SELECT * FROM runs;")
         con.close()
-        run = cmd_guarded("./uet history", "harness.history", "--db", db, "--out", tmp_path / "site", folder,
+        run = cmd_guarded("./uet history", "harness.trends.history", "--db", db, "--out", tmp_path / "site", folder,
                           timeout=60)
         assert (run.returncode, run.stderr) == (
             2, f"history: {db}: its tables, views or triggers are not those of schema version "
@@ -212,7 +211,7 @@ class TestHostileRunFolders:
         folder, _, _ = runs("ids that are lists")
         db = tmp_path / "h.sqlite"
         os.mkfifo(db)
-        run = cmd_guarded("./uet history", "harness.history", "--db", db, "--out", tmp_path / "site", folder,
+        run = cmd_guarded("./uet history", "harness.trends.history", "--db", db, "--out", tmp_path / "site", folder,
                           timeout=60)
         assert (run.returncode, run.stderr) == (2, f"history: {db}: not a history database: not a regular file\n")
 
@@ -240,7 +239,7 @@ class TestTerminalEscapes:
         with_escapes(old)
         with_escapes(new)
         page = tmp_path / "compare.html"
-        run = cmd_guarded("./uet compare", "harness.compare", old, new, "--html", page)
+        run = cmd_guarded("./uet compare", "harness.trends.compare", old, new, "--html", page)
         assert run.returncode == 1
         assert "\x1b" not in run.stdout
         assert f"  udp/msg/Msg.A{SHOWN}: pass -> fail: {SHOWN}" in run.stdout.splitlines()
@@ -250,7 +249,7 @@ class TestTerminalEscapes:
         runs = tmp_path / "runs"
         run_folder = make_run(runs, "20261128-120000-s7" + ESCAPES, results(("Msg.A", "pass")))
         with_escapes(run_folder)
-        run = cmd_guarded("./uet history", "harness.history", "--out", tmp_path / "site", runs)
+        run = cmd_guarded("./uet history", "harness.trends.history", "--out", tmp_path / "site", runs)
         assert run.returncode == 0, run.stderr
         assert run.stdout.splitlines()[0] == f"history: added: {runs}/20261128-120000-s7{SHOWN}"
         for page in ("index.html", "cells.html"):
@@ -271,7 +270,7 @@ class TestOutputFolders:
                                                         cmd_guarded):
         planted(nobody_folder, as_nobody, victim, "index.html", "cells.html")
         make_run(tmp_path / "runs", "20261128-120000-s7", results(("Msg.A", "pass")))
-        run = cmd_guarded("./uet history", "harness.history", "--db", tmp_path / "h.sqlite", "--out", nobody_folder,
+        run = cmd_guarded("./uet history", "harness.trends.history", "--db", tmp_path / "h.sqlite", "--out", nobody_folder,
                           tmp_path / "runs")
         assert victim.untouched()
         assert (run.returncode, run.stderr) == (
@@ -281,7 +280,7 @@ class TestOutputFolders:
                                                                  cmd_guarded):
         make_run(tmp_path / "runs", "20261128-120000-s7", results(("Msg.A", "pass")))
         db = nobody_folder / "h.sqlite"
-        run = cmd_guarded("./uet history", "harness.history", "--db", db, "--out", tmp_path / "site",
+        run = cmd_guarded("./uet history", "harness.trends.history", "--db", db, "--out", tmp_path / "site",
                           tmp_path / "runs")
         assert (run.returncode, run.stderr) == (
             2, f"history: cannot write the database {db}: {nobody_folder} {NOBODY_OWNS}\n")
@@ -291,7 +290,7 @@ class TestOutputFolders:
                                                            make_run, cmd_guarded):
         planted(nobody_folder, as_nobody, victim, "compare.html")
         run_folder = make_run(tmp_path / "runs", "r", results(("Msg.A", "pass")))
-        run = cmd_guarded("./uet compare", "harness.compare", run_folder, run_folder, "--html",
+        run = cmd_guarded("./uet compare", "harness.trends.compare", run_folder, run_folder, "--html",
                           nobody_folder / "compare.html")
         assert victim.untouched()
         assert (run.returncode, run.stderr) == (
@@ -311,9 +310,9 @@ class TestOutputFolders:
                                                                           tmp_path, make_run, cmd_guarded):
         planted(shared_folder, as_nobody, victim, "index.html", "cells.html", "compare.html")
         run_folder = make_run(tmp_path / "runs", "20261128-120000-s7", results(("Msg.A", "pass")))
-        history = cmd_guarded("./uet history", "harness.history", "--db", tmp_path / "h.sqlite", "--out",
+        history = cmd_guarded("./uet history", "harness.trends.history", "--db", tmp_path / "h.sqlite", "--out",
                               shared_folder, tmp_path / "runs")
-        compare = cmd_guarded("./uet compare", "harness.compare", run_folder, run_folder, "--html",
+        compare = cmd_guarded("./uet compare", "harness.trends.compare", run_folder, run_folder, "--html",
                               shared_folder / "compare.html")
         assert victim.untouched()
         assert (history.returncode, history.stderr, compare.returncode, compare.stderr) == (0, "", 0, "")
@@ -325,7 +324,7 @@ class TestOutputFolders:
         # SQLite makes its journal beside the database, under a name anyone could take first
         make_run(tmp_path / "runs", "20261128-120000-s7", results(("Msg.A", "pass")))
         db = shared_folder / "h.sqlite"
-        run = cmd_guarded("./uet history", "harness.history", "--db", db, "--out", tmp_path / "site",
+        run = cmd_guarded("./uet history", "harness.trends.history", "--db", db, "--out", tmp_path / "site",
                           tmp_path / "runs")
         assert (run.returncode, run.stderr) == (
             2, f"history: cannot write the database {db}: {shared_folder} may be written by every user (mode 1777): "
@@ -372,7 +371,7 @@ class TestReportTime:
         # Before: a traceback ("failed unexpectedly: OSError", exit 3) and no index.html at all. A file size
         # limit stands in for the full disk: results.json (about 120 KB here) cannot be written whole.
         report = tmp_path / "runs"
-        run = cmd_guarded("./uet run", "harness.run_suite", "--provider", "udp.yaml", "--same-host",
+        run = cmd_guarded("./uet run", "harness.run.run_suite", "--provider", "udp.yaml", "--same-host",
                           "--no-decode-check", "--build", fake_build, "--report", report, "--seed", "7", "--quiet",
                           limits=[(resource.RLIMIT_FSIZE, 64 << 10)])
         (run_dir,) = [p for p in report.iterdir() if p.name != "latest"]

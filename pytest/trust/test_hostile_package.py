@@ -2,19 +2,16 @@
 findings). Each package here is one a hostile sender could make in a few hundred bytes; verify runs on it in
 a process of its own whose files may not grow past 64 MiB and whose TMPDIR is the test's (so what once filled
 the disk fails at once). It must refuse the package with exit 2 and one line naming the member and the limit
-of harness/package_limits.py, or name an unsafe member (exit 1), before writing out what the package would
+of harness/certify/package_limits.py, or name an unsafe member (exit 1), before writing out what the package would
 make of the disk: never a traceback."""
 import json
 import pathlib
 import subprocess
-import sys
 import tarfile
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.package_limits import Limits  # noqa: E402
+from harness.certify.package_limits import Limits  # noqa: E402
 
 LIMITS = Limits()
 HOLE = 2 << 30

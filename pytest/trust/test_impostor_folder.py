@@ -22,10 +22,8 @@ import textwrap
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 CASE = "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"
 RACER = textwrap.dedent("""

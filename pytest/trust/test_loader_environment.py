@@ -1,6 +1,6 @@
 """Issue 34, finding 4 (the loader part): a manifest's `environment:` could set LD_PRELOAD, whose library runs in
 the case binary before its main and can take the verdict key the harness hands it. Now a manifest that sets a
-variable of the dynamic loader (glibc's secure-execution list: harness/loader_environment.py) is bad usage,
+variable of the dynamic loader (glibc's secure-execution list: harness/inputs/loader_environment.py) is bad usage,
 exit 2 naming the manifest, the key and why, unless --allow-loader-environment; the run records that option
 (results.json's run_info.opt_ins), a certify package carries it, and ./uet verify names it as a warning."""
 import json
@@ -12,11 +12,11 @@ import sys
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import certify, package_archive, package_sums, run_suite  # noqa: E402
-from harness import verify as verify_mod  # noqa: E402
+from harness.certify import certify, package_archive, package_sums  # noqa: E402
+
+from harness.run import run_suite
+from harness.certify import verify as verify_mod  # noqa: E402
 
 UDP = REPO / "cases" / "manifests" / "udp.yaml"
 WHY = ("sets the dynamic loader's variable: code it names would run in the case binary before its main and could "
@@ -60,7 +60,7 @@ class TestRefused:
                                               ("indirect_job_id_environment", "LD_PRELOAD")])
     def test_a_loader_variable_is_bad_usage(self, check_usage, manifest, key, variable):
         # Before: exit 0, and the run gave the case binary the variable.
-        # The indirect method's environment comes with the JobID it assigns (harness/manifest.py).
+        # The indirect method's environment comes with the JobID it assigns (harness/inputs/manifest.py).
         job = "indirect_job_id: 7\n" if key == "indirect_job_id_environment" else ""
         m = manifest(f"{key}: {{{variable}: /opt/x/lib.so}}\n{job}")
         assert check_usage("--provider", m) == (2, "", f"uet run: bad manifest:\n  {m}: {key}: {variable}: {WHY}\n")
@@ -116,7 +116,7 @@ class TestAPackage:
         m = folder / "vendor.yaml"
         m.write_text("extends: udp.yaml\nname: vendor\nenvironment: {LOCPATH: /nonexistent}\n")
         env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        done = subprocess.run([sys.executable, "-m", "harness.certify", "--provider", str(m), "--seed", "7", "--only",
+        done = subprocess.run([sys.executable, "-m", "harness.certify.certify", "--provider", str(m), "--seed", "7", "--only",
                                "av", "--out", str(folder / "out"), "--allow-loader-environment"], cwd=REPO, env=env,
                               capture_output=True, text=True, timeout=1800)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

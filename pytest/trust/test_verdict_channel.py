@@ -1,21 +1,18 @@
 """Only the suite writes verdicts (issue: trust boundaries, finding 4). The provider runs inside the case
 binary; before, a provider that appended a "pass" line to the verdict file had it recorded, with its
 statements counted as covered, for a case in which the binary died of SIGSEGV. Now every line is signed
-with a key of that launch's own (harness/verdict_channel.py, cases/common/verdict.cpp) and the harness
+with a key of that launch's own (harness/run/verdict_channel.py, cases/common/verdict.cpp) and the harness
 drops and reports every line it cannot verify. The forger (cases/hostile/verdict_forger.c) is a real
 libfabric provider that attacks the file from inside the binary."""
 import json
 import pathlib
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness.run_cases import run_manifest  # noqa: E402
-from harness.verdict_channel import MAX_BYTES, VerdictChannel, sign  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
+from harness.run.verdict_channel import MAX_BYTES, VerdictChannel, sign  # noqa: E402
 
 
 def body(**kw) -> str:

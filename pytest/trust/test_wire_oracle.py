@@ -1,7 +1,7 @@
 """The wire oracle (issue: trust boundaries round two, finding 4). The provider runs inside the case binary and
 can find the key that signs the binary's verdict lines in its memory: a provider re-signed 18 fails as passes.
 Where the provider cannot reach, in the harness, the verdict of a wire check is re-derived from the kept
-capture by the rules of spec/wire-oracle.yaml (harness/wire_oracle.py); a binary's pass that its capture
+capture by the rules of spec/wire-oracle.yaml (harness/wire/wire_oracle.py); a binary's pass that its capture
 contradicts is an error naming both, and every other verdict says whose word it is (`judged_by`).
 
 The captures are real: softuet, once as it is and once with a fault knob that breaks the field a rule
@@ -18,13 +18,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from harness import evidence, wire_oracle  # noqa: E402
-from harness.mutation_baseline import short_case  # noqa: E402
-from harness.results import inconclusive, write_junit  # noqa: E402
-from harness.run_cases import run_manifest  # noqa: E402
+from harness.wire import evidence, wire_oracle  # noqa: E402
+from harness.selftest.mutation_baseline import short_case  # noqa: E402
+from harness.results.results import inconclusive, write_junit  # noqa: E402
+from harness.run.run_cases import run_manifest  # noqa: E402
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 ADDRESSED = "Wire.RequestsAddressTheTargetEndpoint"
@@ -188,7 +186,7 @@ def report_run(build_dir, tmp_path_factory):
     """A real ./uet run of softuet's wire and tagged areas: its run folder and results.json."""
     report = tmp_path_factory.mktemp("runs")
     env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.run_suite", "--provider", "softuet.yaml", "--only", "wire",
+    proc = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "softuet.yaml", "--only", "wire",
                            "--only", "tagged", "--seed", "7", "--report", str(report), "--quiet"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -1,0 +1,1 @@
+"""The submission package: certify writes it, verify checks it offline."""

@@ -1,0 +1,225 @@
+"""The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
+write as each case ends (the cell plan's results file, one signed JSON line per case: harness/run/verdict_channel.py), the
+crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
+the closing text line.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import pathlib
+import xml.etree.ElementTree as ET
+
+from harness.results.run_delay import INCONCLUSIVE
+from harness.inputs.diagnostic_statements import add_broken_statements
+from harness.inputs.not_applicable import check_code
+from harness.files import output_files
+from harness.files.untrusted import printable, printable_tree
+
+VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
+# flaky: only from several attempts (harness/run/attempts.py): its MUSTs held in one and failed in another.
+FAILING = ("fail", "error", "timeout", "flaky")
+
+
+def short_case(case: str) -> str:
+    """'Claimed/Authz.MrForOneJobIdRefusesAnother/rdm' -> 'Authz.MrForOneJobIdRefusesAnother' (any kind)."""
+    suite, _, name = case.partition(".")
+    return f"{suite.split('/')[-1]}.{name.split('/')[0]}"
+
+
+def inconclusive(r) -> bool:
+    """An error because the host starved the case (cases/common/liveness.hpp, harness/results/run_delay.py): it could
+    not tell whether the provider would have done what it waited for; never held against the provider."""
+    return r.verdict == "error" and (r.reason or "").startswith(INCONCLUSIVE)
+
+
+@dataclasses.dataclass
+class Result:
+    cell: str
+    area: str
+    binary: str
+    case: str
+    verdict: str
+    statements: list[str] = dataclasses.field(default_factory=list)
+    reason: str | None = None
+    reason_code: str | None = None  # not_applicable: a code of spec/not-applicable-reasons.yaml
+    message: str | None = None
+    detail: str | None = None
+    blamed_side: str | None = None
+    blame_basis: str | None = None
+    blamed_manifest: str | None = None
+    # fail: the failures of the case's own checks, those neither a malformed frame's diagnostic nor a refused
+    # call (evidence "refused") accounts for (harness/results/causes.py groups them under the case's statements)
+    own_failures: int | None = None
+    expected: str | None = None
+    seen: str | None = None
+    choices: list[str] = dataclasses.field(default_factory=list)
+    notes: dict = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0
+    evidence: dict = dataclasses.field(default_factory=dict)
+    repro: str | None = None
+    expectation: dict | None = None    # harness/results/expectations.py: the entry that matched and what came of it
+    attempts: list[dict] | None = None  # harness/run/attempts.py: each attempt's seed and verdict
+    pass_rate: float | None = None
+    # Whose word the verdict is (harness/wire/wire_oracle.py): wire_oracle, case_binary (self-reported: the provider
+    # runs in the binary) or harness; and, for a wire check, what the oracle found in its capture.
+    judged_by: str = "harness"
+    oracle: dict | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.cell}/{self.area}/{self.case}"
+
+    def as_dict(self) -> dict:
+        return dict(dataclasses.asdict(self), id=self.id)
+
+
+def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
+    """From googletest's first "Expected equality of these values" block: the cases write
+    EXPECT_EQ(seen, expected), so the second operand is what the statement wants."""
+    if not message or "Expected equality of these values:" not in message:
+        return None, None
+    lines = message.split("Expected equality of these values:", 1)[1].splitlines()[1:]
+    operands, values = [], {}
+    for line in lines:
+        text = line.strip()
+        if not text:
+            continue
+        if line.startswith("    Which is: ") and operands:
+            values[len(operands) - 1] = text[len("Which is: "):]
+        elif line.startswith("  ") and not line.startswith("    ") and len(operands) < 2:
+            operands.append(text)
+        elif not line.startswith("  "):
+            break
+    if len(operands) < 2:
+        return None, None
+    show = lambda i: operands[i] + (f" = {values[i]}" if i in values else "")
+    return show(1), show(0)
+
+
+def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
+    expected, seen = expected_and_seen(event.get("message"))
+    result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
+                  statements=[s for s in (event.get("requirements") or "").split(",") if s],
+                  reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
+                  blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
+                  choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
+                  own_failures=event.get("own_failures") if isinstance(event.get("own_failures"), int) else None,
+                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics", "refused") if event.get(k)},
+                  judged_by="case_binary")
+    add_broken_statements(result)
+    check_code(result)
+    return result
+
+
+def counts(results) -> dict[str, int]:
+    c = collections.Counter(r.verdict for r in results)
+    out = {v: c.get(v, 0) for v in VERDICTS}
+    out["total"] = sum(c.values())
+    return out
+
+
+def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = None) -> None:
+    """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties; the root
+    is named after the run (its run_id), so a CI that keeps many runs' files tells them apart. What a
+    binary printed is made printable first: one escape character would make the file not XML."""
+    root = ET.Element("testsuites", {"name": printable(run_id)} if run_id else {})
+    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
+    for r in results:
+        groups[(r.cell, r.area)].append(r)
+
+    def element(parent, tag, text=None, **attrs):
+        e = ET.SubElement(parent, tag, {k: printable(v) for k, v in attrs.items()})
+        if text is not None:
+            e.text = printable(text)
+        return e
+
+    for (cell, area), rs in groups.items():
+        c = counts(rs)
+        suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
+                        failures=str(c["fail"] + c["flaky"]), errors=str(c["error"] + c["timeout"]),
+                        skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
+        for r in rs:
+            tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
+            props = element(tc, "properties")
+            element(props, "property", name="verdict", value=r.verdict)
+            element(props, "property", name="requirements", value=",".join(r.statements))
+            if r.blamed_side:
+                element(props, "property", name="blamed_side", value=r.blamed_side)
+            if r.reason_code:
+                element(props, "property", name="reason_code", value=r.reason_code)
+            element(props, "property", name="judged_by", value=r.judged_by)
+            if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
+                element(props, "property", name="expectation", value=r.expectation.get("status", ""))
+            if r.verdict in ("fail", "flaky"):
+                element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
+            elif r.verdict in ("error", "timeout"):
+                element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
+            elif r.verdict == "not_applicable":
+                element(tc, "skipped", message=r.reason or "not applicable")
+    ET.indent(root)
+    output_files.write(path, ET.tostring(root, encoding="unicode") + "\n")
+
+
+def write_results_json(doc: dict, path: pathlib.Path) -> None:
+    # replaced whole (harness/files/output_files.py): a reader never sees half a file, also when the run is cut short
+    output_files.write(path, json.dumps(printable_tree(doc), indent=1, ensure_ascii=False) + "\n")
+
+
+def _field_types(annotation: str) -> tuple[type, ...]:
+    """The Python types a results.json field may hold, from the Result field's annotation ("str | None")."""
+    python = {"str": (str,), "None": (type(None),), "float": (int, float), "list": (list,), "dict": (dict,)}
+    return tuple(t for part in annotation.split("|") for t in python[part.split("[")[0].strip()])
+
+
+# The fields of a result the readers use as text or numbers: a list where a string belongs would break them
+# (the other fields are carried as they are, made printable).
+RESULT_FIELDS = {f.name: _field_types(f.type) for f in dataclasses.fields(Result)
+                 if f.type.split("|")[0].strip() in ("str", "float")} | {"id": (str,)}
+_WORDS = {str: "a string", type(None): "null", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
+RUN_PARTS = {"run_info": dict, "summary": dict, "coverage": dict, "cells": list}
+
+
+def read_results_json(path: pathlib.Path) -> tuple[bytes, dict]:
+    """(bytes, document) of a run's results.json (the file, or the run folder that holds it), read as
+    untrusted input: a regular file of bounded size and nesting (harness/files/input_files.py) of this format's
+    shape, every string made printable. input_files.InputError names the file and the key that is wrong."""
+    from harness.files import input_files
+    path = pathlib.Path(path)
+    file = path / "results.json" if path.is_dir() else path
+    raw = input_files.read_json_bytes(file, "results.json")
+    return raw, parse_results_json(file, raw)
+
+
+def parse_results_json(file: pathlib.Path, raw: bytes) -> dict:
+    """The document of results.json's bytes, checked as read_results_json says."""
+    from harness.files import input_files
+    doc = input_files.parse_json(file, raw, "results.json")
+    where = input_files.shown_path(file)
+
+    def wrong(key: str, value, wanted: str) -> input_files.InputError:
+        return input_files.InputError([f"{where}: {key}: {input_files.kind_of(value)} where {wanted} is wanted: "
+                                       "not a results.json (reports/RESULTS-FORMAT.md)"])
+    if not isinstance(doc, dict):
+        raise wrong("(top level)", doc, "a mapping")
+    if not isinstance(doc.get("results"), list):
+        raise wrong("results", doc.get("results"), "a list")
+    for key, kind in RUN_PARTS.items():
+        if key in doc and not isinstance(doc[key], kind):
+            raise wrong(key, doc[key], _WORDS[kind])
+    for i, cell in enumerate(doc.get("cells") or []):
+        if not isinstance(cell, dict) or not isinstance(cell.get("id"), str):
+            raise wrong(f"cells.{i}", cell, "a mapping with an id")
+    for i, r in enumerate(doc["results"]):
+        if not isinstance(r, dict):
+            raise wrong(f"results.{i}", r, "a mapping")
+        for key in ("id", "verdict"):
+            if not isinstance(r.get(key), str):
+                raise wrong(f"results.{i}.{key}", r.get(key), "a string")
+        if r["verdict"] not in VERDICTS:
+            raise input_files.InputError([f"{where}: results.{i}.verdict: not one of {', '.join(VERDICTS)}"])
+        for key, types in RESULT_FIELDS.items():
+            if key in r and not isinstance(r[key], types):
+                raise wrong(f"results.{i}.{key}", r[key], " or ".join(dict.fromkeys(_WORDS[t] for t in types)))
+    return printable_tree(doc)

@@ -1,0 +1,1 @@
+"""Runs against runs: compare, a CI baseline, the history index and site."""
