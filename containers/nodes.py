@@ -112,6 +112,7 @@ class NodeLink:
 
 class Nodes(Placement):
     name = "nodes"
+    takes_host_interface = True  # nodes may be one host: shares_network stays True
 
     def __init__(self, mounts=(), build: str | None = None, entity_socket: str | None = None, say=print,
                  slurm: str | None = None, host_interface: str | None = None):

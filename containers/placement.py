@@ -96,6 +96,17 @@ class Placement:
     """The same-host placement, and the interface of the others."""
     name = "same-host"
     pair = None          # what impairs the test link, when the placement has one
+    # What the harness needs to know of a placement, said by the placement and nowhere else:
+    shares_network = True        # the two sides see one network: each cell needs ports of its own
+    keeps_host_network = True    # a side may stay on its host's interface (a manifest's host_interface)
+    takes_host_interface = False  # the interface is an option of the placement (Nodes(host_interface=...))
+
+    def __init__(self, **_options):
+        pass
+
+    @classmethod
+    def after_run(cls) -> None:
+        """What the run's end releases (kept resources of its cells); nothing by default."""
 
     def __enter__(self):
         return self
@@ -120,8 +131,10 @@ class Placement:
 
 class Namespaces(Placement):
     name = "namespaces"
+    shares_network = False
+    keeps_host_network = False
 
-    def __init__(self, **pair_options):
+    def __init__(self, mounts=(), entity_socket=None, **pair_options):  # the sides see the host's folders anyway
         from .netns import NamespacePair
         self.pair = NamespacePair(**pair_options)
 

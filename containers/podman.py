@@ -177,8 +177,15 @@ def _zombie(pid: int) -> bool:
 
 class Containers(Placement):
     name = "containers"
+    shares_network = False
+    keeps_host_network = False
 
-    def __init__(self, mounts: list[tuple[str, str]] = (), build: str | None = None, say=print, **pair_options):
+    @classmethod
+    def after_run(cls):
+        release_pool()  # the cells' containers are gone before the report says the run ended
+
+    def __init__(self, mounts: list[tuple[str, str]] = (), build: str | None = None, say=print,
+                 entity_socket: str | None = None, **pair_options):
         self.mounts = list(mounts)
         self.build = pathlib.Path(build) if build else agent_build(self.mounts)
         self.say = say

@@ -32,7 +32,7 @@ from harness.run import entity as entity_mod
 from harness.inputs import side_builds
 from harness.run.entity import EntityError, suite_entity
 from containers.host import NamespaceError
-from containers.choice import open_placement
+from containers.choice import open_placement, placement_class
 from containers.impair import counted_pattern
 from containers.placement import PlacementError
 from harness.results.results import Result, counts, result_of_line
@@ -225,12 +225,13 @@ class CellRun:
                   if m.data.get("host_interface")}
         if not wanted:
             return {}
-        if self.placement_name in ("namespaces", "containers"):
+        placement = placement_class(self.placement_name)
+        if not placement.keeps_host_network:
             name, interface = next(iter(wanted.items()))
             raise PlacementError(f"{name} must run on its host's interface {interface} (host_interface), which "
                                  f"cannot move into the {self.placement_name} placement's namespaces: use "
                                  "--placement nodes (or --same-host)")
-        return {"host_interface": next(iter(wanted.values()))} if self.placement_name == "nodes" else {}
+        return {"host_interface": next(iter(wanted.values()))} if placement.takes_host_interface else {}
 
     @contextlib.contextmanager
     def _loss(self, area: str, pair):

@@ -16,7 +16,7 @@ import time
 
 import yaml
 
-from containers.podman import release_pool
+from containers.choice import placement_class
 from harness.results import causes
 from harness.run import attempts as attempts_mod
 from harness.trends import ci_options
@@ -355,9 +355,8 @@ def main(argv: list[str]) -> int:
                 sink.append(r)
             prog.case(r)
 
-        # Without namespaces (same host, or nodes that may be one host) the sides share a network: each cell
-        # gets ports of its own.
-        shared = args.same_host or args.placement == "nodes"
+        # Sides that share a network (same host, or nodes that may be one host): each cell gets ports of its own.
+        shared = args.same_host or placement_class(args.placement or "namespaces").shares_network
         ports = (INITIATOR_PORT + 2 * index, INITIATOR_PORT + 2 * index + 1) if shared else (INITIATOR_PORT, INITIATOR_PORT + 1)
         # A later attempt keeps its logs and captures apart: the first attempt's evidence stays what it was.
         place = "cells" if attempt == 1 else f"attempts/{attempt}"
@@ -402,8 +401,8 @@ def main(argv: list[str]) -> int:
                                           progress=lambda n: Progress(n, {}, quiet=args.quiet, verbose=args.verbose),
                                           say=progress.say)
     results = attempts_info.pop("results")
-    if args.placement == "containers":
-        release_pool()  # the cells' containers are gone before the report says the run ended
+    if args.placement:
+        placement_class(args.placement).after_run()
     for sig, handler in previous.items():
         signal.signal(sig, handler)
     if stop.is_set():
