@@ -9,9 +9,8 @@ import pathlib
 import jinja2
 import yaml
 
-from harness.inputs import not_applicable as not_applicable_reasons
 from harness.files import output_files
-from reports import by_spec_version, causes_view, ci_view, conformance_view, view
+from reports import by_spec_version, causes_view, conformance_view, sections, view
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -93,15 +92,10 @@ def render_html(results: dict, run_dir: pathlib.Path, statement: dict | None = N
     cells = view.cells(results)
     causes = causes_view.rows(results, text)
     spec_pages = write_spec_version_pages(env, results, info, run_dir)
-    single = not spec_pages   # one spec version: its matrices stay on the index page
+    page = sections.Page(results=results, run_dir=run_dir, statement_text=text, causes=causes, spec_pages=spec_pages)
     index = env.get_template("index.html").render(
-        root="", title="UET conformance run " + info["title"], info=info, summary=view.summary(results), cells=cells,
-        interop=view.interop_matrix(results) if single else None,
-        negotiation=view.negotiation_matrix(results) if single else None, failures_page="", spec_pages=spec_pages,
-        coverage=view.coverage(results), statements=view.statement_rows(results), failures=view.failures(results.get("results", []), run_dir, text,
-                                                                                                    view.choice_label_lookup(results)),
-        not_applicable=view.not_applicable(results), ci=ci_view.ci(results), causes=causes,
-        na_breakdown=view.not_applicable_breakdown(results, not_applicable_reasons.codes()))
+        root="", title="UET conformance run " + info["title"], info=info, cells=cells, failures_page="",
+        **sections.index_variables(page))
     cell_template = env.get_template("cell.html")
     for cell in results.get("cells", []):
         page = view.cell_page(results, cell, run_dir, text)
