@@ -1,7 +1,8 @@
 """Fixtures of the harness tests that more than one file uses: a provider that misbehaves on purpose, who
-still has it loaded, and a run of the suite."""
+still has it loaded, a run of the suite, and a fresh clone whose cmake only records what ./uet asks of it."""
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -51,3 +52,34 @@ def _processes_mapping(path: pathlib.Path) -> list[str]:
 def processes_mapping():
     """processes_mapping(path) -> the pids of the processes that have `path` mapped (a provider left loaded)."""
     return _processes_mapping
+
+
+def _checkout_copy(folder: pathlib.Path) -> pathlib.Path:
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        if (REPO / name).is_file():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, folder / name)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def checkout_copy():
+    """checkout_copy(folder) -> folder, holding the suite's tracked files as this checkout has them: a fresh clone
+    (no deps/, no build)."""
+    return _checkout_copy
+
+
+def _stub_cmake(folder: pathlib.Path) -> pathlib.Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cmake").write_text('#!/bin/sh\nprintf \'%s\\n\' "$*" >> "$CMAKE_CALLS"\n'
+                                  '[ "$1 $2" != "--build ${CMAKE_FAIL_TREE:-}" ] || exit 1\n')
+    (folder / "cmake").chmod(0o755)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def stub_cmake():
+    """stub_cmake(folder) -> folder, for the front of PATH: its cmake compiles nothing, appends each call's
+    arguments to $CMAKE_CALLS, and fails the build of the tree $CMAKE_FAIL_TREE names (so a command stops there)."""
+    return _stub_cmake

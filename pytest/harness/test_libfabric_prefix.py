@@ -220,16 +220,6 @@ class TestTheTreesARunBuilds:
             cell_plan.make(**common, target_binary=pathlib.Path("relative/uet-cases-msg"))
 
 
-def checkout_copy(folder: pathlib.Path) -> pathlib.Path:
-    """The suite's tracked files as this checkout has them, in `folder`: a fresh clone (no deps/, no build)."""
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        if (REPO / name).is_file():
-            (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, folder / name)
-    return folder
-
-
 class TestTheFrontDoorWithAPrefix:
     """./uet run --libfabric PREFIX on a fresh clone of a machine without libfabric: what it sets up and builds,
     as its CMake calls (a stand-in cmake on PATH records them; nothing is compiled) and the set-up's lines say.
@@ -237,14 +227,11 @@ class TestTheFrontDoorWithAPrefix:
     fetched and built."""
 
     @pytest.fixture(scope="class")
-    def fresh_run(self, tmp_path_factory):
+    def fresh_run(self, tmp_path_factory, checkout_copy, stub_cmake):
         top = tmp_path_factory.mktemp("fresh")
         clone = checkout_copy(top / "clone")
         prefix = fake_prefix(top / "vendor-libfabric")
-        tools = top / "bin"
-        tools.mkdir()
-        (tools / "cmake").write_text('#!/bin/sh\nprintf \'%s\\n\' "$*" >> "$CMAKE_CALLS"\n')
-        (tools / "cmake").chmod(0o755)
+        tools = stub_cmake(top / "bin")
         env = {k: v for k, v in os.environ.items()
                if k not in ("PKG_CONFIG_PATH", "UET_LIBFABRIC_PREFIX", "UET_LIBFABRIC_SOURCE", "UET_BUILD")}
         env.update(PATH=f"{tools}:{env['PATH']}", CMAKE_CALLS=str(top / "cmake-calls"), UET_LIBFABRIC="system")
