@@ -9,7 +9,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def module(name, *args):
-    return subprocess.run([sys.executable, "-m", f"harness.{name}", *map(str, args)], cwd=REPO, capture_output=True,
+    return subprocess.run([sys.executable, "-m", f"harness.certify.{name}", *map(str, args)], cwd=REPO, capture_output=True,
                           text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(REPO)))
 
 
