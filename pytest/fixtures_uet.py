@@ -43,7 +43,12 @@ class UetRun:
     itself, e.g. to signal it)."""
 
     def __init__(self, build_dir: pathlib.Path):
-        self.env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+        self.build_dir = build_dir
+
+    @property
+    def env(self) -> dict:
+        # the test's environment as it is now (a test may have set a variable for this run)
+        return dict(os.environ, UET_BUILD=str(self.build_dir), PYTHONPATH=str(REPO))
 
     @staticmethod
     def argv(*args) -> list[str]:
