@@ -1,25 +1,28 @@
 """The tests' shared runs of the suite (pytest/fixtures_uet.py): a run several tests or files look at is made
 once per pytest session, also when its files are on several xdist workers (each a process with a session of its
 own), and a test that must change a shared run gets a private copy."""
-import os
-import pathlib
-import subprocess
-import sys
+import multiprocessing
+import pickle
 
 import fixtures_uet as fixtures
 from harness.results.results import Result
 
-# Another worker: a process of its own that asks the shared folder for the same run, as fixtures._once does.
-WORKER = """
-import pathlib, sys
-import fixtures_uet as fixtures
-def make(folder):
-    with open(sys.argv[2], "a") as made:
-        made.write("made\\n")
-    (folder / "out.txt").write_text("the run's output")
-    return "value"
-print(fixtures._once(pathlib.Path(sys.argv[1]), "the same run", make))
-"""
+WORKERS = 4
+
+
+def worker(shared, log, asking, said):
+    """An xdist worker of its own (a process) that asks for the same run as every other: its make() goes on only
+    once every worker is asking, so a second maker, were there one, would be making it at the same time."""
+    def make(folder):
+        for _ in range(WORKERS):
+            assert asking.acquire(timeout=120), "not every worker asked"
+        for _ in range(WORKERS):
+            asking.release()
+        with open(log, "a") as made:
+            made.write("made\n")
+        return "value"
+    asking.release()
+    said.put(fixtures._once(shared, "the same run", make))
 
 
 class TestOncePerSession:
@@ -35,14 +38,17 @@ class TestOncePerSession:
         assert len(made) == 2 and made[0] != made[1]
 
     def test_workers_asking_at_once_make_it_once(self, tmp_path):
-        shared, log = tmp_path / "shared", tmp_path / "made.log"
-        here = pathlib.Path(fixtures.__file__).parent
-        env = dict(os.environ, PYTHONPATH=f"{here}{os.pathsep}{here.parent}")
-        workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(shared), str(log)], env=env,
-                                    stdout=subprocess.PIPE, text=True) for _ in range(4)]
-        said = [w.communicate(timeout=120)[0] for w in workers]
-        assert said == ["value\n"] * 4
-        assert log.read_text() == "made\n"
+        context = multiprocessing.get_context("fork")
+        asking, said = context.Semaphore(0), context.Queue()
+        workers = [context.Process(target=worker, args=(tmp_path / "shared", tmp_path / "made.log", asking, said))
+                   for _ in range(WORKERS)]
+        for w in workers:
+            w.start()
+        answers = [said.get(timeout=300) for _ in workers]
+        for w in workers:
+            w.join(timeout=60)
+        assert answers == ["value"] * WORKERS
+        assert (tmp_path / "made.log").read_text() == "made\n"
 
     def test_a_run_that_raised_is_made_again_by_the_next_that_asks(self, tmp_path):
         def broken(folder):
@@ -57,14 +63,12 @@ class TestOncePerSession:
 
 class TestCellRunRecord:
     def test_each_call_gives_fresh_results(self, tmp_path):
-        import pickle
         record = fixtures.CellRunRecord(tmp_path, pickle.dumps([Result("c", "wire", "b", "Wire.X/rdm", "fail")]))
         record.results()[0].verdict = "pass"
         assert [r.verdict for r in record.results()] == ["fail"]
         assert list(record.by_case()) == ["Wire.X/rdm"]
 
     def test_a_private_copy_moves_the_captures_with_it(self, tmp_path):
-        import pickle
         out = tmp_path / "shared" / "run"
         (out / "captures").mkdir(parents=True)
         (out / "captures" / "a.pcap").write_bytes(b"frames")
