@@ -12,6 +12,10 @@ import tarfile
 
 import pytest
 
+# The runs of the suite a test makes or shares (cmd_uet_run, results_of, suite_run, cell_run); not "fixtures":
+# pytest has a plugin of its own by that name.
+pytest_plugins = ("fixtures_uet",)
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
 

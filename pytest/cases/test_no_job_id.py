@@ -14,7 +14,6 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.results.results import inconclusive  # noqa: E402
-from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
@@ -42,37 +41,20 @@ AV_METHOD_CASES = [f"Claimed/AvAuthKey.{name}/{kind}" for name in
                    for kind in ("rdm", "dgram")] + ["Mr.RegattrWithAnAvAuthKey"]
 
 
-@pytest.fixture(scope="module")
-def suite(build_dir, tmp_path_factory):
-    """suite(manifest, areas, knob=None, target=None) -> {case: Result} of one run of a cell (default: the manifest
-    against itself; cached)."""
-    runs = {}
-
-    def run(manifest, areas, knob=None, target=None):
-        key = (manifest, tuple(areas), knob, target)
-        if key not in runs:
-            out = tmp_path_factory.mktemp(f"{manifest.stem}-{knob or 'clean'}")
-            results = run_manifest(manifest, build_dir, out, target=target, areas=list(areas),
-                                   extra_env={"SOFTUET_FAULTS": knob} if knob else None)
-            runs[key] = {r.case: r for r in results}
-        return runs[key]
-    return run
-
-
 class TestProviderWithoutJobId:
-    def test_no_result_lacks_a_hook(self, suite):
-        got = suite(NO_JOB_ID_AT_ALL, AREAS)
+    def test_no_result_lacks_a_hook(self, cell_run):
+        got = cell_run(NO_JOB_ID_AT_ALL, areas=AREAS).by_case()
         assert got, "the run gave no results"
         assert [(r.case, r.reason) for r in got.values() if r.reason_code == "manifest-lacks-hook"] == []
 
-    def test_the_scripted_target_checks_run_with_job_id_zero(self, suite):
-        got = suite(NO_JOB_ID_AT_ALL, AREAS)
+    def test_the_scripted_target_checks_run_with_job_id_zero(self, cell_run):
+        got = cell_run(NO_JOB_ID_AT_ALL, areas=AREAS).by_case()
         assert {c: got[c].verdict for c in SCRIPTED_RDM} == {c: "pass" for c in SCRIPTED_RDM}, \
             [(c, got[c].reason or got[c].message) for c in SCRIPTED_RDM if got[c].verdict != "pass"]
         assert {got[c].notes.get("JobID", "")[:2] for c in SCRIPTED_RDM} == {"0:"}
 
-    def test_the_job_id_statements_fail_once_by_name(self, suite):
-        got = suite(NO_JOB_ID_AT_ALL, AREAS)
+    def test_the_job_id_statements_fail_once_by_name(self, cell_run):
+        got = cell_run(NO_JOB_ID_AT_ALL, areas=AREAS).by_case()
         failed = [r for r in got.values() if r.verdict != "pass" and r.verdict != "not_applicable"]
         assert [r.case for r in failed] == [JUDGE], [(r.case, r.verdict, r.message) for r in failed]
         judge = got[JUDGE]
@@ -81,8 +63,8 @@ class TestProviderWithoutJobId:
         assert judge.detail == "claimed but unsupported: the indirect JobID method, which every UET provider has (2.2.4.1-p)"
         assert "the target's request carries ses.job_id 0, no JobID" in judge.message
 
-    def test_what_needs_a_job_id_is_not_applicable_naming_why(self, suite):
-        got = suite(NO_JOB_ID_AT_ALL, AREAS)
+    def test_what_needs_a_job_id_is_not_applicable_naming_why(self, cell_run):
+        got = cell_run(NO_JOB_ID_AT_ALL, areas=AREAS).by_case()
         buffer = got["Claimed/Authz.IndirectEndpointBufferTakesItsAssignedJobId/rdm"]
         assert (buffer.verdict, buffer.reason_code) == ("not_applicable", "not-claimed-job-id-method")
         assert buffer.reason == ("not applicable: the target no-job-id-at-all does not claim the indirect JobID method "
@@ -97,8 +79,8 @@ class TestProviderWithoutJobId:
         ("endpoint_ignores_job_id", "Claimed/ScriptedRefusal.RequestWithAnotherJobIdIsBadJobId/rdm"),
         ("truncated_request_acked", "Claimed/ScriptedOversize.PacketLargerThanTheReceiveIsTruncatedOrRefused/rdm"),
     ])
-    def test_a_broken_target_rule_is_caught_with_job_id_zero(self, suite, knob, case):
-        got = suite(NO_JOB_ID_AT_ALL, ["scripted"], knob)
+    def test_a_broken_target_rule_is_caught_with_job_id_zero(self, cell_run, knob, case):
+        got = cell_run(NO_JOB_ID_AT_ALL, areas=["scripted"], knob=knob).by_case()
         # A target a knob keeps silent cannot be told from one the host kept from running: on a host that starved
         # the case it is an inconclusive error, held against nobody (cases/common/liveness.hpp); never a pass.
         if inconclusive(got[case]):
@@ -107,10 +89,10 @@ class TestProviderWithoutJobId:
 
 
 class TestPairWithAndWithoutJobIds:
-    def test_the_cell_says_once_why_no_request_is_taken(self, suite):
+    def test_the_cell_says_once_why_no_request_is_taken(self, cell_run):
         """softuet (JobIDs) against a target without any: their endpoints share no JobID; every two-process case says
         so, none fails or is blamed."""
-        got = suite(SOFTUET, ["msg"], target=NO_JOB_ID_AT_ALL)
+        got = cell_run(SOFTUET, NO_JOB_ID_AT_ALL, areas=["msg"]).by_case()
         assert got
         assert {(r.verdict, r.reason_code, r.reason) for r in got.values()} == {(
             "not_applicable", "not-claimed-job-id-method",
@@ -120,17 +102,17 @@ class TestPairWithAndWithoutJobIds:
 
 
 class TestIndirectOnly:
-    def test_av_and_mr_auth_key_cases_are_not_applicable_naming_the_method(self, suite):
-        got = suite(INDIRECT_ONLY, ["av", "mr"])
+    def test_av_and_mr_auth_key_cases_are_not_applicable_naming_the_method(self, cell_run):
+        got = cell_run(INDIRECT_ONLY, areas=["av", "mr"]).by_case()
         assert {c: (got[c].verdict, got[c].reason_code, got[c].reason) for c in AV_METHOD_CASES} == {
             c: ("not_applicable", "not-claimed-job-id-method",
                 "not applicable: the provider no-job-id does not claim the av JobID method (job_id_methods), which "
                 "this case needs") for c in AV_METHOD_CASES}
 
-    def test_the_authz_cases_need_the_same_of_the_initiator(self, suite):
+    def test_the_authz_cases_need_the_same_of_the_initiator(self, cell_run):
         """IndirectJobIdIsOnTheWire and the IndirectEndpointBuffer cases give the initiator a JobID of their choosing:
         both need the direct or the AV method of it, as every other authz case that does."""
-        got = suite(INDIRECT_ONLY, ["authz"])
+        got = cell_run(INDIRECT_ONLY, areas=["authz"]).by_case()
         cases = [JUDGE, "Claimed/Authz.IndirectEndpointBufferTakesItsAssignedJobId/rdm",
                  "Claimed/Authz.IndirectEndpointBufferRefusesAnotherJobId/rdm"]
         assert {c: (got[c].verdict, got[c].reason) for c in cases} == {

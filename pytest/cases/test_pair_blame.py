@@ -9,18 +9,11 @@ import pathlib
 
 import pytest
 
-from harness.run.run_cases import run_manifest
-
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 PERSONALITIES = REPO / "cases" / "manifests" / "personalities"
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
-
-
-def run_pair(build_dir, out, initiator, target, area, cases):
-    return {r.case: r for r in run_manifest(initiator, build_dir, out, target=target, areas=[area],
-                                            case_filter=":".join(cases))}
 
 
 class TestAddressesThatCannotCross:
@@ -29,18 +22,18 @@ class TestAddressesThatCannotCross:
                           "its fi_getname gives address version 1 (Table 2-10's fields are version 0), the FA-valid "
                           "flag (bit 1) clear in flags 29, which softuet's fi_av_insert refused")
 
-    def test_softuet_to_the_provider_is_not_applicable_with_the_reason(self, build_dir, tmp_path):
+    def test_softuet_to_the_provider_is_not_applicable_with_the_reason(self, cell_run):
         cases = ["Claimed/Msg.SendArrivesWholeInThePostedBuffer/rdm", "Claimed/Msg.SendUsesTheTable2_22Opcode/rdm"]
-        got = run_pair(build_dir, tmp_path, SOFTUET, self.V1, "msg", cases)
+        got = cell_run(SOFTUET, self.V1, areas=["msg"], case_filter=":".join(cases)).by_case()
         assert sorted(got) == sorted(cases)
         for case in cases:
             r = got[case]
             assert (r.verdict, r.reason_code, r.reason, r.blamed_side) == (
                 "not_applicable", "address-not-expressible", self.REFUSED_BY_SOFTUET, None), case
 
-    def test_the_provider_to_softuet_carries_packets_and_says_why_where_it_cannot(self, build_dir, tmp_path):
+    def test_the_provider_to_softuet_carries_packets_and_says_why_where_it_cannot(self, cell_run):
         sends, directed = "Claimed/Msg.SendArrivesWholeInThePostedBuffer/rdm", "Claimed/Msg.DirectedReceiveTakesOnlyItsInitiator/rdm"
-        got = run_pair(build_dir, tmp_path, self.V1, SOFTUET, "msg", [sends, directed])
+        got = cell_run(self.V1, SOFTUET, areas=["msg"], case_filter=f"{sends}:{directed}").by_case()
         assert got[sends].verdict == "pass", (got[sends].reason, got[sends].message)
         # A directed receive needs softuet to insert the provider's address.
         assert (got[directed].verdict, got[directed].reason_code, got[directed].reason) == (
@@ -48,9 +41,10 @@ class TestAddressesThatCannotCross:
 
 
 class TestInitiatorsOwnUnsupportedAtomic:
-    def test_is_not_applicable_naming_the_initiator_not_a_failure_of_the_target(self, build_dir, tmp_path):
+    def test_is_not_applicable_naming_the_initiator_not_a_failure_of_the_target(self, cell_run):
         fetching, cas = "Claimed/Atomic.FetchingSumReturnsTheOldValue/rdm", "Claimed/Atomic.CompareSwapSwapsOnlyOnEquality/rdm"
-        got = run_pair(build_dir, tmp_path, PERSONALITIES / "non-fetching-atomics.yaml", SOFTUET, "atomic", [fetching, cas])
+        got = cell_run(PERSONALITIES / "non-fetching-atomics.yaml", SOFTUET, areas=["atomic"],
+                       case_filter=f"{fetching}:{cas}").by_case()
         expected = {fetching: "fetching FI_SUM on FI_UINT64", cas: "FI_CSWAP on FI_UINT64"}
         for case, what in expected.items():
             r = got[case]
@@ -61,9 +55,9 @@ class TestInitiatorsOwnUnsupportedAtomic:
 
 
 class TestTargetSilenceAfterAMalformedRequest:
-    def test_is_blamed_on_the_initiator_whose_request_the_capture_shows_malformed(self, build_dir, tmp_path):
+    def test_is_blamed_on_the_initiator_whose_request_the_capture_shows_malformed(self, cell_run):
         case = "Claimed/Msg.UnexpectedMessageArrivesInTheReceivePostedLater/rdm"
-        r = run_pair(build_dir, tmp_path, PERSONALITIES / "job-and-ri-zero.yaml", SOFTUET, "msg", [case])[case]
+        r = cell_run(PERSONALITIES / "job-and-ri-zero.yaml", SOFTUET, areas=["msg"], case_filter=case).by_case()[case]
         assert (r.verdict, r.blamed_side) == ("fail", "initiator"), (r.verdict, r.blamed_side, r.message)
         assert r.blame_basis == ("wire: the initiator sent a malformed frame (job_id_zero in uet.ses.medium): what the "
                                  "target did not get is the initiator's")
@@ -72,10 +66,9 @@ class TestTargetSilenceAfterAMalformedRequest:
 
 class TestEndpointTypesOfBothSides:
     @pytest.fixture(scope="class")
-    def dgram(self, build_dir, tmp_path_factory):
+    def dgram(self, cell_run):
         """The DGRAM instances of the delivery area, softuet initiating, no-dgram the target."""
-        return run_manifest(SOFTUET, build_dir, tmp_path_factory.mktemp("no-dgram"),
-                            target=PERSONALITIES / "no-dgram.yaml", areas=["delivery"], case_filter="*/dgram")
+        return cell_run(SOFTUET, PERSONALITIES / "no-dgram.yaml", areas=["delivery"], case_filter="*/dgram").results()
 
     def test_every_dgram_instance_is_not_applicable_naming_the_target(self, dgram):
         assert len(dgram) == 5

@@ -14,7 +14,6 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.results.results import inconclusive  # noqa: E402
-from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
@@ -88,21 +87,12 @@ KNOB_FAILURES = {
 }
 
 
-@pytest.fixture(scope="module")
-def scripted(build_dir, tmp_path_factory):
-    """scripted(knob=None, target=None, only="*", initiator=SOFTUET) -> {case name: Result} of one run of the
-    area (cached)."""
-    runs = {}
-
-    def run(knob=None, target=None, only="*", initiator=SOFTUET):
-        key = (knob, target, only, initiator)
-        if key not in runs:
-            out = tmp_path_factory.mktemp(f"scripted-{knob or 'clean'}")
-            results = run_manifest(initiator, build_dir, out, target=target, areas=["scripted"], case_filter=only,
-                                   extra_env={"SOFTUET_FAULTS": knob} if knob else None)
-            runs[key] = {r.case: r for r in results}
-        return runs[key]
-    return run
+@pytest.fixture(scope="session")
+def scripted(cell_run):
+    """scripted(knob=None, target=None, only="*", initiator=SOFTUET) -> {case name: Result} of the area's one
+    run of the session with those."""
+    return lambda knob=None, target=None, only="*", initiator=SOFTUET: cell_run(
+        initiator, target, areas=["scripted"], knob=knob, case_filter=only).by_case()
 
 
 def rdm(case):

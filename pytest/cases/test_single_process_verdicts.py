@@ -6,7 +6,6 @@ import pathlib
 
 import pytest
 
-from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
@@ -14,17 +13,13 @@ AREAS = ["av", "ep", "completion", "mr"]
 PORTS = (48420, 48421)  # this side's and the target's UET UDP port (the binaries open one domain at a time)
 
 
-def results_of(build_dir, out, manifest, areas=AREAS, extra_env=None):
-    return run_manifest(MANIFESTS / manifest, build_dir, out, areas=areas, extra_env=extra_env, ports=PORTS)
-
-
 def short(case):
     return case.split(".")[1].split("/")[0]
 
 
 @pytest.mark.parametrize("manifest", ["tcp_rxm.yaml", "udp.yaml"])
-def test_non_uet_providers_pass_generic_checks_and_skip_uet_ones(build_dir, tmp_path, manifest):
-    found = results_of(build_dir, tmp_path, manifest)
+def test_non_uet_providers_pass_generic_checks_and_skip_uet_ones(cell_run, manifest):
+    found = cell_run(MANIFESTS / manifest, areas=AREAS, ports=PORTS).results()
     assert [r for r in found if r.verdict in ("fail", "error", "timeout")] == []
     passed = {short(r.case) for r in found if r.verdict == "pass"}
     assert {"LookupReturnsTheInsertedAddress", "EveryCqFormatReportsASendAndItsReceive",

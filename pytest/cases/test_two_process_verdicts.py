@@ -7,21 +7,15 @@ import pathlib
 import pytest
 
 from harness.selftest.mutation import short_case as short
-from harness.run.run_cases import run_manifest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 AREAS = ["msg", "tagged", "rma", "atomic", "authz", "rendezvous"]
 
 
-def run_areas(manifest, build_dir, out, areas=AREAS, extra_env=None):
-    """Results of the two-process binaries only (a whole cell would also run the other areas)."""
-    return run_manifest(manifest, build_dir, out, areas=list(areas), extra_env=extra_env)
-
-
 @pytest.mark.parametrize("name", ["tcp_rxm", "udp"])
-def test_uet_cases_are_not_applicable_to_other_providers(build_dir, tmp_path, name):
-    results = run_areas(MANIFESTS / f"{name}.yaml", build_dir, tmp_path)
+def test_uet_cases_are_not_applicable_to_other_providers(cell_run, name):
+    results = cell_run(MANIFESTS / f"{name}.yaml", areas=AREAS).results()  # the two-process binaries only
     assert not [r for r in results if r.verdict in ("fail", "error", "timeout")]
     uet_only = {"Authz", "Fallback", "TaggedDgram", "RmaDgram", "Rendezvous"}
     for r in results:

@@ -13,7 +13,6 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.wire import evidence, wire_oracle  # noqa: E402
-from harness.run.run_cases import run_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a pair's sides run in network namespaces (root)")
 
@@ -22,27 +21,28 @@ SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 OWN_PORT = REPO / "cases" / "manifests" / "personalities" / "own-port.yaml"
 
 
-def run(tmp_path, initiator, target=None):
-    results = run_manifest(initiator, pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")), tmp_path,
-                           target=target, areas=["wire"], case_filter="Claimed/Wire.IpHeaderFollowsTheAddressesAndTrafficClass/*")
-    return {r.case: r for r in results}
+@pytest.fixture(scope="session")
+def run(cell_run):
+    """run(initiator, target=None) -> {case: Result} of the IP header check's instances, run once per session."""
+    return lambda initiator, target=None: cell_run(initiator, target, areas=["wire"],
+                                                   case_filter=CASE.replace("/rdm", "/*")).by_case()
 
 
 class TestUdpPort4793:
-    def test_a_provider_that_binds_its_own_port_fails_blamed_on_the_target(self, tmp_path):
-        got = run(tmp_path, OWN_PORT)[CASE]
+    def test_a_provider_that_binds_its_own_port_fails_blamed_on_the_target(self, run):
+        got = run(OWN_PORT)[CASE]
         assert (got.verdict, got.blamed_side, got.statements) == ("fail", "target", ["2.2.10.1-a"]), got.message
         assert "requests go to the target's UDP port " in got.message and ", not UET's 4793 " in got.message
         assert "the target's ACKs go to the initiator's UDP port " in got.message
         assert "uet-udp-port" in got.choices
 
-    def test_ports_the_suite_gave_are_not_the_providers_choice(self, tmp_path):
-        got = run(tmp_path, SOFTUET)[CASE]
+    def test_ports_the_suite_gave_are_not_the_providers_choice(self, run):
+        got = run(SOFTUET)[CASE]
         assert got.verdict == "pass", got.message
         assert "uet-udp-port" not in got.choices
 
-    def test_only_the_side_that_chose_is_blamed(self, tmp_path):
-        got = run(tmp_path, SOFTUET, target=OWN_PORT)[CASE]
+    def test_only_the_side_that_chose_is_blamed(self, run):
+        got = run(SOFTUET, target=OWN_PORT)[CASE]
         assert (got.verdict, got.blamed_side) == ("fail", "target"), got.message
         assert "the target's ACKs go to" not in got.message
 
@@ -53,17 +53,20 @@ TARGET_SENDS_CASE = "Claimed/DeliveryTrafficClass.DefDataTcOverridesTheDefault/r
 NO_PORT_IN_ADDRESS = f"{OWN_PORT}#port_not_in_address"
 
 
-def run_kept(tmp_path, case, initiator, target=None, extra_env=None, area="wire"):
-    """The case's result once the harness kept its capture: decoded by both decoders, cross-checked and judged
-    by the wire oracle (harness/wire/evidence.py), as ./uet run does."""
-    build = pathlib.Path(os.environ.get("UET_BUILD", REPO / "build"))
-    results = run_manifest(initiator, build, tmp_path, target=target, areas=[area], case_filter=case, extra_env=extra_env)
-    errors = evidence.check_captures(results, build / "bin" / "uet-decode", tmp_path)
-    (r,) = [r for r in results if r.case == case]
-    assert [e.reason for e in errors] == []
-    (cap,) = r.evidence["captures"]
-    records = [json.loads(line) for line in (tmp_path / cap["decoded"]).read_text().splitlines()]
-    return r, cap, records
+@pytest.fixture
+def run_kept(cell_run, build_dir, tmp_path):
+    """run_kept(case, initiator, target=None, extra_env=None, area="wire") -> the case's (result, capture entry,
+    decoded records) once the harness kept its capture: the session's run of it copied to tmp_path, decoded by
+    both decoders, cross-checked and judged by the wire oracle (harness/wire/evidence.py), as ./uet run does."""
+    def kept(case, initiator, target=None, extra_env=None, area="wire"):
+        results = cell_run(initiator, target, areas=[area], case_filter=case, extra_env=extra_env).copy_to(tmp_path)
+        errors = evidence.check_captures(results, build_dir / "bin" / "uet-decode", tmp_path)
+        (r,) = [r for r in results if r.case == case]
+        assert [e.reason for e in errors] == []
+        (cap,) = r.evidence["captures"]
+        records = [json.loads(line) for line in (tmp_path / cap["decoded"]).read_text().splitlines()]
+        return r, cap, records
+    return kept
 
 
 def noted_port(result, side):
@@ -84,21 +87,21 @@ class TestEachSidesPortIsUet:
     binary and in the kept decode both decoders cross-check: the initiator's `auto` port (the target's ACKs)
     and, in a pair, softuet's declared one, never the target's alone, never 4793 assumed."""
 
-    def test_own_port_on_both_sides_keeps_the_acks_to_the_initiators_port_as_uet(self, tmp_path):
-        r, cap, records = run_kept(tmp_path, PDS_CASE, OWN_PORT)
+    def test_own_port_on_both_sides_keeps_the_acks_to_the_initiators_port_as_uet(self, run_kept, build_dir, tmp_path):
+        r, cap, records = run_kept(PDS_CASE, OWN_PORT)
         assert r.verdict == "pass", r.message
         target, initiator = noted_port(r, "target"), noted_port(r, "initiator")
         assert target != initiator and statuses_by_port(records) == {target: {"uet"}, initiator: {"uet"}}
         assert (cap["port"], cap.get("initiator_port")) == (target, initiator)
         assert (cap["uet_frames"], cap["disagreements"]) == (cap["frames"], 0)
         frames = wire_oracle.frames_of(tmp_path / cap["capture"], cap["capture"], cap["port"], cap["initiator_port"],
-                                       pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")) / "bin" / "uet-decode", None)
+                                       build_dir / "bin" / "uet-decode", None)
         assert {(f.sender, f.fields["udp.dstport"]) for f in frames} == {("initiator", target), ("target", initiator)}
 
     @pytest.mark.parametrize("own_port_side", ["target", "initiator"])
-    def test_in_a_pair_softuets_declared_port_and_the_others_auto_port_are_both_uet(self, tmp_path, own_port_side):
+    def test_in_a_pair_softuets_declared_port_and_the_others_auto_port_are_both_uet(self, run_kept, own_port_side):
         initiator, target = (SOFTUET, OWN_PORT) if own_port_side == "target" else (OWN_PORT, SOFTUET)
-        r, cap, records = run_kept(tmp_path, PDS_CASE, initiator, target=target)
+        r, cap, records = run_kept(PDS_CASE, initiator, target=target)
         assert r.verdict == "pass", r.message
         learned = noted_port(r, own_port_side)
         declared = 4793 if own_port_side == "target" else 4794  # run_manifest's ports: (initiator, target)
@@ -107,8 +110,8 @@ class TestEachSidesPortIsUet:
         assert (cap["port"], cap.get("initiator_port")) == ports
         assert (cap["uet_frames"], cap["disagreements"]) == (cap["frames"], 0)
 
-    def test_ports_no_address_names_are_learned_from_the_wire_for_both_sides(self, tmp_path):
-        r, cap, records = run_kept(tmp_path, PDS_CASE, NO_PORT_IN_ADDRESS)
+    def test_ports_no_address_names_are_learned_from_the_wire_for_both_sides(self, run_kept):
+        r, cap, records = run_kept(PDS_CASE, NO_PORT_IN_ADDRESS)
         assert r.verdict == "pass", r.message
         for side in ("target", "initiator"):
             assert r.notes[f"{side} UET port"].startswith("learned from the wire: ")
@@ -116,10 +119,10 @@ class TestEachSidesPortIsUet:
         assert statuses_by_port(records) == {target: {"uet"}, initiator: {"uet"}}
         assert (cap["port"], cap.get("initiator_port")) == (target, initiator)
 
-    def test_a_port_whose_every_frame_is_malformed_is_learned_and_its_frames_judged(self, tmp_path):
+    def test_a_port_whose_every_frame_is_malformed_is_learned_and_its_frames_judged(self, run_kept):
         # message_id 0 and JobID 0 in every request: no frame to the target is well-formed, yet each reads as
         # UET, so the target's port is learned from the first and every diagnostic reaches the verdict.
-        r, cap, records = run_kept(tmp_path, MESSAGE_ID_CASE, NO_PORT_IN_ADDRESS,
+        r, cap, records = run_kept(MESSAGE_ID_CASE, NO_PORT_IN_ADDRESS,
                                    extra_env={"SOFTUET_FAULTS": "message_id_zero,job_and_ri_zero"})
         assert (r.verdict, r.blamed_side, r.statements) == ("fail", "initiator", ["2.2.10.4-a", "2.2.4.4-a"])
         target = noted_port(r, "target")
@@ -128,11 +131,11 @@ class TestEachSidesPortIsUet:
         assert all(d["frames"] == len(records) and d["first_frame"] == 1 for d in r.evidence["diagnostics"])
         assert statuses_by_port(records) == {target: {"malformed"}}
 
-    def test_the_initiators_port_whose_every_frame_is_malformed_is_learned_and_its_frames_checked(self, tmp_path):
+    def test_the_initiators_port_whose_every_frame_is_malformed_is_learned_and_its_frames_checked(self, run_kept):
         # The target sends to the initiator requests with JobID 0 (job_and_ri_zero) and DSCP 0 (wrong_dscp,
         # though it runs with UET_PROVIDER_DEF_DATA_TC=46): both faults are found only in frames to the
         # initiator's port, which no address names.
-        r, cap, records = run_kept(tmp_path, TARGET_SENDS_CASE, NO_PORT_IN_ADDRESS, area="delivery",
+        r, cap, records = run_kept(TARGET_SENDS_CASE, NO_PORT_IN_ADDRESS, area="delivery",
                                    extra_env={"SOFTUET_FAULTS": "job_and_ri_zero,wrong_dscp"})
         assert (r.verdict, r.blamed_side, r.statements) == ("fail", "target", ["2.2.7-c", "2.2.4.4-a"]), r.message
         initiator = noted_port(r, "initiator")

@@ -4,8 +4,6 @@ reason. The fault knobs that break a rule of the entity's fail the case that che
 (pytest/cases/test_mutation.py); only the knob whose "only" no targeted run shows is tried here."""
 import pathlib
 
-from harness.run.run_cases import run_manifest
-
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
 PORTS = (48430, 48431)
@@ -16,27 +14,23 @@ CASES = {"Entity.AGrantedJobIdOpensAnEndpoint", "Entity.AJobIdNotGrantedOpensNoE
          "ControlApi.TheAllocationResponseIsTheEndpointsAddress", "ControlApi.AnEntityNotRunningAsRootIsNotBelieved"}
 
 
-def results(build_dir, out, manifest, extra_env=None):
-    return {r.case: r
-            for r in run_manifest(MANIFESTS / manifest, build_dir, out, areas=["entity"], extra_env=extra_env,
-                                  ports=PORTS)}
-
-
-def test_softuet_with_the_suites_entity_passes_them(build_dir, tmp_path):
-    found = results(build_dir, tmp_path, "softuet.yaml")
+def test_softuet_with_the_suites_entity_passes_them(cell_run):
+    run = cell_run(MANIFESTS / "softuet.yaml", areas=["entity"], ports=PORTS)
+    found = run.by_case()
     assert set(found) == CASES
     assert {c: r.verdict for c, r in found.items() if r.verdict != "pass"} == {}
     assert all(r.statements for r in found.values())
-    assert "uet-entity: serving" in (tmp_path / "privileged-entity.log").read_text()
+    assert "uet-entity: serving" in (run.out / "privileged-entity.log").read_text()
     # The Control API as it happened is kept beside the log: the provider's address allocation requests.
-    assert '"cmd":"ADDR_ALLOC"' in (tmp_path / "privileged-entity-trace.jsonl").read_text()
+    assert '"cmd":"ADDR_ALLOC"' in (run.out / "privileged-entity-trace.jsonl").read_text()
 
 
-def test_without_a_declared_entity_they_are_not_applicable(build_dir, tmp_path):
-    found = results(build_dir, tmp_path, "tcp_rxm.yaml")
+def test_without_a_declared_entity_they_are_not_applicable(cell_run):
+    run = cell_run(MANIFESTS / "tcp_rxm.yaml", areas=["entity"], ports=PORTS)
+    found = run.by_case()
     assert set(found) == CASES and {r.verdict for r in found.values()} == {"not_applicable"}
     assert all("does not claim UET" in r.reason for r in found.values())
-    assert not (tmp_path / "privileged-entity.log").exists()  # no entity was started for it
+    assert not (run.out / "privileged-entity.log").exists()  # no entity was started for it
 
 
 JOBS = {f"Claimed/Jobs.{name}/rdm" for name in (
@@ -51,19 +45,14 @@ SECURITY = {f"Claimed/Security.{name}/rdm" for name in (
     "AKeyUpdateSealsTheNextPacketsUnderTheNewKey")}
 
 
-def jobs(build_dir, out, extra_env=None, area="jobs"):
-    return {r.case: r for r in run_manifest(MANIFESTS / "softuet.yaml", build_dir, out, areas=[area],
-                                            extra_env=extra_env, ports=PORTS)}
-
-
 class TestJobsBetweenTwoProcesses:
-    def test_softuet_passes_them_between_two_nodes_and_on_one(self, build_dir, tmp_path):
-        found = jobs(build_dir, tmp_path)
+    def test_softuet_passes_them_between_two_nodes_and_on_one(self, cell_run):
+        found = cell_run(MANIFESTS / "softuet.yaml", areas=["jobs"], ports=PORTS).by_case()
         assert {c: r.verdict for c, r in found.items() if c in JOBS} == {c: "pass" for c in JOBS}
         assert set(found) == JOBS  # authorization is about RDM: no DGRAM instance is made
 
-    def test_a_short_cut_inside_the_node_fails_only_the_one_node_cases(self, build_dir, tmp_path):
-        found = jobs(build_dir, tmp_path, {"SOFTUET_FAULTS": "same_node_unchecked"})
+    def test_a_short_cut_inside_the_node_fails_only_the_one_node_cases(self, cell_run):
+        found = cell_run(MANIFESTS / "softuet.yaml", areas=["jobs"], knob="same_node_unchecked", ports=PORTS).by_case()
         assert {c for c, r in found.items() if r.verdict == "fail"} == {
             "Claimed/Jobs.ABufferOfAnEntityJobIdRefusesAnotherOnOneNode/rdm",
             "Claimed/Jobs.ARegionOfAnEntityJobIdIsNotWrittenByAnotherOnOneNode/rdm"}
@@ -74,9 +63,10 @@ class TestSecurityBetweenTwoProcesses:
     """Security bindings and key updates (uet-cases-security): softuet seals and opens its packets with the
     keys the suite's entity gives (the knobs that break a rule of 2.2.9: pytest/cases/test_mutation.py)."""
 
-    def test_softuet_passes_them(self, build_dir, tmp_path):
-        found = jobs(build_dir, tmp_path, area="security")
+    def test_softuet_passes_them(self, cell_run):
+        run = cell_run(MANIFESTS / "softuet.yaml", areas=["security"], ports=PORTS)
+        found = run.by_case()
         assert {c: r.verdict for c, r in found.items() if c in SECURITY} == {c: "pass" for c in SECURITY}
         assert set(found) == SECURITY  # authorization is about RDM: no DGRAM instance is made
         # The key updates the entity sent unasked are in its trace.
-        assert '"push_to":' in (tmp_path / "privileged-entity-trace.jsonl").read_text()
+        assert '"push_to":' in (run.out / "privileged-entity-trace.jsonl").read_text()

@@ -1,26 +1,22 @@
 """Fixtures of the harness tests that more than one file uses: a provider that misbehaves on purpose, who
-still has it loaded, a run of the suite, and a fresh clone whose cmake only records what ./uet asks of it."""
-import os
+still has it loaded, the broken authz pair's run, and a fresh clone whose cmake only records what ./uet asks
+of it (running the suite: pytest/fixtures_uet.py)."""
 import pathlib
 import shutil
 import subprocess
-import sys
 
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HOSTILE_SOURCE = pathlib.Path(__file__).with_name("hostile_provider.c")
+BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
 
 
 @pytest.fixture(scope="session")
-def cmd_uet_run(build_dir):
-    """cmd_uet_run(*args) -> CompletedProcess of `python3 -m harness.run.run_suite ARGS` (what ./uet run runs
-    after its build)."""
-    def run(*args, timeout=600):
-        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        return subprocess.run([sys.executable, "-m", "harness.run.run_suite", *map(str, args)], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=timeout)
-    return run
+def broken_authz_pair(suite_run):
+    """The broken-vendor example (softuet with the wrong_job_id fault knob) initiating towards a clean softuet,
+    the authz area only, seed 5: the one run of it that test_front_door.py and test_conformance_run.py read."""
+    return suite_run("--initiator", BROKEN, "--target", "softuet.yaml", "--only", "authz", "--seed", "5", "--quiet")
 
 
 @pytest.fixture(scope="session")

@@ -13,13 +13,14 @@ import xml.etree.ElementTree as ET
 REPO = pathlib.Path(__file__).resolve().parents[2]
 from harness.run import attempts  # noqa: E402
 from harness.trends import compare
-from harness.results.results import Result  # noqa: E402
+from harness.results.results import Result, write_results_json  # noqa: E402
 
 
 def r(ident, verdict, seconds=1.0, reason=None, blamed=None):
+    """A result as results.json holds it (the results model's)."""
     cell, area, case = ident.split("/", 2)
-    return {"id": ident, "cell": cell, "area": area, "case": case, "verdict": verdict, "seconds": seconds,
-            "reason": reason, "blamed_side": blamed, "blamed_manifest": None}
+    return Result(cell, area, f"uet-cases-{area}", case, verdict, seconds=seconds, reason=reason,
+                  blamed_side=blamed).as_dict()
 
 
 OLD = {"run_info": {"run_id": "old-run", "seed": 1}, "results": [
@@ -39,8 +40,8 @@ def cmd_compare(*args):
 
 def write_runs(tmp_path):
     (tmp_path / "old").mkdir()
-    (tmp_path / "old" / "results.json").write_text(json.dumps(OLD))
-    (tmp_path / "new.json").write_text(json.dumps(NEW))
+    write_results_json(OLD, tmp_path / "old" / "results.json")
+    write_results_json(NEW, tmp_path / "new.json")
     return tmp_path / "old", tmp_path / "new.json"
 
 

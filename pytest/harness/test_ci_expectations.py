@@ -1,10 +1,7 @@
 """Expectations (harness/results/expectations.py) on synthetic results: matching, staleness, expiry, quarantine, the
 schema's errors naming the entry and field, and the exit status counting only the unexpected."""
 import datetime
-import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
 
@@ -139,11 +136,9 @@ class TestSchemaErrors:
                         "expires: 2027-01-31}\n")
         assert expectations.load(path).entries[0].expires == datetime.date(2027, 1, 31)
 
-    def test_uet_run_refuses_a_bad_file_before_building(self, tmp_path):
+    def test_uet_run_refuses_a_bad_file_before_building(self, cmd_uet_run, tmp_path):
         path = write(tmp_path, [dict(ENTRY, match="x", expect="sometimes")])
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--check-usage", "--expectations", str(path)],
-                             cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
-                             timeout=60)
+        run = cmd_uet_run("--check-usage", "--expectations", path, timeout=60)
         assert run.returncode == 2
         assert f"{path}: expectations.0.expect: not one of fail, error, timeout, flaky" in run.stderr
 

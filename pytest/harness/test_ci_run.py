@@ -1,11 +1,8 @@
 """The nightly-CI options in real runs: softuet with the wrong_job_id fault knob (its manifest's SOFTUET_FAULTS)
 fails its wire check; a rerun of that deterministic failure stays `fail`; the shipped expectations file
 expects it, so the next run exits 0 and shows it as an expected fail, compared with the first as baseline."""
-import json
 import os
 import pathlib
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -17,21 +14,19 @@ WIRE = "softuet-wrong-job-id/authz/Claimed/Authz.DirectJobIdIsOnTheWire/rdm"
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
 
 
-def uet_run(build_dir, report, *args):
-    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", BROKEN, "--only",
-                          "Authz.DirectJobIdIsOnTheWire", "--seed", "5", "--report", report, "--quiet", *map(str, args)],
-                         cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    folder = (report / "latest").resolve()
-    return run, json.loads((folder / "results.json").read_text()), folder
-
-
 @pytest.fixture(scope="module")
-def runs(build_dir, tmp_path_factory):
+def runs(cmd_uet_run, results_of, tmp_path_factory):
+    """Two runs of the wire check into one report folder: the first reruns its failure, the second expects it,
+    with the first as its baseline."""
     report = tmp_path_factory.mktemp("runs")
-    first = uet_run(build_dir, report, "--rerun-failures", "1")
-    second = uet_run(build_dir, report, "--expectations", EXAMPLE, "--baseline", first[2])
-    return first, second
+
+    def uet_run(*args):
+        run = cmd_uet_run("--provider", BROKEN, "--only", "Authz.DirectJobIdIsOnTheWire", "--seed", "5",
+                          "--report", report, "--quiet", *args)
+        folder = (report / "latest").resolve()
+        return run, results_of(folder), folder
+    first = uet_run("--rerun-failures", "1")
+    return first, uet_run("--expectations", EXAMPLE, "--baseline", first[2])
 
 
 class TestRerunOfADeterministicFailure:

@@ -34,7 +34,7 @@ def python(build_dir, module, *args):
 
 
 @pytest.fixture(scope="module")
-def nights(build_dir, tmp_path_factory):
+def nights(cmd_uet_run, results_of, tmp_path_factory):
     """[(night, exit status, results.json, run folder)] of the five nights, and the tmp folder."""
     tmp = tmp_path_factory.mktemp("nightly")
     expectations = tmp / "expectations.yaml"
@@ -52,10 +52,10 @@ def nights(build_dir, tmp_path_factory):
         manifest.parent.mkdir()
         manifest.write_text(yaml.safe_dump({"extends": str(REPO / "cases" / "manifests" / "softuet.yaml"),
                                             "name": "nightly", "environment": environment}))
-        run = python(build_dir, "harness.run.run_suite", "--provider", manifest, "--only", CHECK, "--seed", 100 + night,
-                     "--report", tmp / "runs", "--quiet", *options)
+        run = cmd_uet_run("--provider", manifest, "--only", CHECK, "--seed", 100 + night, "--report", tmp / "runs",
+                          "--quiet", *options)
         folder = (tmp / "runs" / "latest").resolve()
-        out.append((night, run, json.loads((folder / "results.json").read_text()), folder))
+        out.append((night, run, results_of(folder), folder))
     return out, tmp
 
 

@@ -4,33 +4,22 @@ statement agrees with results.json: every failed check is under each of its stat
 is blamed on and only there."""
 import json
 import os
-import pathlib
-import subprocess
-import sys
 import urllib.parse
 import xml.etree.ElementTree as ET
 
 import openpyxl
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
-from harness.inputs import catalogue  # noqa: E402
+from harness.inputs import catalogue
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
 
 
 @pytest.fixture(scope="module")
-def run(build_dir, tmp_path_factory):
-    report = tmp_path_factory.mktemp("runs")
-    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--initiator", BROKEN, "--target",
-                           "softuet.yaml", "--only", "authz", "--seed", "11", "--report", report, "--quiet"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+def run(broken_authz_pair):
+    proc = broken_authz_pair
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
-    run_dir = (report / "latest").resolve()
-    return (run_dir, json.loads((run_dir / "results.json").read_text()),
-            json.loads((run_dir / "conformance" / "statement.json").read_text()))
+    return (proc.folder, proc.results(), json.loads((proc.folder / "conformance" / "statement.json").read_text()))
 
 
 def sheets_of(statement, side, manifest):

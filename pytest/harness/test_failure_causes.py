@@ -3,7 +3,6 @@ frame; wrong_dscp: data packets carry DSCP 0 whatever the traffic class asked) r
 by how many cases each explains, from the fields the case binaries write, never from their text: the same list
 at the end of the console output, at the head of index.html's failure section and of conformance.html. The
 DSCP findings stand beside the malformed frames instead of under them."""
-import json
 import os
 import pathlib
 import re
@@ -35,7 +34,7 @@ ROW = re.compile(r'<tr data-cause-kind="(\w+)" data-cases="(\d+)"><td class="num
 
 
 @pytest.fixture(scope="module")
-def faulty_run(cmd_uet_run, tmp_path_factory):
+def faulty_run(cmd_uet_run, results_of, tmp_path_factory):
     folder = tmp_path_factory.mktemp("causes")
     manifest = folder / "faulty.yaml"
     manifest.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'personalities' / 'message-id-zero.yaml'}\n"
@@ -44,7 +43,7 @@ def faulty_run(cmd_uet_run, tmp_path_factory):
                       "--report", folder / "runs", "--quiet")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     run_dir = (folder / "runs" / "latest").resolve()
-    return run, run_dir, json.loads((run_dir / "results.json").read_text())
+    return run, run_dir, results_of(run_dir)
 
 
 def shown_rows(dom: str) -> list[tuple[int, str]]:
@@ -95,11 +94,11 @@ class TestOneRefusedCall:
     gives) fails at the one call its provider refuses, fi_getinfo, because of the one claim it cannot keep: the two
     causes explain all eighteen failures, the claim first (the first claimed-but-unsupported mark of a case is
     its cause: the endpoint that then cannot be opened is not another)."""
-    def test_every_failure_of_the_refusal_is_under_it(self, cmd_uet_run, tmp_path):
+    def test_every_failure_of_the_refusal_is_under_it(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--provider", f"{REPO / 'cases' / 'manifests' / 'personalities' / 'no-job-id.yaml'}#claims_all",
                           "--only", "authz", "--only", "av", "--seed", "11", "--report", tmp_path, "--quiet")
         assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
-        doc = json.loads((tmp_path / "latest" / "results.json").read_text())
+        doc = results_of(tmp_path)
         failing = sorted(r["id"] for r in doc["results"] if r["verdict"] == "fail")
         ranked = causes.rank(doc)
         assert [(c["kind"], c["cases"], c["cause"]) for c in ranked] == [

@@ -27,10 +27,6 @@ def cmd_manifest():
     return run
 
 
-def results_of(report_dir: pathlib.Path) -> dict:
-    return json.loads((report_dir / "latest" / "results.json").read_text())
-
-
 class TestManifestCheck:
     def test_every_shipped_manifest_and_variant_is_valid(self, cmd_manifest):
         refs = [str(p) for p in sorted(MANIFESTS.rglob("*.yaml")) if p.name != "manifest.schema.yaml"]
@@ -129,7 +125,7 @@ class TestBadInput:
         assert run.returncode == 2
         assert f"the report folder {blocker / 'runs'} cannot be written" in run.stderr
 
-    def test_only_that_selects_nothing(self, cmd_uet_run, tmp_path):
+    def test_only_that_selects_nothing(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--initiator", "udp.yaml", "--target", "tcp_rxm.yaml", "--only", "ep", "--only", "av",
                           "--report", tmp_path, "--same-host")
         assert run.returncode == 0, run.stderr  # ep and av are single-process: they run for each side
@@ -146,7 +142,7 @@ class TestBadInput:
 
 
 class TestOnly:
-    def test_a_statement_keeps_the_checks_that_cover_it(self, cmd_uet_run, tmp_path):
+    def test_a_statement_keeps_the_checks_that_cover_it(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--provider", "tcp_rxm.yaml", "--only", "discovery", "--only", "2.2.5.3.8", "--same-host",
                           "--report", tmp_path, "--quiet", "--seed", "3")
         assert run.returncode == 0, run.stderr
@@ -157,7 +153,7 @@ class TestOnly:
 
 
 class TestMatrix:
-    def test_a_matrix_of_two_non_uet_providers(self, cmd_uet_run, tmp_path):
+    def test_a_matrix_of_two_non_uet_providers(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--matrix", "udp.yaml", "tcp_rxm.yaml", "--only", "msg", "--same-host", "--report", tmp_path,
                           "--quiet")
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
@@ -180,11 +176,8 @@ class TestInteropCell:
     """The broken-vendor example: softuet with wrong_job_id as the initiator, a clean softuet as the target."""
 
     @pytest.fixture(scope="class")
-    def broken_pair(self, cmd_uet_run, tmp_path_factory):
-        report = tmp_path_factory.mktemp("runs")
-        run = cmd_uet_run("--initiator", BROKEN, "--target", "softuet.yaml", "--only", "authz", "--seed", "5",
-                          "--report", report, "--quiet")
-        return run, results_of(report), report
+    def broken_pair(self, broken_authz_pair):
+        return broken_authz_pair, broken_authz_pair.results(), broken_authz_pair.report
 
     def test_the_run_fails_and_blames_the_broken_side(self, broken_pair):
         run, results, _ = broken_pair
@@ -209,7 +202,7 @@ class TestInteropCell:
         assert results["run_info"]["seed"] == 5
         assert [m["name"] for m in results["run_info"]["manifests"]] == ["softuet-wrong-job-id", "softuet"]
 
-    def test_the_repro_command_reproduces_the_failure(self, broken_pair, cmd_uet_run, tmp_path):
+    def test_the_repro_command_reproduces_the_failure(self, broken_pair, cmd_uet_run, results_of, tmp_path):
         _, results, _ = broken_pair
         failed = next(r for r in results["results"] if r["verdict"] == "fail")
         assert failed["repro"].startswith("./uet run --initiator ")
@@ -236,7 +229,7 @@ class TestInteropCell:
         assert len(re.findall(r'class="failure[ "]', dom)) == summary["fail"] + summary["error"] + summary["timeout"]
         assert dom.count('class="repro"') >= summary["fail"]
 
-    def test_a_non_uet_provider_paired_with_softuet_is_not_applicable(self, cmd_uet_run, tmp_path):
+    def test_a_non_uet_provider_paired_with_softuet_is_not_applicable(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--initiator", "tcp_rxm.yaml", "--target", "softuet.yaml", "--only", "msg",
                           "--report", tmp_path, "--quiet")
         assert run.returncode == 0, run.stdout[-2000:]
@@ -262,10 +255,9 @@ def processes_of_run(folder: pathlib.Path) -> list[str]:
 
 @root_only
 class TestInterrupt:
-    def test_ctrl_c_writes_a_partial_report_and_leaves_nothing_behind(self, build_dir, tmp_path):
-        env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-        proc = subprocess.Popen([sys.executable, "-m", "harness.run.run_suite", "--provider", "softuet.yaml", "--only",
-                                 "msg", "--report", tmp_path, "--verbose"], cwd=REPO, env=env,
+    def test_ctrl_c_writes_a_partial_report_and_leaves_nothing_behind(self, cmd_uet_run, results_of, tmp_path):
+        proc = subprocess.Popen(cmd_uet_run.argv("--provider", "softuet.yaml", "--only", "msg", "--report", tmp_path,
+                                                 "--verbose"), cwd=REPO, env=cmd_uet_run.env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines = []
         for line in proc.stdout:  # wait for the first case to end: the run is in the middle of a cell

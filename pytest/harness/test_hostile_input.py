@@ -10,7 +10,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 
 import pytest
 
@@ -57,10 +56,8 @@ def cmd_check(capsys):
 
 
 class TestNumbers:
-    def test_the_front_door_answers_a_seed_out_of_range_with_exit_2(self, tmp_path):
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--seed", str(1 << 31)], cwd=REPO,
-                             env=dict(os.environ, PYTHONPATH=str(REPO), UET_BUILD=str(tmp_path)), capture_output=True,
-                             text=True, timeout=60)
+    def test_the_front_door_answers_a_seed_out_of_range_with_exit_2(self, cmd_uet_run, tmp_path):
+        run = cmd_uet_run("--seed", 1 << 31, env={"UET_BUILD": str(tmp_path)}, timeout=60)
         assert run.returncode == 2 and "--seed 2147483648 is out of range" in run.stderr
 
     @pytest.mark.parametrize("seed", ["2147483648", "4294967296", "-1"])
@@ -304,7 +301,7 @@ class TestPartialReport:
             ("udp", "tagged", "uet-cases-tagged (whole binary)", "error",
              "not run: the run was interrupted before this area's cases had a verdict")]
 
-    def test_sigterm_to_the_harness_ends_it_as_ctrl_c_does(self, tmp_path):
+    def test_sigterm_to_the_harness_ends_it_as_ctrl_c_does(self, cmd_uet_run, results_of, tmp_path):
         # Before: SIGTERM stopped the run silently and the partial report said exit_status 0 with areas not run.
         # A build of two fake areas: the first says it started (through a FIFO the test reads) and waits.
         build = tmp_path / "build"
@@ -315,9 +312,9 @@ class TestPartialReport:
             binary.chmod(0o755)
         started = tmp_path / "started"
         os.mkfifo(started)
-        env = dict(os.environ, PYTHONPATH=str(REPO), UET_TEST_STARTED=str(started))
-        proc = subprocess.Popen([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", "--same-host",
-                                 "--build", build, "--report", tmp_path / "runs"], cwd=REPO, env=env,
+        proc = subprocess.Popen(cmd_uet_run.argv("--provider", "udp.yaml", "--same-host", "--build", build, "--report",
+                                                 tmp_path / "runs"), cwd=REPO,
+                                env=dict(cmd_uet_run.env, UET_TEST_STARTED=str(started)),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             fifo = os.open(started, os.O_RDONLY | os.O_NONBLOCK)
@@ -333,7 +330,7 @@ class TestPartialReport:
             proc.wait(timeout=10)
         assert proc.returncode == 130, out
         assert "uet run: interrupted (SIGTERM); stopping the running cases, writing the partial report" in out
-        doc = json.loads((tmp_path / "runs" / "latest" / "results.json").read_text())
+        doc = results_of(tmp_path / "runs")
         assert doc["run_info"]["partial"] is True
         assert doc["summary"]["exit_status"] == 130 and doc["summary"]["error"] == 2
         assert [(r["area"], r["case"], r["verdict"], r["reason"]) for r in doc["results"]] == [

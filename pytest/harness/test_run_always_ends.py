@@ -4,10 +4,7 @@ any case starts. Fake case binaries speak the verdict protocol (signed lines, as
 and list their cases as googletest does."""
 import collections
 import json
-import os
 import pathlib
-import subprocess
-import sys
 import time
 
 import pytest
@@ -154,15 +151,14 @@ class TestOneVerdictPerCase:
 
 
 class TestRunBudget:
-    def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, tmp_path):
+    def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, cmd_uet_run, results_of, tmp_path):
         build = fake_build(tmp_path, {f"Fake.C{i}": "hang" for i in range(5)}, area="aaa")
-        env = dict(os.environ, PYTHONPATH=str(REPO), UET_CASES_LAUNCHES=str(tmp_path / "launches"))
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", "--same-host",
-                              "--build", build, "--report", tmp_path / "runs", "--case-deadline", "1",
-                              "--cell-deadline", "2"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        run = cmd_uet_run("--provider", "udp.yaml", "--same-host", "--build", build, "--report", tmp_path / "runs",
+                          "--case-deadline", "1", "--cell-deadline", "2",
+                          env={"UET_CASES_LAUNCHES": str(tmp_path / "launches")})
         assert run.returncode == 1, run.stdout + run.stderr
         assert "uet run: budget: a case 1 s, a cell 2 s, the run at most 0 min;" in run.stdout
-        doc = json.loads((tmp_path / "runs" / "latest" / "results.json").read_text())
+        doc = results_of(tmp_path / "runs")
         cases = [r["case"] for r in doc["results"]]
         assert cases == [f"Fake.C{i}" for i in range(5)]
         assert doc["summary"]["timeout"] + doc["summary"]["error"] == 5
@@ -170,10 +166,8 @@ class TestRunBudget:
 
     @pytest.mark.parametrize("option", ["--cell-deadline", "--run-deadline"])
     @pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "86401"])
-    def test_a_deadline_that_is_not_one_is_usage(self, option, value):
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "udp.yaml", option, value,
-                              "--check-usage"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                             capture_output=True, text=True, timeout=30)
+    def test_a_deadline_that_is_not_one_is_usage(self, cmd_uet_run, option, value):
+        run = cmd_uet_run("--provider", "udp.yaml", option, value, "--check-usage", timeout=30)
         assert run.returncode == 2
         assert f"{option} {float(value)} is not a deadline: give seconds, more than 0 and at most 86400" in run.stderr
 
@@ -191,29 +185,25 @@ class TestHostileProvider:
         ("getinfo-segv", "the case binary died of signal SIGSEGV"),
         ("domain-hang", "no end within the case deadline of 2 s")])
     def test_a_run_against_a_provider_that_crashes_or_hangs_ends_within_its_budget(
-            self, hostile_provider, processes_mapping, build_dir, tmp_path, mode, reason):
+            self, hostile_provider, processes_mapping, cmd_uet_run, results_of, tmp_path, mode, reason):
         manifest = hostile_manifest(tmp_path, hostile_provider, mode)
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--same-host",
-                              "--build", build_dir, "--report", tmp_path / "runs", "--case-deadline", "2",
-                              "--cell-deadline", "15", "--quiet"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                             capture_output=True, text=True, timeout=600)  # against a hang only
+        run = cmd_uet_run("--provider", manifest, "--same-host", "--report", tmp_path / "runs", "--case-deadline", "2",
+                          "--cell-deadline", "15", "--quiet")
         assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
-        doc = json.loads((tmp_path / "runs" / "latest" / "results.json").read_text())
+        doc = results_of(tmp_path / "runs")
         keys = [(r["area"], r["case"]) for r in doc["results"]]
         assert len(keys) == len(set(keys)), "a case has two verdicts"
         assert doc["summary"]["pass"] == 0 and reason in {r["reason"] for r in doc["results"]}
         assert processes_mapping(hostile_provider / "libhostile-fi.so") == [], "a process of the run is left behind"
 
     def test_the_daemons_a_provider_leaves_behind_end_with_the_run_on_the_same_host(
-            self, hostile_provider, processes_mapping, build_dir, tmp_path, wait_gone):
+            self, hostile_provider, processes_mapping, cmd_uet_run, tmp_path, wait_gone):
         # The provider makes a daemon at its first fi_getinfo in each process (the probe's fi_info, each case
         # binary): forked twice, in a session of its own. Each is in its command's cgroup all the same.
         pids = tmp_path / "daemons"
         manifest = hostile_manifest(tmp_path, hostile_provider, "getinfo-daemon", HOSTILE_PROVIDER_PIDS=pids)
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--same-host",
-                              "--only", "discovery", "--build", build_dir, "--report", tmp_path / "runs",
-                              "--case-deadline", "20", "--quiet"], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)),
-                             capture_output=True, text=True, timeout=600)
+        run = cmd_uet_run("--provider", manifest, "--same-host", "--only", "discovery", "--report", tmp_path / "runs",
+                          "--case-deadline", "20", "--quiet")
         assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
         left = [int(pid) for pid in pids.read_text().split()]
         assert len(left) >= 2, "the provider made no daemon in the probe or the binary: the test proves nothing"

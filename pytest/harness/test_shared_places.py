@@ -192,12 +192,10 @@ class TestCellFolderNames:
                               "characters (letters, digits and _ . + -, starting with a letter or digit): it becomes "
                               "a folder of the run\n")
 
-    def test_the_run_answers_such_a_variant_with_exit_2_before_it_writes(self, tmp_path):
+    def test_the_run_answers_such_a_variant_with_exit_2_before_it_writes(self, cmd_uet_run, tmp_path):
         manifest = manifest_with_variant(tmp_path / "m.yaml", "/..")
         report = tmp_path / "runs"
-        run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", f"{manifest}#/..", "--report",
-                              report], cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO), UET_BUILD=str(tmp_path)),
-                             capture_output=True, text=True, timeout=30)
+        run = cmd_uet_run("--provider", f"{manifest}#/..", "--report", report, env={"UET_BUILD": str(tmp_path)}, timeout=30)
         assert run.returncode == 2, run.stderr
         assert f"{manifest}: variants: the name of variant 1 of 2 is not a plain name" in run.stderr
         assert not report.exists()

@@ -1,7 +1,6 @@
 """A run names the spec version it checks against (./uet run --spec-version): both decoders follow it,
 softuet follows it through its manifest's {spec_version}, a provider that implements another version is
 marked in the report and fails where the versions differ."""
-import json
 import os
 import pathlib
 import subprocess
@@ -14,10 +13,6 @@ SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 # Two DGRAM checks: under 1.0.3 a UET_DATAGRAM_SEND carries message_id 0 (spec/wire.yaml spec_versions).
 DGRAM_CASES = "Msg.SendUsesTheTable2_22Opcode"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root (os.geteuid() != 0)")
-
-
-def results_of(report_dir):
-    return json.loads((report_dir / "latest" / "results.json").read_text())
 
 
 class TestSpecVersionOption:
@@ -37,7 +32,7 @@ class TestSpecVersionOption:
 
 @root_only
 class TestRunBySpecVersion:
-    def test_softuet_passes_by_1_0_3_and_the_report_says_so(self, cmd_uet_run, tmp_path):
+    def test_softuet_passes_by_1_0_3_and_the_report_says_so(self, cmd_uet_run, results_of, tmp_path):
         run = cmd_uet_run("--provider", SOFTUET, "--spec-version", "1.0.3", "--only", DGRAM_CASES,
                           "--report", tmp_path, "--quiet")
         assert run.returncode == 0, run.stdout + run.stderr
@@ -48,7 +43,8 @@ class TestRunBySpecVersion:
         assert dgram and {r["verdict"] for r in dgram} == {"pass"}
         assert "spec 1.0.3" in run.stdout
 
-    def test_a_1_0_1_provider_checked_by_1_0_3_fails_on_the_datagram_message_id(self, cmd_uet_run, tmp_path):
+    def test_a_1_0_1_provider_checked_by_1_0_3_fails_on_the_datagram_message_id(self, cmd_uet_run, results_of,
+                                                                                     tmp_path):
         old = tmp_path / "softuet-1.0.1.yaml"
         old.write_text(f"extends: {SOFTUET}\nname: softuet-old\nspec_version: '1.0.1'\n"
                        "environment: {SOFTUET_SPEC_VERSION: '1.0.1'}\n")

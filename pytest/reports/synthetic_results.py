@@ -1,12 +1,15 @@
-"""A realistic results.json (reports/RESULTS-FORMAT.md) with known values, and the run folder around it.
+"""A realistic results.json (reports/RESULTS-FORMAT.md) with known values, and the run folder around it: each
+result is the results model's (harness.results.results.Result), the file written by the run's writer.
 
 Two manifests run as a 2×2 matrix (4 cells, 2 areas each); the results cover every verdict; one fail has
 decoded frames and a capture; the negotiation block has all 7×7 profile-set pairs; the coverage block is a
 small harness.results.coverage.compute() dict. The EXPECTED_* constants are what a correct report must show for it.
 """
 import itertools
-import json
 import pathlib
+
+from harness.inputs import not_applicable
+from harness.results.results import Result, counts, write_results_json
 
 FULL = "softuet"            # claims all three profiles
 BASE = "softuet-ai-base"    # claims ai_base only
@@ -139,34 +142,29 @@ def cell_id(initiator, target):
     return "%s__%s" % (initiator, target)
 
 
-def _result(initiator, target, area, case, verdict):
-    cid = cell_id(initiator, target)
-    rid = "%s/%s/%s" % (cid, area, case)
-    result = {"id": rid, "cell": cid, "area": area, "binary": "uet-cases-" + area, "case": case,
-              "verdict": verdict, "detail": None, "reason": None, "message": None, "expected": None, "seen": None,
-              "statements": ["2.2.5.1-a"] if area == "mr" else ["2.2.4.4-b"], "blamed_side": None, "choices": [],
-              "seconds": 0.25,
-              "evidence": {"capture": None, "decoded": None, "frames": [], "log": None},
-              "repro": "./uet run --initiator %s --target %s --only '%s' --seed %d" % (
-                  initiator, target, case.split("/")[-2] if "/" in case else case, SEED)}
+def _result(initiator, target, area, case, verdict) -> Result:
+    result = Result(cell_id(initiator, target), area, "uet-cases-" + area, case, verdict,
+                    statements=["2.2.5.1-a"] if area == "mr" else ["2.2.4.4-b"], seconds=0.25,
+                    evidence={"capture": None, "decoded": None, "frames": [], "log": None},
+                    repro="./uet run --initiator %s --target %s --only '%s' --seed %d" % (
+                        initiator, target, case.split("/")[-2] if "/" in case else case, SEED))
     if verdict == "not_applicable":
-        result["reason"] = REASON_SMALL_RMA if "SmallRma" in case else REASON_TAGGED
-        result["reason_code"] = CODE_SMALL_RMA if "SmallRma" in case else CODE_TAGGED
+        result.reason = REASON_SMALL_RMA if "SmallRma" in case else REASON_TAGGED
+        result.reason_code = CODE_SMALL_RMA if "SmallRma" in case else CODE_TAGGED
     elif verdict == "warning":
-        result["reason"] = "SHOULD not met: the target did not log the mismatched JobID"
+        result.reason = "SHOULD not met: the target did not log the mismatched JobID"
     elif verdict == "timeout":
-        result["reason"] = "timeout: the case passed its 30 s deadline"
-        result["message"] = "no completion after 30 s"
+        result.reason = "timeout: the case passed its 30 s deadline"
+        result.message = "no completion after 30 s"
     elif verdict == "error":
-        result["reason"] = "the binary crashed: SIGSEGV"
-        result["message"] = HOSTILE
-        result["evidence"]["log"] = ERROR_LOG
+        result.reason = "the binary crashed: SIGSEGV"
+        result.message = HOSTILE
+        result.evidence["log"] = ERROR_LOG
     elif verdict == "fail":
-        result.update(
-            detail="claimed but unsupported", message="ses.job_id on the wire is 0x5a5a01, not the auth_key 0x123",
-            expected="uet.ses.job_id == 0x123 (the endpoint's auth_key)", seen="uet.ses.job_id == 0x5a5a01",
-            statements=list(FAIL_STATEMENTS), blamed_side="initiator", choices=["profile-priority"])
-        result["evidence"] = {
+        result.detail, result.message = "claimed but unsupported", "ses.job_id on the wire is 0x5a5a01, not the auth_key 0x123"
+        result.expected, result.seen = "uet.ses.job_id == 0x123 (the endpoint's auth_key)", "uet.ses.job_id == 0x5a5a01"
+        result.statements, result.blamed_side, result.choices = list(FAIL_STATEMENTS), "initiator", ["profile-priority"]
+        result.evidence = {
             "capture": FAIL_CAPTURE, "decoded": FAIL_DECODED, "log": FAIL_LOG,
             "frames": [{"index": 3, "sender": "initiator", "summary": "RUD_REQ psn=7 ses.std UET_SEND job_id=5921281",
                         "fields": {"uet.pds.psn": 7, "uet.ses.opcode": 5, "uet.ses.job_id": 0x5A5A01}},
@@ -195,8 +193,9 @@ def results_document(partial=False):
     results = [_result(i, t, *row) for (i, t), rows in CELL_RESULTS.items() for row in rows]
     cells = []
     for (i, t), rows in CELL_RESULTS.items():
-        counts = {v: sum(1 for r in rows if r[2] == v) for v in EXPECTED_COUNTS if v != "total"}
-        cells.append({"id": cell_id(i, t), "initiator": i, "target": t, "kind": "cases", "counts": counts,
+        mine = counts(r for r in results if r.cell == cell_id(i, t))
+        del mine["total"]
+        cells.append({"id": cell_id(i, t), "initiator": i, "target": t, "kind": "cases", "counts": mine,
                       "seconds": 20.5, "page": "cells/%s.html" % cell_id(i, t)})
     return {
         "format": 1,
@@ -208,11 +207,9 @@ def results_document(partial=False):
             "placement": "namespaces", "manifests": MANIFESTS,
             "spec_data": {"wire_yaml_sha256": "0123456789abcdef" * 4, "catalogue_sha256": "fedcba9876543210" * 4},
             "choices": CHOICES},
-        "summary": dict(EXPECTED_COUNTS, exit_status=1,
-                        not_applicable_by_code={CODE_TAGGED: 2, CODE_SMALL_RMA: 1},
-                        not_applicable_by_class={"not-claimed": 2, "no-such-combination": 1}),
+        "summary": dict(counts(results), **not_applicable.breakdown(results), exit_status=1),  # as the run counts
         "cells": cells,
-        "results": results,
+        "results": [r.as_dict() for r in results],
         "negotiation": _negotiation(FAIL_ID),
         "coverage": COVERAGE,
         "decode_crosscheck": {"captures": 12, "frames": 900, "disagreements": 0},
@@ -227,5 +224,5 @@ def write_run(run_dir, partial=False):
         path = run_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"\xd4\xc3\xb2\xa1" if rel.endswith(".pcap") else b"{}\n")
-    (run_dir / "results.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    write_results_json(doc, run_dir / "results.json")
     return doc

@@ -4,10 +4,14 @@ statement must say about them (the EXPECTED_* constants).
 Two manifests: alpha claims ai_base and hpc, beta ai_base. Cell `alpha` is alpha alone (it plays both sides,
 placement from run_info: namespaces); cell `alpha__beta` is alpha initiating towards beta in containers.
 """
-import json
 import pathlib
 
 import yaml
+
+from harness.inputs import manifest
+from harness.results.results import Result, counts, write_results_json
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 ALPHA, BETA = "alpha", "beta"
 PAIR = "alpha__beta"
@@ -62,16 +66,13 @@ LOG = "cells/alpha/authz.log"
 FAIL_CAPTURE = "cells/alpha__beta/captures/authz/A.Fail-1.pcap"
 
 
-def _result(cell, area, case, verdict, statements, **extra):
-    r = {"id": rid(cell, area, case), "cell": cell, "area": area, "binary": "uet-cases-" + area, "case": case,
-         "verdict": verdict, "statements": statements, "reason": None, "message": None, "detail": None,
-         "blamed_side": None, "choices": [], "seconds": 0.1, "evidence": {"log": "cells/%s/%s.log" % (cell, area)},
-         "repro": "./uet run --only %s --seed 7" % case}
-    r.update(extra)
-    return r
+def _result(cell, area, case, verdict, statements, **extra) -> Result:
+    return Result(**dict(dict(cell=cell, area=area, binary="uet-cases-" + area, case=case, verdict=verdict,
+                              statements=statements, seconds=0.1, evidence={"log": "cells/%s/%s.log" % (cell, area)},
+                              repro="./uet run --only %s --seed 7" % case), **extra))
 
 
-RESULTS = [
+MODEL = [  # the results model's results; RESULTS: as results.json holds them
     _result(ALPHA, "authz", "A.Pass", "pass", [A, B],
             evidence={"captures": [{"capture": CAPTURE, "decoded": DECODED, "frames": 2}], "capture": CAPTURE,
                       "decoded": DECODED, "log": LOG}),
@@ -86,6 +87,7 @@ RESULTS = [
             choices=["profile-priority", "job-id-width"]),
     _result(PAIR, "mr", "F.NaText", "not_applicable", [F, "9.9.9-z"], reason=HOSTILE_REASON),
 ]
+RESULTS = [r.as_dict() for r in MODEL]
 R = {r["case"]: r["id"] for r in RESULTS}
 
 
@@ -105,8 +107,7 @@ def results_document():
                                  {"id": "job-id-width", "status": "rebuilt", "confidence": "high", "chose": "24 bits",
                                   "contested": [{"reading": "32 bits", "sources": []}]},
                                  {"id": "unused-choice", "status": "MISSING", "confidence": "low", "chose": "x"}]},
-        "summary": {"pass": 2, "fail": 1, "not_applicable": 2, "warning": 1, "error": 1, "timeout": 0, "total": 7,
-                    "exit_status": 1},
+        "summary": dict(counts(MODEL), exit_status=1),
         "cells": [{"id": ALPHA, "initiator": ALPHA, "target": ALPHA, "kind": "single", "placement": None},
                   {"id": PAIR, "initiator": ALPHA, "target": BETA, "kind": "pair",
                    "placement": {"placement": "containers", "sides": {"a": "c-a", "b": "c-b"}}}],
@@ -122,9 +123,14 @@ def write_run(run_dir):
     for rel in (CAPTURE, DECODED, LOG):
         (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (run_dir / rel).write_bytes(b"x")
-    (run_dir / "cells" / ALPHA / "initiator.manifest.json").write_text(json.dumps(
-        {"endpoint_types": ["rdm"], "job_id_methods": ["direct"], "address_layout": "own", "features": {}}))
-    (run_dir / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    # alpha's side as a run resolves it (the cell's initiator.manifest.json), from a manifest of alpha's claims
+    alpha = run_dir / "alpha.yaml"
+    alpha.write_text(f"extends: {REPO / 'cases' / 'manifests' / 'softuet.yaml'}\nname: {ALPHA}\nendpoint_types: [rdm]\n"
+                     "job_id_methods: [direct]\nprofiles: [ai_base, hpc]\nindirect_job_id: null\n"
+                     "indirect_job_id_environment: null\nfallback_job_id_environment: null\n")
+    manifest.write_resolved(manifest.load(alpha), run_dir / "cells" / ALPHA / "initiator.manifest.json",
+                            build=REPO / "build", port=4793)
+    write_results_json(doc, run_dir / "results.json")
     return doc
 
 

@@ -1,6 +1,5 @@
 """./uet history (harness/trends/history.py): the SQLite index of run folders and the trend site, from synthetic
 results.json files with known values."""
-import json
 import os
 import sqlite3
 import subprocess
@@ -10,6 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import synthetic_results as syn
+from harness.results.results import read_results_json, write_results_json
 from harness.trends import history_index
 REPO = syn.pathlib.Path(__file__).resolve().parents[2]
 FLIPPED = syn.cell_id(syn.FULL, syn.FULL) + "/mr/Mr.KeyFormat/rdm"   # pass in run 1 and 3, fail in run 2
@@ -26,7 +26,7 @@ def write_run(runs_dir, n, flip=False, spec="1.0.1"):
         next(r for r in doc["results"] if r["id"] == FLIPPED)["verdict"] = "fail"
     folder = runs_dir / run_id
     folder.mkdir(parents=True)
-    (folder / "results.json").write_text(json.dumps(doc))
+    write_results_json(doc, folder / "results.json")
     (folder / "index.html").write_text("<html><title>%s</title></html>" % run_id)
     return folder
 
@@ -76,9 +76,9 @@ class TestIndex:
         assert "(0 added, 0 updated, 4 unchanged, 0 skipped)" in again.stdout
         assert rows(db, "SELECT * FROM counts ORDER BY run_id, scope, key, verdict") == before
         assert (tmp_path / "site" / "index.html").read_text() == site   # deterministic
-        doc = json.loads((runs_dir / "20261125-0300-s3" / "results.json").read_text())
+        doc = read_results_json(runs_dir / "20261125-0300-s3")[1]
         doc["results"][0]["verdict"] = "error"
-        (runs_dir / "20261125-0300-s3" / "results.json").write_text(json.dumps(doc))
+        write_results_json(doc, runs_dir / "20261125-0300-s3" / "results.json")
         third = history("--db", db, "--out", tmp_path / "site", runs_dir)
         assert "(0 added, 1 updated, 2 unchanged, 0 skipped)" in third.stdout
         assert rows(db, "SELECT n FROM counts WHERE run_id = '20261125-0300-s3' AND scope = 'run' "
@@ -124,13 +124,13 @@ class TestIndex:
 
     def test_flaky_and_expectation_fields_are_kept_when_present(self, tmp_path):
         folder = write_run(tmp_path / "runs", 4)
-        doc = json.loads((folder / "results.json").read_text())
+        doc = read_results_json(folder)[1]
         doc["results"][0]["flaky"] = True
         doc["results"][1]["classification"] = "flaky"
         doc["results"][2]["expectation"] = {"verdict": "fail", "why": "known"}
         doc["results"][3]["verdict"] = "flaky"                 # --rerun-failures' verdict
         doc["results"][4]["expectation"] = "expected_fail"     # --expectations' outcome
-        (folder / "results.json").write_text(json.dumps(doc))
+        write_results_json(doc, folder / "results.json")
         db = tmp_path / "h.sqlite"
         con = history_index.connect(db)
         assert history_index.index_run(con, folder) == "added"
@@ -178,10 +178,10 @@ class TestSite:
         runs = tmp_path / "runs"
         write_run(runs, 1, flip=True)
         other = write_run(runs, 2)   # a run of other cells between: none of run 1's result ids
-        doc = json.loads((other / "results.json").read_text())
+        doc = read_results_json(other)[1]
         for r in doc["results"]:
             r["id"] = "other/" + r["id"]
-        (other / "results.json").write_text(json.dumps(doc))
+        write_results_json(doc, other / "results.json")
         write_run(runs, 3)
         assert history("--db", tmp_path / "h.sqlite", "--out", tmp_path / "site", runs).returncode == 0
         root = ET.parse(tmp_path / "site" / "index.html").getroot()

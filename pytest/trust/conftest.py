@@ -3,7 +3,6 @@ setpriv), folders it controls or shares with root, a file of root's it would lik
 installations laid out as `make install` lays them out (made by root or by nobody), a run against a hostile
 provider, and the harness's commands run as ./uet runs them (behind harness/commands/guard.py, so a traceback
 shows as exit 3)."""
-import json
 import os
 import pathlib
 import resource
@@ -117,7 +116,7 @@ def uet_decode(build_dir):
 
 
 @pytest.fixture(scope="module")
-def chatty_run(build_dir, tmp_path_factory):
+def chatty_run(build_dir, cmd_uet_run, results_of, tmp_path_factory):
     """A run of one wire case (CHATTY_CASE) against softuet with the chatty provider (cases/hostile/chatty.c)
     in its place: 4 MiB more than a capture keeps goes on the wire at its first send. Its results.json
     (doc), run folder (folder) and the case's result (result)."""
@@ -129,13 +128,11 @@ def chatty_run(build_dir, tmp_path_factory):
                         "environment:\n  FI_PROVIDER_PATH: \"{build}/hostile\"\n"
                         "  CHATTY_WRAPS: \"{build}/lib/libsoftuet-fi.so\"\n"
                         f"  CHATTY_BYTES: \"{CAPTURE_CAP_BYTES + (4 << 20)}\"\n")
-    run = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", manifest, "--only", CHATTY_CASE,
-                          "--build", build_dir, "--report", folder / "runs", "--quiet"], cwd=REPO,
-                         capture_output=True, text=True, timeout=900)
+    run = cmd_uet_run("--provider", manifest, "--only", CHATTY_CASE, "--report", folder / "runs", "--quiet", timeout=900)
     # 1: its one case is an error (the flood pushed its frames past the cap; test_capture_cap says why)
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
     run_dir = (folder / "runs" / "latest").resolve()
-    doc = json.loads((run_dir / "results.json").read_text())
+    doc = results_of(run_dir)
     found = [r for r in doc["results"] if CHATTY_CASE in r["case"]]
     assert len(found) == 1, [(r["case"], r["verdict"], r["reason"]) for r in doc["results"]]
     return types.SimpleNamespace(doc=doc, folder=run_dir, result=found[0])

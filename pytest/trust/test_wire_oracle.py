@@ -11,8 +11,6 @@ import json
 import os
 import pathlib
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -30,13 +28,10 @@ API_CASE = "Msg.SendArrivesWholeInThePostedBuffer"
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="the cases capture the test link in namespace pairs, which needs root")
 
 
-def run(build_dir, out, areas, case_filter, knob=None, flip_to_pass=False):
-    """The results of softuet's cases in `areas` matching `case_filter` (with a fault knob), judged by the
-    harness as ./uet run does once the captures are kept; `flip_to_pass` records every fail as the binary's
-    pass first, as a line a provider re-signed with the key it found would."""
-    out.mkdir(parents=True, exist_ok=True)
-    results = run_manifest(SOFTUET, build_dir, out, areas=areas, case_filter=case_filter,
-                           extra_env={"SOFTUET_FAULTS": knob} if knob else None)
+def judged(results, build_dir, out, flip_to_pass=False):
+    """softuet's `results` (run in `out`) judged by the harness as ./uet run does once the captures are kept;
+    `flip_to_pass` records every fail as the binary's pass first, as a line a provider re-signed with the key
+    it found would."""
     if flip_to_pass:
         for r in results:
             if r.verdict == "fail":
@@ -46,20 +41,36 @@ def run(build_dir, out, areas, case_filter, knob=None, flip_to_pass=False):
     return {(short_case(r.case), wire_oracle.kind_of(r.case)): r for r in results}
 
 
-@pytest.fixture(scope="module")
-def clean(build_dir, tmp_path_factory):
-    return run(build_dir, tmp_path_factory.mktemp("clean"), ["wire", "msg"], f"*{ADDRESSED}*:*{API_CASE}*")
+def run(build_dir, out, areas, case_filter, knob=None):
+    """A fresh run of softuet's cases in `areas` matching `case_filter` (with a fault knob), judged."""
+    out.mkdir(parents=True, exist_ok=True)
+    return judged(run_manifest(SOFTUET, build_dir, out, areas=areas, case_filter=case_filter,
+                               extra_env={"SOFTUET_FAULTS": knob} if knob else None), build_dir, out)
 
 
 @pytest.fixture(scope="module")
-def broken(build_dir, tmp_path_factory):
-    return run(build_dir, tmp_path_factory.mktemp("broken"), ["wire"], f"*{ADDRESSED}*", knob="wrong_job_id")
+def clean(cell_run, build_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean")
+    return judged(cell_run(SOFTUET, areas=["wire", "msg"], case_filter=f"*{ADDRESSED}*:*{API_CASE}*").copy_to(out),
+                  build_dir, out)
 
 
 @pytest.fixture(scope="module")
-def forged(build_dir, tmp_path_factory):
-    return run(build_dir, tmp_path_factory.mktemp("forged"), ["wire"], f"*{ADDRESSED}*", knob="wrong_job_id",
-               flip_to_pass=True)
+def broken_run(cell_run):
+    """The one run of the addressing check with the wrong_job_id knob; broken and forged judge copies of it."""
+    return cell_run(SOFTUET, areas=["wire"], case_filter=f"*{ADDRESSED}*", knob="wrong_job_id")
+
+
+@pytest.fixture(scope="module")
+def broken(broken_run, build_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("broken")
+    return judged(broken_run.copy_to(out), build_dir, out)
+
+
+@pytest.fixture(scope="module")
+def forged(broken_run, build_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("forged")
+    return judged(broken_run.copy_to(out), build_dir, out, flip_to_pass=True)
 
 
 class TestTheRulesAreData:
@@ -182,16 +193,12 @@ class TestEveryVerdictSaysWhoseWordItIs:
 
 
 @pytest.fixture(scope="module")
-def report_run(build_dir, tmp_path_factory):
+def report_run(suite_run):
     """A real ./uet run of softuet's wire and tagged areas: its run folder and results.json."""
-    report = tmp_path_factory.mktemp("runs")
-    env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-m", "harness.run.run_suite", "--provider", "softuet.yaml", "--only", "wire",
-                           "--only", "tagged", "--seed", "7", "--report", str(report), "--quiet"],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
+    proc = suite_run("--provider", "softuet.yaml", "--only", "wire", "--only", "tagged", "--seed", "7", "--quiet",
+                     timeout=1800)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    run_dir = (report / "latest").resolve()
-    return run_dir, json.loads((run_dir / "results.json").read_text())
+    return proc.folder, proc.results()
 
 
 @root_only

@@ -1,0 +1,174 @@
+"""Runs of the suite for the tests, Wireshark-style: the command (cmd_uet_run), the one reader of a run's
+results (results_of), and the runs several tests look at, each made once per pytest session (suite_run for
+`./uet run` as a user runs it, cell_run for one cell's case binaries, as the mutation run makes them).
+
+A shared run is made once in the whole session, also under `pytest -n N --dist loadfile`: loadfile gives each
+worker whole files, so two files that need the same run are usually on two workers, each with a session of
+its own; a cache per worker would make the run once per worker. So the run's folder is in the session's
+shared temporary folder (every worker's basetemp is inside it), named by the run's arguments, and a lock
+file there (flock: the kernel lets go of it when its holder dies) makes the first worker run it while
+another that needs it waits for that run instead of making its own. A test reads a shared run and never
+changes it; one that must change it works on copy_to()'s private copy.
+"""
+import dataclasses
+import fcntl
+import hashlib
+import os
+import pathlib
+import pickle
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+UET_RUN = (sys.executable, "-m", "harness.run.run_suite")  # what ./uet run runs after its build
+
+
+def results_of(folder) -> dict:
+    """The results.json of a run folder, or of the run a report folder's `latest` names, read by the suite's
+    one reader (harness/results/results.py)."""
+    from harness.results.results import read_results_json
+    folder = pathlib.Path(folder)
+    if not (folder / "results.json").exists() and (folder / "latest").exists():
+        folder = (folder / "latest").resolve()
+    return read_results_json(folder)[1]
+
+
+class UetRun:
+    """cmd_uet_run(*args, timeout=600, env=None) -> CompletedProcess (text) of ./uet run's harness with ARGS, from
+    the repository's root, with the build the tests use (UET_BUILD; --build names another) and `env` over its
+    environment; argv(*args) is its command line, env its environment (for a test that drives the process
+    itself, e.g. to signal it)."""
+
+    def __init__(self, build_dir: pathlib.Path):
+        self.build_dir = build_dir
+
+    @property
+    def env(self) -> dict:
+        # the test's environment as it is now (a test may have set a variable for this run)
+        return dict(os.environ, UET_BUILD=str(self.build_dir), PYTHONPATH=str(REPO))
+
+    @staticmethod
+    def argv(*args) -> list[str]:
+        return [*UET_RUN, *map(str, args)]
+
+    def __call__(self, *args, timeout=600, env=None) -> subprocess.CompletedProcess:
+        return subprocess.run(self.argv(*args), cwd=REPO, env=dict(self.env, **(env or {})), capture_output=True,
+                              text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def cmd_uet_run(build_dir):
+    return UetRun(build_dir)
+
+
+@pytest.fixture(name="results_of", scope="session")
+def results_of_fixture():
+    """results_of(folder) -> the run's results.json (a run folder, or a report folder's latest run)."""
+    return results_of
+
+
+def _shared_folder(tmp_path_factory) -> pathlib.Path:
+    base = tmp_path_factory.getbasetemp()
+    # an xdist worker's basetemp is popen-gwN inside the session's; without workers the session's is its own
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-runs"
+
+
+def _once(shared: pathlib.Path, key: str, make):
+    """make(folder) -> a picklable value, made once per session for `key` (see the module's text)."""
+    place = shared / hashlib.sha256(key.encode()).hexdigest()[:20]
+    place.mkdir(parents=True, exist_ok=True)
+    with open(place / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = place / "value.pickle"
+        if not done.exists():
+            folder = place / "run"
+            shutil.rmtree(folder, ignore_errors=True)  # what a run that raised left
+            folder.mkdir()
+            (place / "key").write_text(key + "\n")
+            made = pickle.dumps(make(folder))
+            (place / "value.tmp").write_bytes(made)
+            (place / "value.tmp").rename(done)
+        return pickle.loads(done.read_bytes())
+
+
+@dataclasses.dataclass
+class SuiteRun:
+    """One `./uet run` of the session: its exit status and output, and its run folder."""
+    returncode: int
+    stdout: str
+    stderr: str
+    report: pathlib.Path   # the --report folder
+    folder: pathlib.Path   # the run folder (report/latest)
+
+    def results(self) -> dict:
+        """Its results.json, read afresh."""
+        return results_of(self.folder)
+
+
+@pytest.fixture(scope="session")
+def suite_run(cmd_uet_run, tmp_path_factory):
+    """suite_run(*args, timeout=900) -> SuiteRun of `./uet run ARGS --report FOLDER`, made once per session
+    for the same ARGS."""
+    shared = _shared_folder(tmp_path_factory)
+
+    def run(*args, timeout=900):
+        args = [str(a) for a in args]
+
+        def make(folder):
+            proc = cmd_uet_run(*args, "--report", folder, timeout=timeout)
+            latest = folder / "latest"
+            return SuiteRun(proc.returncode, proc.stdout, proc.stderr, folder,
+                            latest.resolve() if latest.exists() else latest)
+        return _once(shared, "suite\0" + "\0".join(args), make)
+    return run
+
+
+@dataclasses.dataclass
+class CellRunRecord:
+    """One cell's results (harness.results.results.Result, as the case binaries gave them, before the wire
+    oracle judged their captures) and the folder they ran in. Each call gives fresh copies of the results."""
+    out: pathlib.Path
+    raw: bytes
+
+    def results(self) -> list:
+        return pickle.loads(self.raw)
+
+    def by_case(self) -> dict:
+        return {r.case: r for r in self.results()}
+
+    def copy_to(self, folder: pathlib.Path) -> list:
+        """The results with their captures in a private copy of the run's folder, for a test that changes them
+        (the wire oracle's judgement rewrites a capture's decode beside it)."""
+        shutil.copytree(self.out, folder, dirs_exist_ok=True)
+        results = self.results()
+        for r in results:
+            for entry in r.evidence.get("captures", []):
+                if str(entry.get("file", "")).startswith(f"{self.out}/"):
+                    entry["file"] = f"{folder}/{entry['file'][len(str(self.out)) + 1:]}"
+        return results
+
+
+@pytest.fixture(scope="session")
+def cell_run(build_dir, tmp_path_factory):
+    """cell_run(initiator, target=None, areas=None, knob=None, case_filter="*", extra_env=None, **options) ->
+    CellRunRecord of harness.run.run_cases.run_manifest: one cell, made once per session for the same
+    arguments. `knob` is softuet's SOFTUET_FAULTS (fep/README.md "Personalities") on both sides; `options`
+    are run_manifest's (ports, use_namespaces, placement, seed)."""
+    from harness.run.run_cases import run_manifest
+    shared = _shared_folder(tmp_path_factory)
+
+    def run(initiator, target=None, areas=None, knob=None, case_filter="*", extra_env=None, **options):
+        env = dict(extra_env or {}, **({"SOFTUET_FAULTS": knob} if knob else {})) or None
+        target = None if target is not None and str(target) == str(initiator) else target  # a manifest alone
+        key = repr(("cell", str(initiator), str(target) if target else None, list(areas) if areas else None,
+                    case_filter, sorted((env or {}).items()), sorted(options.items())))
+
+        def make(folder):
+            results = run_manifest(initiator, build_dir, folder, target=target, areas=list(areas) if areas else None,
+                                   case_filter=case_filter, extra_env=env, **options)
+            return CellRunRecord(folder, pickle.dumps(results))
+        return _once(shared, key, make)
+    return run
