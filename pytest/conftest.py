@@ -157,3 +157,14 @@ def confined_verify(tmp_path):
                                "--build", str(build or tmp_path / "no-build")], cwd=REPO, env=env, preexec_fn=confine,
                               capture_output=True, text=True, timeout=1800)
     return run
+
+
+@pytest.fixture(scope="session")
+def resolved_side():
+    """resolved_side(ref="softuet.yaml", port=4793) -> the resolved record of a manifest of cases/manifests, made
+    by the harness's own writer (what a cell plan carries for a side)."""
+    from harness.inputs import manifest as manifest_mod
+
+    def make(ref="softuet.yaml", port=4793):
+        return manifest_mod.load(REPO / "cases" / "manifests" / ref).resolve(build=REPO / "build", port=port)
+    return make

@@ -14,7 +14,7 @@ bool same_address_layout(const Manifest& a, const Manifest& b) { return a.addres
 
 AddressFields address_fields(const std::vector<uint8_t>& blob, const Manifest& owner) {
   AddressFields f = owner.address_layout.read(blob);
-  if (!f.values.count(AddrField::udp_port) && owner.wire_udp_port) f.values[AddrField::udp_port] = owner.wire_udp_port;
+  if (!f.values.count(AddrField::udp_port) && owner.wire.udp_port.number) f.values[AddrField::udp_port] = owner.wire.udp_port.number;
   return f;
 }
 

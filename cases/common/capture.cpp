@@ -170,7 +170,7 @@ PairAddresses& pair_of_case() {
 
 // An `auto` side's port from its fi_getname (its layout's udp_port), or 0.
 uint16_t port_in_address(const Manifest& side, const std::vector<uint8_t>& name) {
-  const auto port = side.wire_udp_port_auto && !name.empty() ? layout_of(side).get(name, AddrField::udp_port) : std::nullopt;
+  const auto port = side.wire.udp_port.automatic && !name.empty() ? layout_of(side).get(name, AddrField::udp_port) : std::nullopt;
   if (port && *port) note(std::string(&side == &manifest() ? "initiator" : "target") + " UET port",
                           "from its fi_getname: " + std::to_string(*port) + " (the manifest says auto)");
   return port ? static_cast<uint16_t>(*port) : 0;
@@ -216,19 +216,19 @@ void pair_address(Side side, const std::vector<uint8_t>& name) {
 
 bool Capture::start(Toward toward, const std::vector<uint8_t>& target_fa) {
   // The capture is on this side (the initiator's) in either direction.
-  if (manifest().wire_interface.empty() || (!target_manifest().wire_udp_port && !target_manifest().wire_udp_port_auto))
+  if (manifest().wire.interface.empty() || (!target_manifest().wire.udp_port.number && !target_manifest().wire.udp_port.automatic))
     return error_ = "the manifest names no wire capture (wire: interface, udp_port) for the target (" +
                     target_manifest().path + ")",
            false;
-  to_target_ = target_manifest().wire_udp_port;
-  target_auto_ = target_manifest().wire_udp_port_auto;
-  to_initiator_ = manifest().wire_udp_port;
-  initiator_auto_ = manifest().wire_udp_port_auto;
+  to_target_ = target_manifest().wire.udp_port.number;
+  target_auto_ = target_manifest().wire.udp_port.automatic;
+  to_initiator_ = manifest().wire.udp_port.number;
+  initiator_auto_ = manifest().wire.udp_port.automatic;
   target_fa_ = target_fa;
   ports_from_addresses();
   default_sender_ = toward == Toward::target ? Side::initiator : Side::target;
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_ = pcap_create(manifest().wire_interface.c_str(), err);
+  pcap_ = pcap_create(manifest().wire.interface.c_str(), err);
   if (!pcap_) return error_ = std::string("pcap_create: ") + err, false;
   pcap_set_snaplen(pcap_, 65535);
   pcap_set_immediate_mode(pcap_, 1);  // every packet at once, not when a ring block fills
@@ -464,8 +464,8 @@ void Capture::report_silence() {
   silence_reported_ = true;
   const Manifest& t = target_manifest();
   observing(Side::initiator, "wire: no UET traffic on the test link");
-  ADD_FAILURE() << "no UET traffic on the test link (" << manifest().wire_interface << "; the target's UET port "
-                << (t.wire_udp_port_auto ? std::string("auto, none learned") : std::to_string(t.wire_udp_port))
+  ADD_FAILURE() << "no UET traffic on the test link (" << manifest().wire.interface << "; the target's UET port "
+                << (t.wire.udp_port.automatic ? std::string("auto, none learned") : std::to_string(t.wire.udp_port.number))
                 << "): " << other_traffic();
 }
 

@@ -12,12 +12,32 @@ namespace uet::cases {
 
 namespace {
 
-constexpr int kPlanVersion = 1;
+constexpr int kPlanVersion = 2;
 bool g_target_process = false;
 
 [[noreturn]] void bad_plan(const std::string& path, const std::string& why) {
   std::fprintf(stderr, "uet cases: cell plan %s: %s\n", path.c_str(), why.c_str());
   std::exit(3);
+}
+
+[[noreturn]] void bad_manifest(const std::string& path, const std::string& why) {
+  std::fprintf(stderr, "uet cases: manifest %s: %s\n", path.c_str(), why.c_str());
+  std::exit(3);
+}
+
+// A side of the plan: its resolved record (harness/inputs/manifest.py writes it; YAML and placeholders have
+// that one reader), named in messages by the file the harness wrote it to as well.
+Manifest side_of(const nlohmann::json& side) {
+  Manifest m;
+  m.path = side.at("manifest").get<std::string>();
+  try {
+    read_resolved_side(side.at("resolved"), m);
+  } catch (const BadRecord& e) {
+    bad_manifest(m.path, e.what());
+  } catch (const std::exception& e) {  // nlohmann's errors, and an address layout's unknown field
+    bad_manifest(m.path, std::string("not a resolved manifest: ") + e.what());
+  }
+  return m;
 }
 
 TargetPlace place_of(const nlohmann::json& j) {
@@ -54,8 +74,8 @@ CellPlan load_plan() {
                               std::to_string(kPlanVersion) + " (rebuild the cases or the harness)");
     plan.cell = doc.at("cell").get<std::string>();
     plan.area = doc.at("area").get<std::string>();
-    plan.initiator_manifest = doc.at("initiator").at("manifest").get<std::string>();
-    plan.target_manifest = doc.at("target").at("manifest").get<std::string>();
+    plan.initiator = side_of(doc.at("initiator"));
+    plan.target = side_of(doc.at("target"));
     plan.target_place = place_of(doc.at("target").at("place"));
     plan.target_binary = doc.at("target").value("binary", "");
     plan.results = doc.at("results").get<std::string>();

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "manifest.hpp"
+
 namespace uet::cases {
 
 // Where a target peer runs.
@@ -28,7 +30,7 @@ struct LossPlan {
 struct CellPlan {
   std::string path;
   std::string cell, area;
-  std::string initiator_manifest, target_manifest;  // resolved manifest records (JSON)
+  Manifest initiator, target;  // each side's resolved record: the plan is the one file a binary reads
   std::string results;     // the initiator's verdict lines
   std::string captures;    // the folder of the cases' pcap evidence
   uint64_t capture_cap_bytes = 0;  // the most one capture file of it holds (its head)

@@ -2,108 +2,14 @@
 
 #include "cell_plan.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace uet::cases {
-
-namespace {
-
-[[noreturn]] void bad_manifest(const std::string& path, const std::string& why) {
-  std::fprintf(stderr, "uet cases: manifest %s: %s\n", path.c_str(), why.c_str());
-  std::exit(3);
-}
-
-Env env_of(const nlohmann::json& j) {
-  Env out;
-  if (j.is_object())
-    for (const auto& [k, v] : j.items()) out[k] = v.is_null() ? std::nullopt : std::optional<std::string>(v.get<std::string>());
-  return out;
-}
-
-// The resolved record of harness/inputs/manifest.py; YAML is refused here so placeholders and `extends` have
-// one reader (the Python one).
-Manifest load_manifest(const std::string& p, const char* side) {
-  if (p.empty()) bad_manifest("(none)", std::string("the cell plan names no ") + side + " manifest");
-  if (p.size() > 5 && (p.ends_with(".yaml") || p.ends_with(".yml")))
-    bad_manifest(p, "is YAML; the cases read the resolved record: python3 -m harness.inputs.manifest resolve " + p +
-                        " -o side.json, and the cell plan names side.json");
-  std::ifstream in(p);
-  if (!in) bad_manifest(p, std::string("cannot read: ") + std::strerror(errno));
-  Manifest m;
-  m.path = p;
-  try {
-    const nlohmann::json doc = nlohmann::json::parse(in);
-    m.name = doc.at("name").get<std::string>();
-    m.provider = doc.at("provider").get<std::string>();
-    m.uet = doc.at("uet").get<bool>();
-    m.profiles = doc.at("profiles").get<std::vector<std::string>>();
-    for (const auto& e : doc.at("endpoint_types")) {
-      const std::string name = e.get<std::string>();
-      if (name != "rdm" && name != "dgram") bad_manifest(p, "endpoint_types: '" + name + "' is not rdm or dgram");
-      m.endpoint_types.push_back(name == "rdm" ? FI_EP_RDM : FI_EP_DGRAM);
-    }
-    m.environment = env_of(doc.value("environment", nlohmann::json::object()));
-    if (doc.contains("wire") && doc["wire"].is_object()) {
-      m.wire_interface = doc["wire"].at("interface").get<std::string>();
-      const auto& port = doc["wire"].at("udp_port");
-      m.wire_udp_port_auto = port.is_string() && port.get<std::string>() == "auto";
-      if (!m.wire_udp_port_auto) m.wire_udp_port = port.get<uint16_t>();
-      m.wire_udp_port_chosen_by = doc["wire"].value("udp_port_chosen_by", "suite");
-    }
-    m.indirect_job_id_environment = env_of(doc.value("indirect_job_id_environment", nlohmann::json::object()));
-    if (doc.contains("indirect_job_id") && !doc["indirect_job_id"].is_null())
-      m.indirect_job_id = doc["indirect_job_id"].get<uint32_t>();
-    m.fallback_job_id_environment = env_of(doc.value("fallback_job_id_environment", nlohmann::json::object()));
-    m.predefined_service_names = doc.value("predefined_service_names", std::vector<std::string>{});
-    m.address_layout = address_layout_from_json(doc.at("address_layout"));
-    m.job_id_methods = doc.value("job_id_methods", std::vector<std::string>{"indirect", "direct", "av"});
-    if (doc.contains("privileged_entity") && doc["privileged_entity"].is_object()) {
-      const auto& pe = doc["privileged_entity"];
-      m.privileged_entity.declared = true;
-      m.privileged_entity.environment = env_of(pe.value("environment", nlohmann::json::object()));
-      m.privileged_entity.grant = pe.at("grant").get<std::vector<std::string>>();
-      m.privileged_entity.revoke = pe.at("revoke").get<std::vector<std::string>>();
-      if (pe.contains("trace") && pe["trace"].is_string()) m.privileged_entity.trace = pe["trace"].get<std::string>();
-      if (pe.contains("job") && pe["job"].is_object()) {
-        m.privileged_entity.job_grant = pe["job"].at("grant").get<std::vector<std::string>>();
-        m.privileged_entity.job_end = pe["job"].at("end").get<std::vector<std::string>>();
-      }
-      if (pe.contains("allocation_grant") && pe["allocation_grant"].is_array())
-        m.privileged_entity.allocation_grant = pe["allocation_grant"].get<std::vector<std::string>>();
-      if (pe.contains("security") && pe["security"].is_object()) {
-        m.privileged_entity.security_bind = pe["security"].at("bind").get<std::vector<std::string>>();
-        m.privileged_entity.security_key_update = pe["security"].at("key_update").get<std::vector<std::string>>();
-      }
-      if (pe.contains("impostor") && pe["impostor"].is_object()) {
-        const auto& im = pe["impostor"];
-        m.privileged_entity.has_impostor = true;
-        m.privileged_entity.impostor_start = im.at("start").get<std::vector<std::string>>();
-        m.privileged_entity.impostor_grant = im.at("grant").get<std::vector<std::string>>();
-        m.privileged_entity.impostor_environment = env_of(im.value("environment", nlohmann::json::object()));
-        m.privileged_entity.impostor_user = im.value("user", "");
-      }
-    }
-    if (doc.contains("checked_spec_version")) {
-      const std::string v = doc["checked_spec_version"].get<std::string>();
-      const auto version = wire::spec_version_by_name(v.c_str());
-      if (!version) bad_manifest(p, "checked_spec_version: '" + v + "' is not a spec version of spec/wire.yaml");
-      m.checked_spec_version = *version;
-    }
-  } catch (const std::exception& e) {  // nlohmann's errors, and an address layout's unknown field
-    bad_manifest(p, std::string("not a resolved manifest: ") + e.what());
-  }
-  return m;
-}
-
-}  // namespace
 
 codec::DecodeOptions decode_options(uint16_t udp_port) {
   codec::DecodeOptions opts;
@@ -125,16 +31,9 @@ std::string Manifest::profile_needing_job_method(const std::string& method) cons
   return "";
 }
 
-const Manifest& manifest() {
-  static const Manifest m = is_target_process() ? load_manifest(cell_plan().target_manifest, "target")
-                                                 : load_manifest(cell_plan().initiator_manifest, "initiator");
-  return m;
-}
+const Manifest& manifest() { return is_target_process() ? cell_plan().target : cell_plan().initiator; }
 
-const Manifest& target_manifest() {
-  static const Manifest m = is_target_process() ? manifest() : load_manifest(cell_plan().target_manifest, "target");
-  return m;
-}
+const Manifest& target_manifest() { return cell_plan().target; }
 
 void split_env(const Env& env, std::map<std::string, std::string>* set, std::vector<std::string>* unset) {
   for (const auto& [k, v] : env) {

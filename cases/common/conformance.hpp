@@ -22,58 +22,8 @@
 
 namespace uet::cases {
 
-// What one side of a pair claims and runs with: the resolved record harness/inputs/manifest.py writes (JSON,
-// placeholders expanded), read once. Environment values that are unset are nullopt.
-using Env = std::map<std::string, std::optional<std::string>>;
-struct Manifest {
-  std::string path;
-  std::string name;
-  std::string provider;
-  bool uet = false;
-  std::vector<std::string> profiles;      // ai_base, ai_full, hpc
-  std::vector<fi_ep_type> endpoint_types;
-  Env environment;                        // what this side's provider runs with
-  std::string wire_interface;             // empty: no wire observations
-  uint16_t wire_udp_port = 0;             // the UDP port this side's FEP receives UET on (0 with auto)
-  bool wire_udp_port_auto = false;        // the provider binds a port of its own choosing (wire: udp_port: auto)
-  std::string wire_udp_port_chosen_by;    // "suite" ({port}), "manifest" (a fixed number) or "provider" (auto)
-  Env indirect_job_id_environment;
-  std::optional<uint32_t> indirect_job_id;
-  Env fallback_job_id_environment;
-  std::vector<std::string> predefined_service_names;
-  AddressLayout address_layout;           // where its fi_getname keeps the Table 2-10 fields
-  std::vector<std::string> job_id_methods;  // indirect, direct, av: how it takes an endpoint's JobID
-  // How the suite talks to the provider's privileged entity (spec 2.2.4.1): declared or not, what the
-  // provider needs to find it, and the grant and revoke commands ({pid}, {job} still to fill in).
-  struct PrivilegedEntity {
-    bool declared = false;
-    Env environment;
-    std::vector<std::string> grant, revoke;
-    std::string trace;  // its Control API trace (JSON lines); empty: none kept
-    // A grant that belongs to a workload-manager job, and the job's end ({pid}, {job}, {wlm_job}).
-    std::vector<std::string> job_grant, job_end;
-    // A grant of {job} whose address allocation response names {alloc_job} ({pid}); empty: none declared.
-    std::vector<std::string> allocation_grant;
-    // A grant of {job} to {pid} with secure domain {sdi} bound to it, and the update of {sdi}'s key to {key}
-    // (hex) with {epoch} for {job}; empty: none declared.
-    std::vector<std::string> security_bind, security_key_update;
-    // An entity not running as root ({dir}, {bin_dir}, {pid}, {job} to fill in), run as impostor_user (a
-    // name or a number); has_impostor false: none declared.
-    bool has_impostor = false;
-    std::string impostor_user;
-    std::vector<std::string> impostor_start, impostor_grant;
-    Env impostor_environment;
-  } privileged_entity;
-  // The spec version the run checks against (./uet run --spec-version): the cases decode frames by it.
-  wire::SpecVersion checked_spec_version = wire::kSpecVersionDefault;
-  bool claims_profile(const std::string& p) const;
-  bool claims_job_method(const std::string& method) const;
-  // Why a profile it claims needs JobID method `method` (HPC: the AV method, 2.2.4.1-s), or empty.
-  std::string profile_needing_job_method(const std::string& method) const;
-};
-
 // This side's manifest (the cell plan's, cell_plan.hpp). In the initiator: the initiator's; in a target peer:
-// the target's. A missing or malformed manifest ends the run with a message (exit 3).
+// the target's. A malformed one ends the run with a message (exit 3), as the plan is read.
 const Manifest& manifest();
 // The target side's manifest (the same as manifest() in the target peer).
 const Manifest& target_manifest();

@@ -132,10 +132,10 @@ bool ScriptedPeer::address_target(const std::vector<uint8_t>& name, std::string*
   const auto fa = layout.fa(name);
   const uint64_t flags = layout.get(name, AddrField::flags).value_or(0);
   uint64_t port = layout.get(name, AddrField::udp_port).value_or(0);
-  if (!port) port = target.wire_udp_port;
+  if (!port) port = target.wire.udp_port.number;
   if (!fa || !port || port > 0xFFFF) {
     *why = "the target's address names no fabric address or UDP port (its layout has no udp_port and the manifest's "
-           "wire udp_port is " + (target.wire_udp_port_auto ? std::string("auto") : std::to_string(target.wire_udp_port)) + ")";
+           "wire udp_port is " + (target.wire.udp_port.automatic ? std::string("auto") : std::to_string(target.wire.udp_port.number)) + ")";
     return false;
   }
   pid_on_fep_ = static_cast<uint16_t>(layout.get(name, AddrField::pid_on_fep).value_or(0) & ((1u << w::k_pid_on_fep_bits) - 1));

@@ -138,17 +138,17 @@ bool serving(const std::string& path) {
 TEST_F(ControlApi, AnEntityNotRunningAsRootIsNotBelieved) {
   covers({"2.2.5.3.5.1-f"});
   const auto& pe = manifest().privileged_entity;
-  UET_NOT_APPLICABLE_IF(!pe.has_impostor, "manifest-lacks-hook",
+  UET_NOT_APPLICABLE_IF(!pe.impostor.declared, "manifest-lacks-hook",
                         "the manifest declares no impostor entity (privileged_entity.impostor): the provider's Control "
                         "API is a kernel's, whose root check the suite cannot put an impostor in front of");
-  const ImpostorFolders folders(pe.impostor_user);
+  const ImpostorFolders folders(pe.impostor.user);
   ASSERT_TRUE(folders.problem().empty()) << folders.problem();
   const std::map<std::string, std::string> where{{"dir", folders.own_dir()}, {"bin_dir", folders.bin_dir()},
                                                  {"uid", std::to_string(folders.uid())},
                                                  {"gid", std::to_string(folders.gid())}};
   const std::string socket = folders.own_dir() + "/control.sock";
-  const pid_t impostor = start_command(pe.impostor_start, where);
-  ASSERT_GT(impostor, 0) << "cannot start " << joined(pe.impostor_start);
+  const pid_t impostor = start_command(pe.impostor.start, where);
+  ASSERT_GT(impostor, 0) << "cannot start " << joined(pe.impostor.start);
   const auto end = std::chrono::steady_clock::now() + kImpostorDeadline;
   while (!serving(socket) && std::chrono::steady_clock::now() < end && waitpid(impostor, nullptr, WNOHANG) == 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -157,14 +157,14 @@ TEST_F(ControlApi, AnEntityNotRunningAsRootIsNotBelieved) {
   if (serving(socket)) {
     auto grant_values = where;
     grant_values.emplace("job", std::to_string(kImpostorJob));
-    const int granted = run_command(pe.impostor_grant, grant_values, &out);
+    const int granted = run_command(pe.impostor.grant, grant_values, &out);
     EXPECT_EQ(granted, 0) << "the impostor's grant command failed: " << out;
-    ScopedEnvironment at_impostor(pe.impostor_environment, where);
+    ScopedEnvironment at_impostor(pe.impostor.environment, where);
     Loopback lb;
     rc = lb.open(Spec(kImpostorJob));
     if (rc == 0) rc = lb.enable();
   } else {
-    ADD_FAILURE() << "the impostor entity did not serve " << socket << " within 10 s: " << joined(pe.impostor_start);
+    ADD_FAILURE() << "the impostor entity did not serve " << socket << " within 10 s: " << joined(pe.impostor.start);
   }
   kill(impostor, SIGTERM);
   waitpid(impostor, nullptr, 0);

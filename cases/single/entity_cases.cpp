@@ -100,17 +100,17 @@ TEST_F(Entity, AnEndedJobsJobIdOpensNoNewEndpoint) {
   covers({"2.2.4-c", "2.2.4.1-e"});
   UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   const auto& pe = manifest().privileged_entity;
-  UET_NOT_APPLICABLE_IF(pe.job_grant.empty(), "manifest-lacks-hook", "the manifest does not say how a grant belongs to a workload-manager "
+  UET_NOT_APPLICABLE_IF(pe.job.grant.empty(), "manifest-lacks-hook", "the manifest does not say how a grant belongs to a workload-manager "
                                               "job or how a job ends (privileged_entity.job)");
   const std::map<std::string, std::string> values{{"job", std::to_string(kEnded)},
                                                   {"wlm_job", std::to_string(kWorkloadJob)}};
   std::string out;
-  ASSERT_EQ(run_command(pe.job_grant, values, &out), 0) << "the job's grant command failed: " << joined(pe.job_grant)
+  ASSERT_EQ(run_command(pe.job.grant, values, &out), 0) << "the job's grant command failed: " << joined(pe.job.grant)
                                                         << ": " << out;
   Loopback open_before;
   ASSERT_EQ(open_before.open(Spec(kEnded)), 0) << open_before.failed;
   ASSERT_EQ(open_before.enable(), 0);
-  ASSERT_EQ(run_command(pe.job_end, values, &out), 0) << "the job's end command failed: " << joined(pe.job_end) << ": "
+  ASSERT_EQ(run_command(pe.job.end, values, &out), 0) << "the job's end command failed: " << joined(pe.job.end) << ": "
                                                       << out;
   EXPECT_NE(OpenAnother(open_before), 0) << "an endpoint opened with JobID " << kEnded << " after job " << kWorkloadJob
                                          << ", which it was granted for, ended";

@@ -39,8 +39,8 @@ class Security : public EntityGrants {
   void SetUp() override {
     EntityGrants::SetUp();
     if (IsSkipped()) return;
-    UET_NOT_APPLICABLE_IF(manifest().privileged_entity.security_bind.empty() ||
-                              target_manifest().privileged_entity.security_bind.empty(), "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(manifest().privileged_entity.security.bind.empty() ||
+                              target_manifest().privileged_entity.security.bind.empty(), "manifest-lacks-hook",
                           "a side's manifest declares no privileged_entity.security: the suite cannot bind a secure "
                           "domain to a JobID or give its key");
   }
@@ -50,14 +50,14 @@ class Security : public EntityGrants {
         {"sdi", std::to_string(kSdi)}, {"key", key}, {"epoch", std::to_string(epoch)}, {"job", std::to_string(kSecureJob)}};
     std::set<std::string> done;
     for (const Manifest* side : {&manifest(), &target_manifest()}) {
-      const auto& cmd = side->privileged_entity.security_key_update;
+      const auto& cmd = side->privileged_entity.security.key_update;
       if (!done.insert(joined(cmd)).second) continue;
       std::string out;
       ASSERT_EQ(run_command(cmd, values, &out), 0) << "the key update command failed: " << joined(cmd) << ": " << out;
     }
   }
   static Granting Binding() {
-    return {[](const Manifest& m) -> const std::vector<std::string>& { return m.privileged_entity.security_bind; },
+    return {[](const Manifest& m) -> const std::vector<std::string>& { return m.privileged_entity.security.bind; },
             {{"sdi", std::to_string(kSdi)}}};
   }
   // Both sides open with kSecureJob, kSdi bound to it, under kKey1.

@@ -71,19 +71,19 @@ class Wire : public TwoSided {
   // another number, or `auto` (it binds a port of its own; personality own-port), is blamed for its port: the
   // target's requests, or (RDM) the initiator's ACKs, go elsewhere than 4793.
   void ExpectUetPortWhereChosen(const Frame& request) {
-    if (target_manifest().wire_udp_port_chosen_by != "suite") {
+    if (target_manifest().wire.udp_port_chosen_by != "suite") {
       rests_on_choice("uet-udp-port");
       observing(Side::target, "wire: the UDP port the target takes UET on (the " +
-                                  target_manifest().wire_udp_port_chosen_by + "'s choice)");
+                                  target_manifest().wire.udp_port_chosen_by + "'s choice)");
       EXPECT_EQ(request.get(w::Field::udp_dstport), w::kUdpPort)
           << "requests go to the target's UDP port " << request.get(w::Field::udp_dstport).value_or(0)
           << ", not UET's " << w::kUdpPort << " " << per_choice("uet-udp-port");
     }
-    if (manifest().wire_udp_port_chosen_by != "suite" && rdm()) {
+    if (manifest().wire.udp_port_chosen_by != "suite" && rdm()) {
       rests_on_choice("uet-udp-port");
       const auto ack = cap.find(Side::target, [](const Frame&) { return true; });
       observing(Side::initiator, "wire: the UDP port the initiator takes UET on (the " +
-                                     manifest().wire_udp_port_chosen_by + "'s choice)");
+                                     manifest().wire.udp_port_chosen_by + "'s choice)");
       ASSERT_TRUE(ack) << "no frame from the target (an ACK of the RDM request) to learn the initiator's UET port";
       EXPECT_EQ(ack->get(w::Field::udp_dstport), w::kUdpPort)
           << "the target's ACKs go to the initiator's UDP port " << ack->get(w::Field::udp_dstport).value_or(0)
@@ -140,8 +140,8 @@ TEST_P(Wire, IpHeaderFollowsTheAddressesAndTrafficClass) {
   // The target's UET port: what its address says where its layout has a port, else its manifest's (an `auto`
   // port with neither is the one the capture learned, and says nothing more).
   const auto in_address = layout_of(target_manifest()).get(target.name(), AddrField::udp_port);
-  const uint64_t port = in_address ? *in_address : target_manifest().wire_udp_port_auto ? cap.uet_port(Side::target)
-                                                                                            : target_manifest().wire_udp_port;
+  const uint64_t port = in_address ? *in_address : target_manifest().wire.udp_port.automatic ? cap.uet_port(Side::target)
+                                                                                            : target_manifest().wire.udp_port.number;
   EXPECT_EQ(f->get(w::Field::udp_dstport), port) << "UDP destination: the target's UET port ("
                                                  << (in_address ? "its address" : "its manifest") << ")";
   ASSERT_NO_FATAL_FAILURE(Arrived(1, &ctx));

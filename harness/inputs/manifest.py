@@ -11,12 +11,14 @@ other value is replaced. The result is checked against the schema with its requi
 
 Resolving expands the placeholders {build}, {repo}, {port} (this side's UET UDP port) and {spec_version}
 (the version the run checks against) and gives the typed record a side of a pair runs with: the case
-binaries read it as JSON (named by their cell plan: harness/run/cell_plan.py), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage
+binaries read it as JSON (carried by their cell plan: harness/run/cell_plan.py), so no placeholder or YAML is parsed twice. Exit status of the CLI: 0 valid, 1 a manifest is invalid, 2 usage
 (init's own: harness/inputs/manifest_init.py).
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -25,6 +27,7 @@ import re
 import string
 import sys
 
+import jsonschema
 import yaml
 
 from harness.inputs import address_layout, spec_versions
@@ -152,18 +155,17 @@ class Manifest:
             environment["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(library_first), after]))
 
         wire = self.data.get("wire")
-        job = job_id_number(self.data.get("indirect_job_id"))
-        return {
+        # The keys the record takes as the manifest gives them (provider, uet, profiles, ...) are not named here:
+        # resolved_record takes every declared key this leaves out from the manifest.
+        return resolved_record({
             "format": 1, "name": self.name, "ref": self.ref, "sha256": self.sha256,
-            "provider": self.provider, "provider_version": self.data.get("provider_version"),
             "spec_versions": self.spec_versions, "checked_spec_version": checked,
-            "uet": self.uet, "profiles": self.profiles, "endpoint_types": self.endpoint_types,
             "port": port, "environment": environment,
             "wire": {"interface": self.data.get("host_interface") or expand(wire["interface"]),
                      "udp_port": udp_port(expand(wire["udp_port"])),
                      "udp_port_chosen_by": udp_port_chooser(wire["udp_port"])} if wire else None,
             "indirect_job_id_environment": env("indirect_job_id_environment"),
-            "indirect_job_id": job,
+            "indirect_job_id": job_id_number(self.data.get("indirect_job_id")),
             "fallback_job_id_environment": env("fallback_job_id_environment"),
             "privileged_entity": {
                 "start": entity["start"],
@@ -185,9 +187,92 @@ class Manifest:
             } if entity else None,
             "address_layout": address_layout.resolve(self.data.get("address_layout")),
             "job_id_methods": claimed_job_methods(self.data),
-            "predefined_service_names": list(self.data.get("predefined_service_names") or []),
-            "features": dict(self.data.get("features") or {}),
-        }
+        }, self.data)
+
+
+# The resolved side: the record resolve() writes, as a Python type built at import time from its one declaration,
+# $defs/resolved of manifest.schema.yaml. The C++ struct and loader the case binaries read it with are generated
+# from the same declaration (cases/generate/generate_resolved_side.py), so writer and reader cannot disagree on a key.
+class ResolvedSideError(ValueError):
+    """A record that breaks the declaration: a bug of the writer, named with the key."""
+
+
+def _closed(schema):
+    """`schema` with every object that lists its properties requiring each of them and refusing any other: the
+    declaration says once that every key is written."""
+    if isinstance(schema, list):
+        return [_closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _closed(v) for k, v in schema.items()}
+    if isinstance(schema.get("properties"), dict):
+        out["required"] = list(schema["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def _resolved_defs() -> dict:
+    return _closed(yaml.safe_load(SCHEMA_PATH.read_text())["$defs"])
+
+
+def resolved_declaration() -> dict:
+    """The record's declaration (closed), with the other $defs it refers to under "$defs"."""
+    defs = _resolved_defs()
+    return dict(copy.deepcopy(defs["resolved"]), **{"$defs": copy.deepcopy(defs)})
+
+
+RESOLVED_FIELDS: tuple[str, ...] = tuple(_resolved_defs()["resolved"]["properties"])
+# The type: its fields are the record's keys, in the order they are written.
+ResolvedSide = dataclasses.make_dataclass("ResolvedSide", [(name, object) for name in RESOLVED_FIELDS], frozen=True,
+                                          kw_only=True)
+
+
+@functools.cache
+def _resolved_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(resolved_declaration())
+
+
+def validate_resolved(record) -> None:
+    """Raises ResolvedSideError naming the first key of `record` that breaks the declaration."""
+    problems = sorted(_resolved_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
+    if problems:
+        where = ".".join(str(p) for p in problems[0].absolute_path) or "(top)"
+        raise ResolvedSideError(f"resolved side: {where}: {problems[0].message} (its declaration: "
+                                f"{SCHEMA_PATH.name}, $defs/resolved)")
+
+
+def _left_out(schema: dict):
+    """What a key the manifest leaves out is in the record: null where the declaration allows it, else the empty
+    list or map; None when it has no such value (the record cannot be written without it)."""
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    return (None, True) if "null" in types else ([], True) if "array" in types else \
+        ({}, True) if "object" in types else (None, False)
+
+
+def resolved_record(values: dict, manifest: dict) -> dict:
+    """The record of `values` (the keys the resolver computes) and, for every other declared key, the manifest's
+    own value of it: in the declared order, checked against the declaration."""
+    undeclared = sorted(set(values) - set(RESOLVED_FIELDS))
+    if undeclared:
+        raise ResolvedSideError(f"resolved side: undeclared key {undeclared[0]} (its declaration: {SCHEMA_PATH.name}, "
+                                "$defs/resolved)")
+    given = {}
+    for key in RESOLVED_FIELDS:
+        if key in values:
+            given[key] = values[key]
+        elif manifest.get(key) is not None:
+            given[key] = copy.deepcopy(manifest[key])
+        else:
+            empty, has = _left_out(_resolved_defs()["resolved"]["properties"][key])
+            if not has:
+                raise ResolvedSideError(f"resolved side: no {key}, which the manifest leaves out and the resolver "
+                                        "does not compute")
+            given[key] = empty
+    out = dataclasses.asdict(ResolvedSide(**given))
+    validate_resolved(out)
+    return out
 
 
 def claimed_job_methods(manifest: dict) -> list[str]:

@@ -1,6 +1,6 @@
 """The cell plan: everything the harness tells one case binary about the area it runs, as one JSON file
 (cases/plan/cell-plan.schema.yaml) that cases/common/cell_plan.cpp loads as structs. Both sides of a pair read
-the same plan: which manifest each side runs, where the target runs, the initiator's control-link address,
+the same plan: each side's resolved manifest record, where the target runs, the initiator's control-link address,
 where verdicts and captures go, the counted loss on the link. The binary finds it in UET_CASES_PLAN.
 
 As a command, it writes a plan for running one binary by hand:
@@ -22,12 +22,13 @@ import sys
 import jsonschema
 import yaml
 
+from harness.inputs import manifest as manifest_mod
 from harness.wire.capture_cap import CAPTURE_CAP_BYTES
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO / "cases" / "plan" / "cell-plan.schema.yaml"
 PLAN_VARIABLE = "UET_CASES_PLAN"
-PLAN_VERSION = 1
+PLAN_VERSION = 2
 BESIDE = {"kind": "beside"}
 
 
@@ -54,14 +55,21 @@ def agent_place(agent: str, secret_file: str) -> dict:
 
 
 def make(*, cell: str, area: str, initiator_manifest: pathlib.Path, target_manifest: pathlib.Path,
-         results: pathlib.Path, captures: pathlib.Path, target_place: dict | None = None,
+         initiator_record: dict, target_record: dict, results: pathlib.Path, captures: pathlib.Path, target_place: dict | None = None,
          target_log: pathlib.Path | None = None, control_listen: str | None = None, loss: dict | None = None,
          target_binary: pathlib.Path | None = None, capture_cap_bytes: int = CAPTURE_CAP_BYTES) -> dict:
-    """The plan as a dict, validated against the schema (PlanError names the first problem). `target_binary`:
-    the case binary the target runs, when not the initiator's own (a side built against another libfabric)."""
+    """The plan as a dict, validated against the schema (PlanError names the first problem). Each side carries
+    its resolved record (manifest.resolve's, checked against its declaration) beside the file it was written to:
+    the plan is the one file a case binary reads. `target_binary`: the case binary the target runs, when not the
+    initiator's own (a side built against another libfabric)."""
+    for side, record in (("initiator", initiator_record), ("target", target_record)):
+        try:
+            manifest_mod.validate_resolved(record)
+        except manifest_mod.ResolvedSideError as exc:
+            raise PlanError(f"cell plan {cell}/{area}: {side}: {exc}") from None
     plan = {"plan_version": PLAN_VERSION, "cell": cell, "area": area,
-            "initiator": {"manifest": str(initiator_manifest)},
-            "target": {"manifest": str(target_manifest), "place": target_place or BESIDE},
+            "initiator": {"manifest": str(initiator_manifest), "resolved": initiator_record},
+            "target": {"manifest": str(target_manifest), "resolved": target_record, "place": target_place or BESIDE},
             "results": str(results), "captures": str(captures), "capture_cap_bytes": capture_cap_bytes}
     if target_binary is not None:
         plan["target"]["binary"] = str(target_binary)
@@ -87,7 +95,6 @@ def write(path: pathlib.Path, plan: dict) -> pathlib.Path:
 def main(argv: list[str]) -> int:
     from harness.inputs import libfabric_prefix, side_builds
     from harness.commands import trust_options
-    from harness.inputs import manifest as manifest_mod
     parser = argparse.ArgumentParser(prog="python3 -m harness.run.cell_plan", description=__doc__.splitlines()[0])
     parser.add_argument("--provider", required=True, metavar="FILE[#VARIANT]", help="the initiator's manifest")
     parser.add_argument("--target", metavar="FILE[#VARIANT]", help="the target's manifest (default: --provider's)")
@@ -116,7 +123,7 @@ def main(argv: list[str]) -> int:
                for m, p, port in zip(sides, paths, (args.port, args.port + 1))]
     try:
         plan = make(cell=f"{sides[0].name}--{sides[1].name}", area=args.area, initiator_manifest=paths[0],
-                    target_manifest=paths[1], results=out / f"{args.area}.jsonl", captures=out / "captures",
+                    target_manifest=paths[1], initiator_record=records[0], target_record=records[1], results=out / f"{args.area}.jsonl", captures=out / "captures",
                     target_log=out / f"{args.area}.target.log",
                     target_binary=None if binaries[1] == binaries[0] else binaries[1].resolve())
     except PlanError as exc:

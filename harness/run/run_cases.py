@@ -181,6 +181,7 @@ class CellRun:
         env = manifest_mod.environment_over(os.environ, resolved)
         env["UET_BUILD"] = str(self.build)
         self._manifests = (init_json, target_json)
+        self._records = (resolved, target_resolved)
         # The same volumes for every cell of a run (the run's folder, every cell's entity), so that a placement
         # may keep its sides for the next cell.
         entity_root = entity_mod.entity_root()
@@ -265,6 +266,7 @@ class CellRun:
         target_binary = self.case_binary(self.cell.target, area)
         plan = cell_plan.write(self.out / f"{area}.plan.json", cell_plan.make(
             cell=self.cell.id, area=area, initiator_manifest=self._manifests[0], target_manifest=self._manifests[1],
+            initiator_record=self._records[0], target_record=self._records[1],
             results=self.out / f"{area}.jsonl", captures=self.out / "captures" / area,
             target_place=place.target_place, control_listen=place.control_listen,
             target_log=self.out / f"{area}.target.log", loss=loss,

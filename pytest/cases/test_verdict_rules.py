@@ -16,15 +16,16 @@ CASE = "VerdictProbe."
 
 
 @pytest.fixture(scope="module")
-def probe(build_dir, tmp_path_factory):
+def probe(build_dir, tmp_path_factory, resolved_side):
     """{case name: Result} of one run of the probe."""
     binary = build_dir / "cases" / "test" / "uet_cases_verdict_probe"
     if not binary.exists():
         pytest.fail(f"{binary} is not built: run ./uet build")
     out = tmp_path_factory.mktemp("probe")
-    # The probe opens no provider: the manifests are never read.
+    # The probe opens no provider: the sides are read with the plan, and not used.
     plan = cell_plan.write(out / "probe.plan.json", cell_plan.make(
         cell="probe", area="probe", initiator_manifest=out / "unused.json", target_manifest=out / "unused.json",
+        initiator_record=resolved_side(), target_record=resolved_side(port=4794),
         results=out / "probe.jsonl", captures=out / "captures"))
     env = {k: v for k, v in os.environ.items() if k != "UET_CASES_VERDICT_KEY_FD"}
     env[cell_plan.PLAN_VARIABLE] = str(plan)

@@ -12,14 +12,19 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
+from harness.inputs import manifest as manifest_mod  # noqa: E402
 from harness.run import cell_plan  # noqa: E402
 from harness.wire.capture_cap import CAPTURE_CAP_BYTES  # noqa: E402
 
 MANIFESTS = REPO / "cases" / "manifests"
+# Each side's record as the harness's writer makes it.
+RECORDS = tuple(manifest_mod.load(MANIFESTS / "softuet.yaml").resolve(build=REPO / "build", port=port)
+                for port in (4793, 4794))
 
 
 def plan(tmp_path, **over) -> dict:
     args = dict(cell="a--b", area="msg", initiator_manifest=tmp_path / "i.json", target_manifest=tmp_path / "t.json",
+                initiator_record=RECORDS[0], target_record=RECORDS[1],
                 results=tmp_path / "msg.jsonl", captures=tmp_path / "captures")
     args.update(over)
     return cell_plan.make(**args)
@@ -28,9 +33,10 @@ def plan(tmp_path, **over) -> dict:
 class TestThePlan:
     def test_a_plan_names_both_sides_and_puts_the_target_beside_by_default(self, tmp_path):
         got = plan(tmp_path)
-        assert got == {"plan_version": 1, "cell": "a--b", "area": "msg",
-                       "initiator": {"manifest": str(tmp_path / "i.json")},
-                       "target": {"manifest": str(tmp_path / "t.json"), "place": {"kind": "beside"}},
+        assert got == {"plan_version": 2, "cell": "a--b", "area": "msg",
+                       "initiator": {"manifest": str(tmp_path / "i.json"), "resolved": RECORDS[0]},
+                       "target": {"manifest": str(tmp_path / "t.json"), "resolved": RECORDS[1],
+                                  "place": {"kind": "beside"}},
                        "results": str(tmp_path / "msg.jsonl"), "captures": str(tmp_path / "captures"),
                        "capture_cap_bytes": CAPTURE_CAP_BYTES}
 
@@ -55,6 +61,12 @@ class TestThePlan:
             plan(tmp_path, **over)
         assert problem in str(err.value) and "cell plan a--b/msg" in str(err.value)
 
+    def test_a_side_whose_record_breaks_its_declaration_is_refused_naming_the_key(self, tmp_path):
+        with pytest.raises(cell_plan.PlanError) as err:
+            plan(tmp_path, target_record=dict(RECORDS[1], wire=dict(RECORDS[1]["wire"], mtu=9000)))
+        assert str(err.value).startswith("cell plan a--b/msg: target: resolved side: wire: Additional properties are "
+                                         "not allowed ('mtu' was unexpected)")
+
 
 class TestTheBinaryReadsIt:
     def run(self, build_dir, env):
@@ -69,10 +81,10 @@ class TestTheBinaryReadsIt:
         assert "cell plan (none): set UET_CASES_PLAN to a cell plan (harness/run/cell_plan.py writes one" in run.stderr
 
     def test_a_plan_of_another_version_is_refused(self, build_dir, tmp_path):
-        bad = dict(plan(tmp_path), plan_version=2)
+        bad = dict(plan(tmp_path), plan_version=1)
         (tmp_path / "p.json").write_text(json.dumps(bad))
         run = self.run(build_dir, {cell_plan.PLAN_VARIABLE: str(tmp_path / "p.json")})
-        assert run.returncode == 3 and "plan_version 2, this binary reads 1" in run.stderr
+        assert run.returncode == 3 and "plan_version 1, this binary reads 2" in run.stderr
 
     def test_a_plan_that_is_not_json_is_refused_naming_the_file(self, build_dir, tmp_path):
         (tmp_path / "p.json").write_text("{ not json")

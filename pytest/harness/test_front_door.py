@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "cases" / "manifests"
@@ -79,15 +80,23 @@ class TestManifestCheck:
         run = cmd_manifest("check", loop)
         assert run.returncode == 1 and "extends: a cycle" in run.stderr
 
-    def test_the_case_binaries_refuse_yaml(self, build_dir, tmp_path):
-        plan = cell_plan.write(tmp_path / "plan.json", cell_plan.make(
-            cell="c", area="discovery", initiator_manifest=MANIFESTS / "softuet.yaml",
-            target_manifest=MANIFESTS / "softuet.yaml", results=tmp_path / "r.jsonl", captures=tmp_path))
-        env = dict(os.environ, UET_CASES_PLAN=str(plan))
+    def test_the_case_binaries_read_no_yaml(self, build_dir, tmp_path, resolved_side):
+        # A side is carried as its resolved record: the manifest's own YAML is no record, for the plan's writer
+        # and, in a plan made by hand, for the binary (which reads the record alone, not the file it names).
+        yaml_doc = yaml.safe_load((MANIFESTS / "softuet.yaml").read_text())
+        common = dict(cell="c", area="discovery", initiator_manifest=MANIFESTS / "softuet.yaml",
+                      target_manifest=MANIFESTS / "softuet.yaml", results=tmp_path / "r.jsonl", captures=tmp_path)
+        with pytest.raises(cell_plan.PlanError, match="initiator: resolved side: "):
+            cell_plan.make(**common, initiator_record=yaml_doc, target_record=resolved_side())
+        plan = cell_plan.make(**common, initiator_record=resolved_side(), target_record=resolved_side())
+        plan["initiator"]["resolved"] = yaml_doc
+        cell_plan.write(tmp_path / "plan.json", plan)
+        env = dict(os.environ, UET_CASES_PLAN=str(tmp_path / "plan.json"))
         run = subprocess.run([str(build_dir / "cases" / "uet-cases-discovery")], env=env, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 3
-        assert "is YAML; the cases read the resolved record: python3 -m harness.inputs.manifest resolve" in run.stderr
+        assert f"uet cases: manifest {MANIFESTS / 'softuet.yaml'}: undeclared key 'peer_netns' (the resolved side is " \
+               "declared in cases/manifests/manifest.schema.yaml, $defs/resolved)" in run.stderr
 
 
 class TestBadInput:

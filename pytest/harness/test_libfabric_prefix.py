@@ -211,8 +211,9 @@ class TestTheTreesARunBuilds:
         assert side_builds.mounts(sides) == [(str(side_builds.tree_of(lf)), "ro"), (str(lf.prefix), "ro")]
 
     def test_the_plan_names_the_targets_binary_only_when_it_is_another(self, tmp_path):
+        record = manifest_mod.load(SOFTUET).resolve(build=REPO / "build", port=4793)
         common = dict(cell="c", area="msg", initiator_manifest=tmp_path / "i.json", target_manifest=tmp_path / "t.json",
-                      results=tmp_path / "r.jsonl", captures=tmp_path)
+                      initiator_record=record, target_record=record, results=tmp_path / "r.jsonl", captures=tmp_path)
         assert "binary" not in cell_plan.make(**common)["target"]
         plan = cell_plan.make(**common, target_binary=tmp_path / "uet-cases-msg")
         assert plan["target"]["binary"] == str(tmp_path / "uet-cases-msg")
