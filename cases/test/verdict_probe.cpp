@@ -11,7 +11,7 @@ namespace uet::cases {
 namespace {
 
 // A helper's skip that its caller does not stop at.
-void NotApplicableHere() { UET_NOT_APPLICABLE("not-claimed-feature", "the probe's helper found the case not applicable"); }
+void NotApplicableHere() { UET_NOT_APPLICABLE(reason::kNotClaimedFeature, "the probe's helper found the case not applicable"); }
 
 TEST(VerdictProbe, NotApplicableThenAFailure) {
   NotApplicableHere();

@@ -125,7 +125,7 @@ class AllocationJobId : public Jobs {
   void SetUp() override {
     Jobs::SetUp();
     if (IsSkipped()) return;
-    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(), "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(), reason::kManifestLacksHook,
                           "the target's manifest declares no allocation_grant: the suite cannot have its entity answer "
                           "an address allocation with another JobID than job initialisation's");
   }

@@ -64,7 +64,7 @@ TEST_P(Msg, MessagesKeepTheirBoundariesInPostingOrder) {
 TEST_P(Msg, SenddataDeliversRemoteCqData) {
   covers({"2.2.5.4.1-d"});
   UET_OPEN_BOTH(Spec(FI_MSG));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, reason::kNonUetProviderLacks,
                         manifest().provider << " offers no remote CQ data (cq_data_size 0)");
   ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   Capture cap;

@@ -31,7 +31,7 @@ class Reliability : public TwoSided {
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
     UET_REQUIRE_PAIR_CLAIMS_KIND();
-    UET_NOT_APPLICABLE_IF(!cell_plan().loss, "no-loss-applied", "no loss was applied to the pair (the harness applies a counted drop "
+    UET_NOT_APPLICABLE_IF(!cell_plan().loss, reason::kNoLossApplied, "no loss was applied to the pair (the harness applies a counted drop "
                                              "pattern where the placement can impair the test link)");
     note("loss", cell_plan().loss->pattern);
   }

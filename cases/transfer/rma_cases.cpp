@@ -62,7 +62,7 @@ TEST_P(Rma, WriteThenReadBack) {
 TEST_P(Rma, WritedataCompletesAtTheTargetWithTheData) {
   covers({"2.2.5.4.3-b"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, reason::kNonUetProviderLacks,
                         manifest().provider << " offers no remote CQ data");
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();
