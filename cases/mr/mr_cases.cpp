@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
 #include "loopback.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {

@@ -5,8 +5,12 @@
 // holds and by its SES response. Knob standard_header_only breaks all but the standard header.
 #include <rdma/fi_domain.h>
 
+#include "area_traits.hpp"
 #include "scripted_fixture.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2);
 
 namespace uet::cases {
 namespace {

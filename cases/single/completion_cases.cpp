@@ -8,10 +8,14 @@
 #include <set>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "loopback.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1, .weight = 4);
 
 namespace uet::cases {
 namespace {

@@ -5,7 +5,11 @@
 // and revoke; the case process runs those commands for itself, in the launcher's place.
 #include <rdma/fi_errno.h>
 
+#include "area_traits.hpp"
 #include "entity_fixture.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1, .entity = true);
 
 namespace uet::cases {
 namespace {

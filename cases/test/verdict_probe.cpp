@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <rdma/fi_errno.h>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
+
+// Not an area: it declares traits because the case binaries' main prints them.
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {

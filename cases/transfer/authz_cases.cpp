@@ -10,10 +10,14 @@
 #include <cstring>
 
 #include "address_translation.hpp"
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "job_id_on_wire.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 8);
 
 namespace uet::cases {
 namespace {

@@ -11,10 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 5);
 
 namespace uet::cases {
 namespace {

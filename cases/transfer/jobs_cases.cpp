@@ -11,9 +11,13 @@
 #include <cstdlib>
 #include <optional>
 
+#include "area_traits.hpp"
 #include "entity_grants.hpp"
 #include "job_id_on_wire.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {
 namespace {

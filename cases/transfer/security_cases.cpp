@@ -14,12 +14,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "entity_grants.hpp"
 #include "uet/codec/decoded.hpp"
 #include "uet/entity/hex.hpp"
 #include "uet/tss/seal.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {
 namespace {

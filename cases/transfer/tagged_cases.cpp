@@ -2,9 +2,13 @@
 // the wire, wildcards (refused with AI Full only, matched with HPC), directed tagged receives.
 #include <rdma/fi_tagged.h>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 2);
 
 namespace uet::cases {
 namespace {
