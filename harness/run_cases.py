@@ -4,11 +4,11 @@ we are root) or on the host. A cell of one manifest against itself is a provider
 
     /usr/bin/python3 -m harness.run_cases --initiator FILE[#VARIANT] [--target FILE[#VARIANT]] [--out DIR]
 
-Single-process binaries (discovery, av, ep, completion, mr, entity: each area's traits say, area_traits) exercise
-one provider: they run in a cell of a manifest against itself only. A binary that crashes or passes a case's deadline makes the case it
-was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it. A cell
-has a budget (its own deadline, and the run's): once it runs out, the running case and every case not run
-are `error` "not run: budget", so a provider that hangs in every case still ends its cell.
+Single-process binaries (discovery, av, ep, completion, mr, entity: their traits say so, area_traits) exercise
+one provider: they run in a cell of a manifest against itself only. A binary that crashes or passes a case's
+deadline makes the case it was running `error` (with the signal) or `timeout`, and the binary goes on with the
+cases after it. A cell has a budget (its own deadline, and the run's): once it runs out, the running case and
+every case not run are `error` "not run: budget", so a provider that hangs in every case still ends its cell.
 """
 from __future__ import annotations
 

@@ -81,15 +81,15 @@ def written_codes():
 class TestTheFile:
     def test_it_follows_the_schema_with_one_of_the_two_classes(self):
         codes = na.load()
-        assert len(codes) == 12
+        assert len(codes) > 10  # a code is added in the file alone: no count of them here
         assert {c["class"] for c in codes.values()} == set(na.CLASSES) == {"not-claimed", "no-such-combination"}
         assert all(isinstance(c["allowed_in_submission"], bool) and "\n" not in c["description"]
                    for c in codes.values())
 
     def test_what_hides_a_claimed_feature_is_not_allowed_in_a_submission(self):
         codes = na.load()
-        assert sorted(c for c, v in codes.items() if not v["allowed_in_submission"]) == \
-            ["address-not-expressible", "manifest-lacks-hook", "no-loss-applied"]
+        assert {c for c, v in codes.items() if not v["allowed_in_submission"]} >= \
+            {"address-not-expressible", "manifest-lacks-hook", "no-loss-applied"}
 
     @pytest.mark.parametrize("text, where", [
         ("codes:\n  x-y:\n    class: maybe\n    description: d\n    allowed_in_submission: true\n", "codes/x-y/class"),
