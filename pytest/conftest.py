@@ -59,6 +59,17 @@ def repo_root():
 
 
 @pytest.fixture(scope="session")
+def traits_line(build_dir):
+    """A built case binary's answer to --uet-traits (its area's traits, one JSON line), for a fake case binary
+    to give: the harness asks every binary of a build for its traits before it plans a run."""
+    from harness.run.run_cases import case_binaries
+    binary = next(iter(case_binaries(build_dir).values()), None)
+    if binary is None:
+        pytest.fail(f"no case binaries in {build_dir / 'cases'}: run ./uet build")
+    return subprocess.run([str(binary), "--uet-traits"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
 def build_dir():
     path = pathlib.Path(os.environ.get("UET_BUILD", REPO / "build"))
     if not (path / "bin" / "uet-decode").exists():

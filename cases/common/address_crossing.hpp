@@ -34,7 +34,7 @@ void judge_refused_address(Side owner_side, const Manifest& owner, const std::ve
 // Not applicable when an earlier case of the binary found that `owner`'s addresses do not cross the pair.
 #define UET_REQUIRE_ADDRESSES_CROSS(owner)                                          \
   if (!::uet::cases::uncrossable(owner).empty())                                    \
-  UET_NOT_APPLICABLE("address-not-expressible", ::uet::cases::uncrossable(owner))
+  UET_NOT_APPLICABLE(::uet::cases::reason::kAddressNotExpressible, ::uet::cases::uncrossable(owner))
 
 namespace uet::cases {
 // UET_REQUIRE_ADDRESSES_CROSS for a function that returns a value: the caller returns when IsSkipped().

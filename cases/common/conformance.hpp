@@ -18,6 +18,7 @@
 
 #include "address_layout.hpp"
 #include "cell_plan.hpp"
+#include "not_applicable.hpp"
 #include "uet/codec/decoded.hpp"
 
 namespace uet::cases {
@@ -134,16 +135,10 @@ InfoPtr getinfo(const fi_info* hints, int* rc = nullptr, uint32_t version = FI_V
 
 }  // namespace uet::cases
 
-// Skip a case whose statement does not apply, saying why: `code` (a string literal) is one of
-// spec/not-applicable-reasons.yaml, so that a reader learns whether anything that matters was left out. The
-// harness makes a skip with an undeclared code an error, and pytest checks every code written here.
-#define UET_NOT_APPLICABLE(code, why) GTEST_SKIP() << "not applicable [" code "]: " << why
-#define UET_NOT_APPLICABLE_IF(condition, code, why) \
-  if (condition) UET_NOT_APPLICABLE(code, why << " (" #condition ")")
-
 // UET-specific statements do not apply to a provider that does not claim UET (either side of a pair).
 #define UET_REQUIRE_UET_PROVIDER()                                                                            \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet, "not-uet-provider",                                                        \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::manifest().uet, ::uet::cases::reason::kNotUetProvider,                \
                         "the provider does not claim UET (manifest " << ::uet::cases::manifest().name << ")"); \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::target_manifest().uet, "not-uet-provider", "the target's provider does not claim UET (manifest " \
-                                                                  << ::uet::cases::target_manifest().name << ")")
+  UET_NOT_APPLICABLE_IF(!::uet::cases::target_manifest().uet, ::uet::cases::reason::kNotUetProvider,         \
+                        "the target's provider does not claim UET (manifest "                                \
+                            << ::uet::cases::target_manifest().name << ")")

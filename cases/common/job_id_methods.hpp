@@ -54,7 +54,7 @@ std::string takes_no_job_id(const Manifest& side, const std::string& who);
 
 #define UET_REQUIRE_JOB_METHOD(side, method, who)                                                              \
   if (const std::string uet_missing_ = ::uet::cases::job_method_missing(side, method, who); !uet_missing_.empty()) \
-  UET_NOT_APPLICABLE("not-claimed-job-id-method", uet_missing_)
+  UET_NOT_APPLICABLE(::uet::cases::reason::kNotClaimedJobIdMethod, uet_missing_)
 
 // The provider under test (a single-process case) must have the method of a domain or MR of `auth_key_size`.
 #define UET_REQUIRE_AUTH_KEY_METHOD(auth_key_size)                                                              \
@@ -64,8 +64,8 @@ std::string takes_no_job_id(const Manifest& side, const std::string& who);
 
 #define UET_REQUIRE_SHARED_JOB_IDS(initiator, target)                                                          \
   if (const std::string uet_apart_ = ::uet::cases::no_shared_job_id(initiator, target); !uet_apart_.empty())   \
-  UET_NOT_APPLICABLE("not-claimed-job-id-method", uet_apart_)
+  UET_NOT_APPLICABLE(::uet::cases::reason::kNotClaimedJobIdMethod, uet_apart_)
 
 #define UET_REQUIRE_TAKES_JOB_IDS(side, who)                                                                    \
   if (const std::string uet_none_ = ::uet::cases::takes_no_job_id(side, who); !uet_none_.empty())              \
-  UET_NOT_APPLICABLE("not-claimed-job-id-method", uet_none_)
+  UET_NOT_APPLICABLE(::uet::cases::reason::kNotClaimedJobIdMethod, uet_none_)

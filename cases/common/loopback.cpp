@@ -62,7 +62,7 @@ void open_pair(Loopback& l, const LoopbackSpec& spec, bool enable) {
   }
   const int rc = l.open(spec);
   if (rc == -FI_ENODATA && !manifest().uet) {
-    UET_NOT_APPLICABLE("non-uet-provider-lacks", manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
+    UET_NOT_APPLICABLE(reason::kNonUetProviderLacks, manifest().provider << " offers no " << fi_tostr(&spec.type, FI_TYPE_EP_TYPE)
                  << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS) << " and mr_mode 0x" << std::hex << spec.mr_mode);
   }
   ASSERT_EQ(rc, 0) << fi_refused(l.failed, rc);

@@ -1,5 +1,5 @@
-// The case binaries' main: a peer role when started as one (peer.hpp), else the googletest cases with
-// their verdicts recorded (verdict.cpp).
+// The case binaries' main: the area's traits when asked (--uet-traits), a peer role when started as one
+// (peer.hpp), else the googletest cases with their verdicts recorded (verdict.cpp).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,12 +7,22 @@
 #include <cstring>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "control_link.hpp"
 #include "peer.hpp"
 
 int main(int argc, char** argv) {
   using namespace uet::cases;
+  if (argc == 2 && std::strcmp(argv[1], "--uet-traits") == 0) {
+    const nlohmann::json traits = {{"processes", kAreaTraits.processes}, {"entity", kAreaTraits.entity},
+                                   {"loss_every", kAreaTraits.loss_every}, {"weight", kAreaTraits.weight},
+                                   {"profile_pairs", kAreaTraits.profile_pairs}};
+    std::printf("%s\n", traits.dump().c_str());
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], kPeerRoleFlag, sizeof kPeerRoleFlag - 1) != 0) continue;
     const std::string role = argv[i] + sizeof kPeerRoleFlag - 1;

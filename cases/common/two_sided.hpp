@@ -51,13 +51,14 @@ inline bool claims_type(const Manifest& side, fi_ep_type type) {
 inline bool target_claims_type(fi_ep_type type) { return claims_type(target_manifest(), type); }
 
 #define UET_REQUIRE_TARGET_CLAIMS_KIND()                                                                       \
-  UET_NOT_APPLICABLE_IF(!::uet::cases::target_claims_type(GetParam().ep_type), "not-claimed-endpoint-type",   \
+  UET_NOT_APPLICABLE_IF(!::uet::cases::target_claims_type(GetParam().ep_type),                                \
+                        ::uet::cases::reason::kNotClaimedEndpointType,                                         \
                         "the target, " << ::uet::cases::target_manifest().name << ", claims no "            \
                                        << GetParam().name << " endpoints")
 // The initiator's claim matters too where a suite is instantiated for a kind whatever it claims (RDM-only suites).
 #define UET_REQUIRE_PAIR_CLAIMS_KIND()                                                                         \
   UET_NOT_APPLICABLE_IF(!::uet::cases::claims_type(::uet::cases::manifest(), GetParam().ep_type),              \
-                        "not-claimed-endpoint-type",                                                           \
+                        ::uet::cases::reason::kNotClaimedEndpointType,                                         \
                         "the initiator, " << ::uet::cases::manifest().name << ", claims no " << GetParam().name \
                                           << " endpoints");                                                    \
   UET_REQUIRE_TARGET_CLAIMS_KIND()
@@ -126,7 +127,7 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
     }
     const int rc = me.open(spec);
     if (rc == -FI_ENODATA && !manifest().uet) {
-      UET_NOT_APPLICABLE("non-uet-provider-lacks", manifest().provider << " offers no " << GetParam().name
+      UET_NOT_APPLICABLE(reason::kNonUetProviderLacks, manifest().provider << " offers no " << GetParam().name
                    << " endpoint with caps " << fi_tostr(&spec.caps, FI_TYPE_CAPS));
     }
     if (rc != 0 && manifest().uet) claimed_but_unsupported(std::string("an endpoint with caps ") + fi_tostr(&spec.caps, FI_TYPE_CAPS));
@@ -218,10 +219,10 @@ class TwoSided : public ::testing::TestWithParam<Kind> {
   void RequireCommonWireProtocol() {
     const Manifest& mine = manifest();
     const Manifest& theirs = target_manifest();
-    UET_NOT_APPLICABLE_IF(mine.uet != theirs.uet, "no-common-wire-protocol", "no common wire protocol: " << mine.name << " ("
+    UET_NOT_APPLICABLE_IF(mine.uet != theirs.uet, reason::kNoCommonWireProtocol, "no common wire protocol: " << mine.name << " ("
                               << (mine.uet ? "UET" : mine.provider) << ") initiates, " << theirs.name << " ("
                               << (theirs.uet ? "UET" : theirs.provider) << ") is the target");
-    UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, "no-common-wire-protocol",
+    UET_NOT_APPLICABLE_IF(!mine.uet && mine.provider != theirs.provider, reason::kNoCommonWireProtocol,
                           "no common wire protocol: two non-UET providers, " << mine.provider << " and " << theirs.provider);
   }
 };

@@ -6,9 +6,13 @@
 #include <memory>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "objects.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {

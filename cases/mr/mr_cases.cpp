@@ -7,10 +7,14 @@
 #include <algorithm>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
 #include "loopback.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {
@@ -68,7 +72,7 @@ class Mr : public ::testing::Test {
   // it does not claim UET, a failure when it does.
   void Open(uint64_t mr_mode, size_t auth_key_size = 0, uint32_t job = 0) {
     const auto& types = manifest().endpoint_types;
-    UET_NOT_APPLICABLE_IF(std::find(types.begin(), types.end(), FI_EP_RDM) == types.end(), "not-claimed-endpoint-type",
+    UET_NOT_APPLICABLE_IF(std::find(types.begin(), types.end(), FI_EP_RDM) == types.end(), reason::kNotClaimedEndpointType,
                           "the manifest claims no RDM endpoints, where registered memory is reached (fi_rma)");
     LoopbackSpec spec;
     spec.caps = FI_MSG | FI_RMA;
@@ -84,7 +88,7 @@ class Mr : public ::testing::Test {
     if (IsSkipped()) return;
     const bool user_keys = !(lb.info->domain_attr->mr_mode & FI_MR_PROV_KEY);
     if (manifest().uet) should(user_keys, "the provider supports user-assigned keys (2.2.5.3.4-c)");
-    UET_NOT_APPLICABLE_IF(!user_keys, "not-claimed-feature", "the provider requires FI_MR_PROV_KEY: keys are not the user's");
+    UET_NOT_APPLICABLE_IF(!user_keys, reason::kNotClaimedFeature, "the provider requires FI_MR_PROV_KEY: keys are not the user's");
   }
   int Reg(uint64_t key, fid_mr** mr) { return lb.register_mr(1, buf.data(), buf.size(), key, mr); }
   Loopback lb;

@@ -12,10 +12,14 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .profile_pairs = true);
 
 namespace uet::cases {
 namespace {
@@ -48,7 +52,7 @@ class Negotiation : public TwoSided {
   // A send of at least the rendezvous size from a region registered for remote read: the opcode of its
   // first request is the one the operating profile allows, and the target gets every byte.
   void LargeSend(bool tagged) {
-    if (tagged) UET_NOT_APPLICABLE_IF(!tagged_required(), "not-claimed-profile", Pair() << ": a side claims neither AI Full nor HPC, so "
+    if (tagged) UET_NOT_APPLICABLE_IF(!tagged_required(), reason::kNotClaimedProfile, Pair() << ": a side claims neither AI Full nor HPC, so "
                                                                      "the pair has no fi_tagged (2.2.5.4.2-b)");
     const char* var = tagged ? "UET_PROVIDER_TAG_RENDEZVOUS_SIZE" : "UET_PROVIDER_MSG_RENDEZVOUS_SIZE";
     const size_t size = provider_size_or_default(var, w::k_rendezvous_size_default, "rendezvous-size-default") + 3001;
@@ -110,7 +114,7 @@ TEST_P(Negotiation, IdempotentWriteUsesRudiOnlyInHpc) {
   RemoteMr safe;
   ASSERT_TRUE(target.register_mr(1, 256, 0, "idempotent+any", &safe)) << target.error();
   constexpr uint64_t kSafe = uint64_t{1} << w::k_mr_key_idempotent_safe_bit;
-  UET_NOT_APPLICABLE_IF(!(safe.key & kSafe), "not-observable", "the target's key lost IDEMPOTENT_SAFE (2.2.5.3.4.1-o checks that)");
+  UET_NOT_APPLICABLE_IF(!(safe.key & kSafe), reason::kNotObservable, "the target's key lost IDEMPOTENT_SAFE (2.2.5.3.4.1-o checks that)");
   Capture cap;
   ASSERT_TRUE(cap.start()) << cap.error();
   const std::vector<uint8_t> src(64, 0x3C);

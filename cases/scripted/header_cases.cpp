@@ -5,8 +5,12 @@
 // holds and by its SES response. Knob standard_header_only breaks all but the standard header.
 #include <rdma/fi_domain.h>
 
+#include "area_traits.hpp"
 #include "scripted_fixture.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2);
 
 namespace uet::cases {
 namespace {
@@ -41,16 +45,16 @@ class ScriptedHeaders : public Scripted {
   }
   // A one-packet write of 64 bytes in `header` to an MR of the target lands at the offset it names.
   void ExpectWriteTaken(SesHeader header) {
-    UET_NOT_APPLICABLE_IF(!rdm(), "no-such-combination", "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+    UET_NOT_APPLICABLE_IF(!rdm(), reason::kNoSuchCombination, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
     UET_START_TARGET(FI_MSG | FI_RMA);
     RemoteMr mr;
     const bool optimized = header == SesHeader::optimized;
     ASSERT_TRUE(target.register_mr(1, 256, 0, optimized ? "optimized+any" : "any", &mr)) << target.error();
     if (optimized) {
-      UET_NOT_APPLICABLE_IF(!(mr.key & (uint64_t{1} << w::k_mr_key_optimized_bit)), "not-observable",
+      UET_NOT_APPLICABLE_IF(!(mr.key & (uint64_t{1} << w::k_mr_key_optimized_bit)), reason::kNotObservable,
                             "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
       const auto caps = layout_of(target_manifest()).get(target.name(), AddrField::caps);
-      UET_NOT_APPLICABLE_IF(!(caps.value_or(0) & (1u << w::k_cap_optimized_header)), "not-observable",
+      UET_NOT_APPLICABLE_IF(!(caps.value_or(0) & (1u << w::k_cap_optimized_header)), reason::kNotObservable,
                             "the target FEP does not take the optimized header (address capability bit 7)");
     }
     constexpr uint64_t kAt = 16;
@@ -78,7 +82,7 @@ TEST_P(ScriptedHeaders, TargetTakesASendInTheStandardHeader) {
 
 TEST_P(ScriptedHeaders, TargetTakesASendInTheSmallMessageHeader) {
   covers({"2.2.10.4-a", "2.2.5.4.1-b"});
-  UET_NOT_APPLICABLE_IF(!rdm() && !w::rule_holds(w::VersionRule::datagram_medium_header, manifest().checked_spec_version), "no-such-combination",
+  UET_NOT_APPLICABLE_IF(!rdm() && !w::rule_holds(w::VersionRule::datagram_medium_header, manifest().checked_spec_version), reason::kNoSuchCombination,
                         "before spec 1.0.3 a datagram takes the standard header " << per_choice("small-message-criteria"));
   ExpectSendTaken(SesHeader::medium);
 }

@@ -30,7 +30,7 @@ class Scripted : public ::testing::TestWithParam<Kind> {
   // endpoint, UUD for a DGRAM one). Call through UET_START_TARGET.
   void StartTarget(uint64_t caps) {
     const Manifest& theirs = target_manifest();
-    UET_NOT_APPLICABLE_IF(!theirs.uet, "not-uet-provider", "the scripted peer speaks UET and the target, " << theirs.name << " ("
+    UET_NOT_APPLICABLE_IF(!theirs.uet, reason::kNotUetProvider, "the scripted peer speaks UET and the target, " << theirs.name << " ("
                                            << theirs.provider << "), does not claim UET");
     UET_REQUIRE_TARGET_CLAIMS_KIND();
     EndpointSpec spec;
@@ -51,7 +51,7 @@ class Scripted : public ::testing::TestWithParam<Kind> {
                     "its endpoint has no JobID; that every UET provider has the indirect method is judged by " +
                     kIndirectJudge);
     } else {
-      UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id, "manifest-lacks-hook",
+      UET_NOT_APPLICABLE_IF(theirs.indirect_job_id_environment.empty() || !theirs.indirect_job_id, reason::kManifestLacksHook,
                             "the target " << theirs.name << " claims no direct JobID method and its manifest does "
                             "not say which JobID the indirect method assigns (indirect_job_id_environment, "
                             "indirect_job_id): the scripted requests cannot carry the endpoint's JobID");

@@ -8,10 +8,14 @@
 #include <set>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "loopback.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1, .weight = 4);
 
 namespace uet::cases {
 namespace {
@@ -162,7 +166,7 @@ void Completion::CountThreeSends(fi_cntr_events events, uint64_t want) {
     attr.events = events;
     attr.wait_obj = FI_WAIT_UNSPEC;
     const int rc = fi_cntr_open(lb.domain, &attr, &c, nullptr);
-    UET_NOT_APPLICABLE_IF(rc != 0 && !manifest().uet, "non-uet-provider-lacks", manifest().provider << " offers no counter of events " << events);
+    UET_NOT_APPLICABLE_IF(rc != 0 && !manifest().uet, reason::kNonUetProviderLacks, manifest().provider << " offers no counter of events " << events);
     ASSERT_EQ(rc, 0) << "fi_cntr_open(events " << events << "): " << fi_err(rc);
     lb.cntrs.push_back(c);
   }
@@ -224,7 +228,7 @@ TEST_P(Completion, InjectLeavesNoCompletionAndItsBufferFree) {
   UET_LOOPBACK(Open());
   std::vector<uint8_t> msg(16, 0x5A), rbuf(16, 0);
   size_t inject = lb.info->tx_attr->inject_size;
-  UET_NOT_APPLICABLE_IF(inject < msg.size() && !manifest().uet, "non-uet-provider-lacks", manifest().provider << " injects " << inject << " bytes");
+  UET_NOT_APPLICABLE_IF(inject < msg.size() && !manifest().uet, reason::kNonUetProviderLacks, manifest().provider << " injects " << inject << " bytes");
   ASSERT_GE(inject, msg.size()) << "tx_attr->inject_size";
   int rctx = 0;
   ASSERT_EQ(fi_recv(lb.ep[1], rbuf.data(), rbuf.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);

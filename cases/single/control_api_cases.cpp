@@ -34,7 +34,7 @@ class ControlApi : public EntityCase {
   void SetUp() override {
     EntityCase::SetUp();
     if (IsSkipped()) return;
-    UET_NOT_APPLICABLE_IF(manifest().privileged_entity.trace.empty(), "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(manifest().privileged_entity.trace.empty(), reason::kManifestLacksHook,
                           "the provider's entity keeps no trace of the Control API (privileged_entity.trace): what the "
                           "provider asks it cannot be seen");
   }
@@ -138,7 +138,7 @@ bool serving(const std::string& path) {
 TEST_F(ControlApi, AnEntityNotRunningAsRootIsNotBelieved) {
   covers({"2.2.5.3.5.1-f"});
   const auto& pe = manifest().privileged_entity;
-  UET_NOT_APPLICABLE_IF(!pe.impostor.declared, "manifest-lacks-hook",
+  UET_NOT_APPLICABLE_IF(!pe.impostor.declared, reason::kManifestLacksHook,
                         "the manifest declares no impostor entity (privileged_entity.impostor): the provider's Control "
                         "API is a kernel's, whose root check the suite cannot put an impostor in front of");
   const ImpostorFolders folders(pe.impostor.user);

@@ -5,7 +5,11 @@
 // and revoke; the case process runs those commands for itself, in the launcher's place.
 #include <rdma/fi_errno.h>
 
+#include "area_traits.hpp"
 #include "entity_fixture.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1, .entity = true);
 
 namespace uet::cases {
 namespace {
@@ -83,7 +87,7 @@ TEST_F(Entity, AnAuthKeyNotGrantedIsNotInserted) {
   spec.auth_key_size = FI_AV_AUTH_KEY;
   Loopback lb;
   const int rc = lb.open(spec);
-  UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, "not-claimed-job-id-method", "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, reason::kNotClaimedJobIdMethod, "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
   ASSERT_EQ(rc, 0) << fi_refused(lb.failed, rc);
   fi_addr_t handle = FI_ADDR_NOTAVAIL;
   uint8_t key[3];
@@ -100,7 +104,7 @@ TEST_F(Entity, AnEndedJobsJobIdOpensNoNewEndpoint) {
   covers({"2.2.4-c", "2.2.4.1-e"});
   UET_REQUIRE_JOB_METHOD(manifest(), "direct", "the provider");
   const auto& pe = manifest().privileged_entity;
-  UET_NOT_APPLICABLE_IF(pe.job.grant.empty(), "manifest-lacks-hook", "the manifest does not say how a grant belongs to a workload-manager "
+  UET_NOT_APPLICABLE_IF(pe.job.grant.empty(), reason::kManifestLacksHook, "the manifest does not say how a grant belongs to a workload-manager "
                                               "job or how a job ends (privileged_entity.job)");
   const std::map<std::string, std::string> values{{"job", std::to_string(kEnded)},
                                                   {"wlm_job", std::to_string(kWorkloadJob)}};
@@ -126,7 +130,7 @@ TEST_F(Entity, SeveralJobIdsOfOneProcessEnterTheAv) {
   spec.auth_key_size = FI_AV_AUTH_KEY;
   Loopback lb;
   const int rc = lb.open(spec);
-  UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, "not-claimed-job-id-method", "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENODATA, reason::kNotClaimedJobIdMethod, "the provider offers no FI_AV_AUTH_KEY domain (the AV JobID method)");
   ASSERT_EQ(rc, 0) << "an FI_AV_AUTH_KEY endpoint of a process with two JobIDs mapped: " << fi_refused(lb.failed, rc);
   for (uint32_t job : {kSeveralA, kSeveralB}) {
     fi_addr_t handle = FI_ADDR_NOTAVAIL;

@@ -8,7 +8,7 @@ namespace uet::cases {
 void EntityCase::SetUp() {
   UET_REQUIRE_UET_PROVIDER();
   UET_REQUIRE_TAKES_JOB_IDS(manifest(), "the provider");
-  UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared, "manifest-lacks-hook",
+  UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared, reason::kManifestLacksHook,
                         "the manifest declares no privileged entity (privileged_entity): the suite cannot grant "
                         "or revoke a JobID with the provider's");
   env_.emplace(manifest().privileged_entity.environment);

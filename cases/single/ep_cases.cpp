@@ -12,9 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "loopback.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {
@@ -258,7 +262,7 @@ TEST_P(Ep, ServiceFileWinsOverAPredefinedName) {
   covers({"2.2.5.2.2-e"});
   UET_REQUIRE_UET_PROVIDER();
   const std::vector<std::string> names = manifest().predefined_service_names;
-  UET_NOT_APPLICABLE_IF(names.empty(), "not-claimed-feature", "the manifest lists no predefined service names (predefined_service_names); "
+  UET_NOT_APPLICABLE_IF(names.empty(), reason::kNotClaimedFeature, "the manifest lists no predefined service names (predefined_service_names); "
                                        "Table 2-12 is MISSING from the digest and softuet predefines none "
                                        "(spec/wire.yaml choice predefined-service-names)");
   std::string lines;
@@ -280,7 +284,7 @@ TEST_P(Ep, ScalableEndpointsGiveEachReceiveContextAnIndex) {
   UET_LOOPBACK(Open());
   fid_ep* sep = nullptr;
   const int rc = fi_scalable_ep(lb.domain, lb.info, &sep, nullptr);
-  UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, "not-claimed-feature", "the provider offers no scalable endpoints");
+  UET_NOT_APPLICABLE_IF(rc == -FI_ENOSYS || rc == -FI_EOPNOTSUPP, reason::kNotClaimedFeature, "the provider offers no scalable endpoints");
   ASSERT_EQ(rc, 0) << fi_refused("fi_scalable_ep", rc);
   std::vector<fid_ep*> rx(2, nullptr);
   for (size_t i = 0; i < rx.size(); ++i) {

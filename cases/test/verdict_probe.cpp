@@ -4,14 +4,18 @@
 #include <gtest/gtest.h>
 #include <rdma/fi_errno.h>
 
+#include "area_traits.hpp"
 #include "conformance.hpp"
 #include "endpoint.hpp"
+
+// Not an area: it declares traits because the case binaries' main prints them.
+UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {
 namespace {
 
 // A helper's skip that its caller does not stop at.
-void NotApplicableHere() { UET_NOT_APPLICABLE("not-claimed-feature", "the probe's helper found the case not applicable"); }
+void NotApplicableHere() { UET_NOT_APPLICABLE(reason::kNotClaimedFeature, "the probe's helper found the case not applicable"); }
 
 TEST(VerdictProbe, NotApplicableThenAFailure) {
   NotApplicableHere();

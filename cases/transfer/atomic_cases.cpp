@@ -11,10 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/libfabric_gen.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 2);
 
 namespace uet::cases {
 namespace {
@@ -42,7 +46,7 @@ class Atomic : public TwoSided {
   // MISSING, digest A): one the initiator's query reports it does not do makes the case not applicable,
   // naming it; one it reports and then refuses is its own failure (DomainObjects::post).
   void RequireInitiatorOffers(int valid_rc, const char* what) {
-    UET_NOT_APPLICABLE_IF(valid_rc == -FI_EOPNOTSUPP || valid_rc == -FI_ENOSYS, "not-claimed-feature",
+    UET_NOT_APPLICABLE_IF(valid_rc == -FI_EOPNOTSUPP || valid_rc == -FI_ENOSYS, reason::kNotClaimedFeature,
                           "the initiator, " << manifest().name << ", does not offer " << what << ": its valid query returned "
                                             << fi_err(valid_rc));
   }
@@ -282,11 +286,11 @@ TEST_P(AtomicWire, AtomicsToAnOptimizedKeyTakeTheHeaderOfAWrite) {
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(5, 64, 0, "optimized+any", &mr)) << target.error();
   constexpr uint64_t kOptimized = uint64_t{1} << w::k_mr_key_optimized_bit;
-  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), "not-observable", "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
+  UET_NOT_APPLICABLE_IF(!(mr.key & kOptimized), reason::kNotObservable, "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
   const std::vector<uint8_t> name = target.name();
   const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
   ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
-  UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), "not-observable",
+  UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), reason::kNotObservable,
                         "the target FEP does not take the optimized header (address capability bit 7)");
   std::vector<Sent> sent;
   ASSERT_NO_FATAL_FAILURE(WriteAndEachAtomic(5, mr, &sent));

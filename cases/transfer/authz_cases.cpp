@@ -10,10 +10,14 @@
 #include <cstring>
 
 #include "address_translation.hpp"
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "job_id_on_wire.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 8);
 
 namespace uet::cases {
 namespace {
@@ -73,7 +77,7 @@ class Authz : public TwoSided {
   void IndirectJobId(uint32_t* job) {
     UET_REQUIRE_JOB_METHOD(target_manifest(), "indirect", "the target");
     if (target_manifest().indirect_job_id_environment.empty() || !target_manifest().indirect_job_id) {
-      UET_NOT_APPLICABLE("manifest-lacks-hook", "the manifest does not say how the indirect method's JobID is assigned "
+      UET_NOT_APPLICABLE(reason::kManifestLacksHook, "the manifest does not say how the indirect method's JobID is assigned "
                       "(indirect_job_id_environment, indirect_job_id)");
     }
     *job = *target_manifest().indirect_job_id;
@@ -170,7 +174,7 @@ TEST_P(Authz, UndeliverableInjectWritesAnErrorEntry) {
 // is passed over by a message of JobID A, which the one posted for A takes.
 TEST_P(Authz, TaggedBufferForOneJobIdTakesOnlyIt) {
   covers({"2.2.4.3.2-a", "2.2.4.3.1-c"});
-  UET_NOT_APPLICABLE_IF(!tagged_required(), "not-claimed-profile", "tagged receive buffers come with fi_tagged (AI Full, HPC)");
+  UET_NOT_APPLICABLE_IF(!tagged_required(), reason::kNotClaimedProfile, "tagged receive buffers come with fi_tagged (AI Full, HPC)");
   ASSERT_NO_FATAL_FAILURE(Open(kJobA, FI_TAGGED));
   if (IsSkipped()) return;
   constexpr uint64_t kTag = 0x7A66;
@@ -403,7 +407,7 @@ class Fallback : public ::testing::Test {
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
     UET_REQUIRE_TAKES_JOB_IDS(target_manifest(), "the target");
-    UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(), "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(target_manifest().fallback_job_id_environment.empty(), reason::kManifestLacksHook,
                           "the target manifest does not say how to enable the fallback JobID "
                           "(fallback_job_id_environment)");
     split_env(target_manifest().fallback_job_id_environment, &env, &unset);

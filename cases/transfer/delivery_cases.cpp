@@ -11,10 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 5);
 
 namespace uet::cases {
 namespace {
@@ -46,7 +50,7 @@ class Delivery : public TwoSided {
   bool rdm() const { return GetParam().ep_type == FI_EP_RDM; }
   // Both sides with fi_rma, which DGRAM endpoints do not offer (`placed`: with PlacedSpec).
   void OpenForRma(bool placed = false) {
-    UET_NOT_APPLICABLE_IF(!rdm(), "no-such-combination", "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
+    UET_NOT_APPLICABLE_IF(!rdm(), reason::kNoSuchCombination, "fi_rma is not available on DGRAM endpoints (2.2.5.4.3-a)");
     ASSERT_NO_FATAL_FAILURE(OpenBoth(placed ? PlacedSpec(FI_MSG | FI_RMA) : Spec(FI_MSG | FI_RMA)));
   }
   // Both sides with the direct JobID kPlacedJob where both claim it, so that a case knows the JobID a request
@@ -61,7 +65,7 @@ class Delivery : public TwoSided {
   void SentInHeader(uint64_t opcode, uint64_t next_hdr, const char* header, int* ctx, Outcome* sent) {
     const auto f = cap.find([&](const WireFrame& f) { return f.get(w::Field::uet_ses_opcode) == opcode; });
     ASSERT_TRUE(f) << "no request of SES opcode " << opcode << " captured";
-    UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr, "not-observable",
+    UET_NOT_APPLICABLE_IF(f->get(w::Field::uet_pds_next_hdr) != next_hdr, reason::kNotObservable,
                           "the initiator did not use the " << header << " (next_hdr " << next_hdr << ")");
     const std::vector<uint8_t>& theirs = target.name();
     Partial placed = {{w::Field::uet_ses_pid_on_fep, address_field(target_manifest(), theirs, AddrField::pid_on_fep, w::k_pid_on_fep_bits)}};
@@ -77,12 +81,12 @@ class Delivery : public TwoSided {
   // OPTIMIZED or the target FEP does not take the optimized header.
   void RegisterOptimizedMr(int id, RemoteMr* mr) {
     ASSERT_TRUE(target.register_mr(id, 256, 0, "optimized+any", mr)) << target.error();
-    UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)), "not-observable",
+    UET_NOT_APPLICABLE_IF(!(mr->key & (uint64_t{1} << w::k_mr_key_optimized_bit)), reason::kNotObservable,
                           "the target's key is not OPTIMIZED (a SHOULD of 2.2.5.3.4.1-o, checked there)");
     const std::vector<uint8_t> name = target.name();
     const auto caps = layout_of(target_manifest()).get(name, AddrField::caps);
     ASSERT_TRUE(caps) << "the target's fi_getname: " << layout_of(target_manifest()).misfit(name.size());
-    UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), "not-observable",
+    UET_NOT_APPLICABLE_IF(!(*caps & (1u << w::k_cap_optimized_header)), reason::kNotObservable,
                           "the target FEP does not take the optimized header (address capability bit 7)");
   }
   // Both sides open for RMA; a one-packet write to an MR of the target (OPTIMIZED key for the optimized
@@ -445,7 +449,7 @@ class DeliveryOrdering : public Delivery {
     }
     RecordProperty("ordering_checked", checked);
     if (!refused.empty()) RecordProperty("ordering_not_offered", refused);
-    UET_NOT_APPLICABLE_IF(checked.empty(), "not-claimed-feature", "the provider offers none of the flags as msg_order (fi_getinfo: no match for "
+    UET_NOT_APPLICABLE_IF(checked.empty(), reason::kNotClaimedFeature, "the provider offers none of the flags as msg_order (fi_getinfo: no match for "
                                                << refused << "): no ordering is ever active");
   }
 };
@@ -490,7 +494,7 @@ class DeliveryTable : public Delivery {
     rests_on_choice("profile-priority");
     if (!(mine & theirs)) rests_on_choice("no-common-profile");
     rests_on_choice("rudi-criteria");
-    UET_NOT_APPLICABLE_IF(operating != table, "not-claimed-profile", "the pair (" << manifest().name << " to " << target_manifest().name
+    UET_NOT_APPLICABLE_IF(operating != table, reason::kNotClaimedProfile, "the pair (" << manifest().name << " to " << target_manifest().name
                                                            << ") operates in " << w::profile_name(operating) << ", not "
                                                            << w::profile_name(table) << " " << per_choice("profile-priority"));
   }

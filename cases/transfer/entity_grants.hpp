@@ -35,7 +35,7 @@ class EntityGrants : public TwoSided {
     UET_REQUIRE_PAIR_CLAIMS_KIND();
     UET_REQUIRE_TAKES_JOB_IDS(manifest(), "the initiator");
     UET_REQUIRE_TAKES_JOB_IDS(target_manifest(), "the target");
-    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared, "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(!manifest().privileged_entity.declared || !target_manifest().privileged_entity.declared, reason::kManifestLacksHook,
                           "a side's manifest declares no privileged entity (privileged_entity): the suite cannot "
                           "grant its process a JobID");
     env_.emplace(manifest().privileged_entity.environment);

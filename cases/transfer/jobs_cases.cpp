@@ -11,9 +11,13 @@
 #include <cstdlib>
 #include <optional>
 
+#include "area_traits.hpp"
 #include "entity_grants.hpp"
 #include "job_id_on_wire.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {
 namespace {
@@ -125,7 +129,7 @@ class AllocationJobId : public Jobs {
   void SetUp() override {
     Jobs::SetUp();
     if (IsSkipped()) return;
-    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(), "manifest-lacks-hook",
+    UET_NOT_APPLICABLE_IF(target_manifest().privileged_entity.allocation_grant.empty(), reason::kManifestLacksHook,
                           "the target's manifest declares no allocation_grant: the suite cannot have its entity answer "
                           "an address allocation with another JobID than job initialisation's");
   }

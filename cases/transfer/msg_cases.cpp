@@ -5,9 +5,13 @@
 #include <cstring>
 #include <numeric>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 6);
 
 namespace uet::cases {
 namespace {
@@ -64,7 +68,7 @@ TEST_P(Msg, MessagesKeepTheirBoundariesInPostingOrder) {
 TEST_P(Msg, SenddataDeliversRemoteCqData) {
   covers({"2.2.5.4.1-d"});
   UET_OPEN_BOTH(Spec(FI_MSG));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, reason::kNonUetProviderLacks,
                         manifest().provider << " offers no remote CQ data (cq_data_size 0)");
   ASSERT_EQ(target.post_recv(1, 64), 0) << target.error();
   Capture cap;

@@ -1,5 +1,5 @@
 // Reliable delivery under loss (UEC 1.0 §2.2.6): the harness drops a counted pattern of UET packets in
-// both directions of the pair (harness/run/run_cases.py LOSSY_AREAS: nftables `numgen inc`, its offset from
+// both directions of the pair (this area's traits' loss_every below: nftables `numgen inc`, its offset from
 // the run's seed, described in the cell plan and the report), so the same packets drop on every run. An
 // RDM endpoint (RUD) delivers every message exactly once whatever was lost; one asked for send ordering
 // (ROD) delivers them in the order they were sent. The capture shows the retransmissions that made up
@@ -7,9 +7,13 @@
 #include <cstdlib>
 #include <map>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .loss_every = 7);
 
 namespace uet::cases {
 namespace {
@@ -31,7 +35,7 @@ class Reliability : public TwoSided {
   void SetUp() override {
     UET_REQUIRE_UET_PROVIDER();
     UET_REQUIRE_PAIR_CLAIMS_KIND();
-    UET_NOT_APPLICABLE_IF(!cell_plan().loss, "no-loss-applied", "no loss was applied to the pair (the harness applies a counted drop "
+    UET_NOT_APPLICABLE_IF(!cell_plan().loss, reason::kNoLossApplied, "no loss was applied to the pair (the harness applies a counted drop "
                                              "pattern where the placement can impair the test link)");
     note("loss", cell_plan().loss->pattern);
   }

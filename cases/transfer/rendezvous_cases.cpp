@@ -9,10 +9,14 @@
 #include <cstdlib>
 #include <set>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/profiles.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 3);
 
 namespace uet::cases {
 namespace {
@@ -57,7 +61,7 @@ class Rendezvous : public TwoSided {
   // UET_RENDEZVOUS_SEND/TSEND with the extension header and at most UET_PROVIDER_MAX_EAGER_SIZE eager bytes;
   // the target gets every byte.
   void RendezvousSend(bool tagged) {
-    UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous, "not-claimed-profile",
+    UET_NOT_APPLICABLE_IF(w::large_send_kind(claimed_caps(manifest()), claimed_caps(target_manifest())) != w::LargeSend::rendezvous, reason::kNotClaimedProfile,
                           "the pair does not operate in HPC (rendezvous: 2.2.5.4.1.2-b; uet/wire/profiles.hpp)");
     const uint64_t threshold = rendezvous_size(tagged), max_eager = max_eager_size();
     if (HasFailure()) return;
@@ -104,7 +108,7 @@ class Rendezvous : public TwoSided {
     const bool deferrable = w::large_send_kind(mine, theirs) == w::LargeSend::deferrable ||
                             (w::large_send_kind(mine, theirs) == w::LargeSend::rendezvous && manifest().claims_profile("ai_full") &&
                              target_manifest().claims_profile("ai_full"));
-    UET_NOT_APPLICABLE_IF(!deferrable, "not-claimed-profile", "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
+    UET_NOT_APPLICABLE_IF(!deferrable, reason::kNotClaimedProfile, "the pair does not operate in AI Full (deferrable send: 2.2.5.4.1.2-a; "
                                        "uet/wire/profiles.hpp)");
     const uint64_t threshold = rendezvous_size(tagged);
     if (HasFailure()) return;

@@ -5,9 +5,13 @@
 
 #include <numeric>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 2);
 
 namespace uet::cases {
 namespace {
@@ -62,7 +66,7 @@ TEST_P(Rma, WriteThenReadBack) {
 TEST_P(Rma, WritedataCompletesAtTheTargetWithTheData) {
   covers({"2.2.5.4.3-b"});
   UET_OPEN_BOTH(Spec(FI_MSG | FI_RMA));
-  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, "non-uet-provider-lacks",
+  UET_NOT_APPLICABLE_IF(!manifest().uet && me.info->domain_attr->cq_data_size == 0, reason::kNonUetProviderLacks,
                         manifest().provider << " offers no remote CQ data");
   RemoteMr mr;
   ASSERT_TRUE(target.register_mr(1, 64, 0, "any", &mr)) << target.error();

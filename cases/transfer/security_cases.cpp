@@ -14,12 +14,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "entity_grants.hpp"
 #include "uet/codec/decoded.hpp"
 #include "uet/entity/hex.hpp"
 #include "uet/tss/seal.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {
 namespace {
@@ -40,7 +44,7 @@ class Security : public EntityGrants {
     EntityGrants::SetUp();
     if (IsSkipped()) return;
     UET_NOT_APPLICABLE_IF(manifest().privileged_entity.security.bind.empty() ||
-                              target_manifest().privileged_entity.security.bind.empty(), "manifest-lacks-hook",
+                              target_manifest().privileged_entity.security.bind.empty(), reason::kManifestLacksHook,
                           "a side's manifest declares no privileged_entity.security: the suite cannot bind a secure "
                           "domain to a JobID or give its key");
   }
@@ -117,7 +121,7 @@ TEST_P(Security, PacketsOfABoundJobIdAreSealedInItsSecureDomain) {
 // entity answers with the key's parameters (2.2.9-e), in the messages of spec/control.yaml (2.2.9-i).
 TEST_P(Security, TheFepAsksItsEntityForTheKey) {
   covers({"2.2.9-d", "2.2.9-e", "2.2.9-h", "2.2.9-i"});
-  UET_NOT_APPLICABLE_IF(manifest().privileged_entity.trace.empty(), "manifest-lacks-hook",
+  UET_NOT_APPLICABLE_IF(manifest().privileged_entity.trace.empty(), reason::kManifestLacksHook,
                         "the provider's entity keeps no trace of the Control API (privileged_entity.trace): its key "
                         "requests cannot be seen");
   const size_t before = control_trace(manifest().privileged_entity.trace).size();

@@ -2,9 +2,13 @@
 // the wire, wildcards (refused with AI Full only, matched with HPC), directed tagged receives.
 #include <rdma/fi_tagged.h>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2, .weight = 2);
 
 namespace uet::cases {
 namespace {
@@ -15,7 +19,7 @@ class Tagged : public TwoSided {
  protected:
   void SetUp() override {
     UET_REQUIRE_PAIR_CLAIMS_KIND();
-    UET_NOT_APPLICABLE_IF(!tagged_required(), "not-claimed-profile", "the initiator or the target claims neither ai_full nor hpc (fi_tagged: 2.2.5.4.2-b)");
+    UET_NOT_APPLICABLE_IF(!tagged_required(), reason::kNotClaimedProfile, "the initiator or the target claims neither ai_full nor hpc (fi_tagged: 2.2.5.4.2-b)");
   }
   void TSend(const void* buf, size_t len, uint64_t tag) {
     int ctx = 0;
@@ -55,7 +59,7 @@ TEST_P(Tagged, WildcardReceiveIsRefusedWithAiFullOnly) {
   covers({"2.2.5.4.2-d", "2.2.5.4.2-e", "2.2.2-b"});
   UET_REQUIRE_UET_PROVIDER();
   // The receive is the target's: its own profile decides (Table 2-4 footnote 1).
-  UET_NOT_APPLICABLE_IF(target_manifest().claims_profile("hpc") || !target_manifest().claims_profile("ai_full"), "not-claimed-profile",
+  UET_NOT_APPLICABLE_IF(target_manifest().claims_profile("hpc") || !target_manifest().claims_profile("ai_full"), reason::kNotClaimedProfile,
                         "applies to a target claiming AI Full without HPC");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
   const int rc = target.post_recv(1, 64, true, 0x100, 0xFF);
@@ -64,7 +68,7 @@ TEST_P(Tagged, WildcardReceiveIsRefusedWithAiFullOnly) {
 
 TEST_P(Tagged, WildcardReceiveMatchesWithHpc) {
   covers({"2.2.5.4.2-f", "2.2.2-b"});
-  UET_NOT_APPLICABLE_IF(target_manifest().uet && !target_manifest().claims_profile("hpc"), "not-claimed-profile",
+  UET_NOT_APPLICABLE_IF(target_manifest().uet && !target_manifest().claims_profile("hpc"), reason::kNotClaimedProfile,
                         "wildcards are an HPC feature and the target does not claim HPC");
   UET_OPEN_BOTH(Spec(FI_MSG | FI_TAGGED));
   ASSERT_EQ(target.post_recv(1, 64, true, 0x100, 0xFF), 0) << target.error();

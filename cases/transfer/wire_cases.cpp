@@ -22,9 +22,13 @@
 #include <string>
 #include <vector>
 
+#include "area_traits.hpp"
 #include "capture.hpp"
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
+
+// What the harness must know of this area (common/area_traits.hpp).
+UET_AREA_TRAITS(.processes = 2);
 
 namespace uet::cases {
 namespace {
@@ -298,7 +302,7 @@ TEST_P(Wire, CompareAndSwapValuesTravelInTheCasHeader) {
         << (at_start ? "start" : "end") << " of 16 bytes (as compare_value), zeros elsewhere";
     ++checked;
   }
-  UET_NOT_APPLICABLE_IF(checked == 0, "not-claimed-feature", "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
+  UET_NOT_APPLICABLE_IF(checked == 0, reason::kNotClaimedFeature, "the provider reports neither FI_CSWAP on FI_UINT64 nor FI_MSWAP on FI_UINT32 valid "
                                       "(fi_compare_atomicvalid)");
 }
 

@@ -22,7 +22,7 @@ from harness.inputs import libfabric_prefix, side_builds
 from harness.certify import package_archive, package_sums, suite_identity
 from harness.run import run_suite as run_suite_mod
 from harness.certify.package_manifests import copy_manifests
-from harness.run.run_cases import case_binaries
+from harness.run.run_cases import TraitsError, area_traits
 from harness.commands import certify as certify_options
 from harness.commands import trust_options
 from harness.commands.run import SEED_MAX
@@ -77,7 +77,10 @@ def certify(args) -> tuple[pathlib.Path, int]:
     refs = [args.provider] if args.provider else [args.initiator, args.target]
     mode = "provider" if args.provider else "pair"
     manifests = load_manifests(refs, args.allow_loader_environment)
-    areas = list(case_binaries(args.build))
+    try:
+        areas = area_traits(args.build)
+    except TraitsError as exc:
+        raise CertifyError(str(exc), 3) from None
     if not areas:
         raise CertifyError(f"no case binaries in {args.build / 'cases'} (run ./uet build)", 3)
     suite = suite_identity.describe(args.build)

@@ -27,12 +27,13 @@ def statements_by_profile(cat: catalogue_mod.Catalogue, profiles: list[str]) -> 
             for p in profiles}
 
 
-def planned_cells(mode: str, refs: list[str], areas: list[str]) -> list[dict]:
-    """The cells and areas of the full run (no --only) of these manifests, as ids."""
-    return [{"id": c.id, "areas": sorted(c.areas)} for c in plan_mod.cells(mode, refs, sorted(areas), set())]
+def planned_cells(mode: str, refs: list[str], areas: dict[str, dict]) -> list[dict]:
+    """The cells and areas of the full run (no --only) of these manifests, as ids; `areas` with their traits
+    (harness/run/run_cases.py area_traits)."""
+    return [{"id": c.id, "areas": sorted(c.areas)} for c in plan_mod.cells(mode, refs, dict(sorted(areas.items())), set())]
 
 
-def derive(cat: catalogue_mod.Catalogue, mode: str, refs: list[str], manifests: list[Manifest], areas: list[str],
+def derive(cat: catalogue_mod.Catalogue, mode: str, refs: list[str], manifests: list[Manifest], areas: dict[str, dict],
            only: list[str]) -> dict:
     """The mustpass before the run; `only` (a partial run, for the suite's own tests) makes it incomplete."""
     return {"format": FORMAT, "mode": mode,

@@ -41,7 +41,7 @@ def check_extracted(root: pathlib.Path, members: list[str], args,
     findings += problems + opt_in_findings(doc.get("run_info") or {}, manifests, root)
     # the plan is made only of manifests found inside the package, all of them
     refs = [m.ref for m in manifests] if len(manifests) == len(mustpass.get("refs") or []) else []
-    findings += mustpass_findings(mustpass, manifests, refs, suite, doc, catalogue_mod.load())
+    findings += mustpass_findings(mustpass, manifests, refs, suite, doc, catalogue_mod.load(), args.build)
     try:
         reasons, why = not_applicable.load(args.reasons), None
     except not_applicable.ReasonsError as exc:

@@ -22,6 +22,7 @@ from harness.certify.package_archive import read_member
 from harness.certify.package_limits import Budget, Limits, PackageRefused, over
 from harness.certify.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
 from harness.results.results import FAILING
+from harness.run.run_cases import TraitsError, area_traits
 
 # A finding of these classes does not make a package invalid: it says what could not be checked, or what the
 # run was let use that the suite refuses unless told (a trust option), for whoever reads the package to weigh.
@@ -159,7 +160,9 @@ def _in_package(m, root: pathlib.Path) -> str:
 
 
 def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: dict, doc: dict,
-                      cat: catalogue_mod.Catalogue) -> list[Finding]:
+                      cat: catalogue_mod.Catalogue, build: pathlib.Path) -> list[Finding]:
+    """The package's run held to its mustpass; the plan made again with the package's areas as this checkout's
+    build declares them (their traits)."""
     out = []
     if mustpass.get("complete") is not True or mustpass.get("only"):
         out.append(Finding("mustpass", f"the run left part of the mustpass out (--only {' '.join(map(str, mustpass.get('only') or []))}): "
@@ -176,7 +179,15 @@ def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: d
                                            f"{len(have[profile])} statements, not {len(ids)}"))
     for profile in sorted(set(have) - set(want)):
         out.append(Finding("mustpass", f"the mustpass has profile {profile}, which no manifest claims"))
-    areas = [n.removeprefix("cases/uet-cases-") for n in suite.get("built_sha256") or {} if n.startswith("cases/uet-cases-")]
+    names = [n.removeprefix("cases/uet-cases-") for n in suite.get("built_sha256") or {} if n.startswith("cases/uet-cases-")]
+    try:
+        traits = area_traits(build)
+    except TraitsError as exc:
+        return out + [Finding("mustpass", f"the plan cannot be made: {exc}")]
+    if unknown := [a for a in names if a not in traits]:
+        return out + [Finding("mustpass", f"the plan cannot be made: this checkout's build has no case binary of "
+                                          f"area(s) {', '.join(unknown)}")]
+    areas = {a: traits[a] for a in names}
     mode = {1: "provider", 2: "pair"}.get(len(refs))
     try:  # without its manifests (a finding already) there is no plan to hold the run to
         planned = mustpass_mod.planned_cells(mode, refs, areas) if mode else []

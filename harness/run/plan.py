@@ -2,10 +2,11 @@
 runs) of the four modes of the front door, and what --only selects.
 
 - default: softuet.yaml and each of its profile-set variants against itself (the reference FEP), and the
-  negotiation matrix: the negotiation area over every other ordered pair of those profile sets;
+  negotiation matrix: the areas about pairs of profile sets (negotiation: its traits' profile_pairs) over
+  every other ordered pair of those profile sets;
 - provider: one manifest against itself (a certification run);
 - pair: the initiator's and the target's single-process areas each against itself, and the
-  two-process areas from the initiator to the target (an interop cell);
+  two-process areas from the initiator to the target (an interop cell; an area's traits say its processes);
 - matrix: every manifest against itself for the single-process areas, and every ordered pair
   (initiator x target, the diagonal included) for the two-process areas.
 """
@@ -16,10 +17,9 @@ import pathlib
 import re
 
 from harness.inputs import manifest as manifest_mod
-from harness.run.run_cases import SINGLE_PROCESS_AREAS, Cell
+from harness.run.run_cases import Cell
 
 DEFAULT_MANIFEST = "softuet.yaml"
-NEGOTIATION_AREA = "negotiation"
 STATEMENT_RE = re.compile(r"^§?\d+(\.\d+)+(-[a-z]+)?$")
 
 
@@ -55,15 +55,16 @@ def selection(patterns: list[str], known_areas: list[str]) -> Selection:
     return Selection(areas, statements, cases)
 
 
-def _areas(all_areas: list[str], single: bool, two: bool, chosen: set[str]) -> list[str]:
-    out = [a for a in all_areas if (single and a in SINGLE_PROCESS_AREAS) or (two and a not in SINGLE_PROCESS_AREAS)]
+def _areas(all_areas: dict[str, dict], single: bool, two: bool, chosen: set[str]) -> list[str]:
+    out = [a for a, t in all_areas.items() if (single and t["processes"] == 1) or (two and t["processes"] == 2)]
     return [a for a in out if not chosen or a in chosen]
 
 
-def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str],
+def cells(mode: str, refs: list[str], all_areas: dict[str, dict], chosen: set[str],
           libfabric: pathlib.Path | None = None) -> list[Cell]:
-    """The cells of a run; raises ManifestError naming every bad manifest. `libfabric` (--libfabric) is the
-    libfabric of every manifest that names none."""
+    """The cells of a run; raises ManifestError naming every bad manifest. `all_areas` are the built areas
+    with their traits (harness/run/run_cases.py area_traits); `libfabric` (--libfabric) is the libfabric of
+    every manifest that names none."""
     if mode == "default":
         base = manifest_mod.load(DEFAULT_MANIFEST)
         refs = [DEFAULT_MANIFEST] + [f"{DEFAULT_MANIFEST}#{v}" for v in base.variants()]
@@ -83,8 +84,9 @@ def cells(mode: str, refs: list[str], all_areas: list[str], chosen: set[str],
     if mode in ("default", "provider"):
         for m in manifests:
             out.append(Cell(m, m, _areas(all_areas, True, True, chosen)))
-    if mode == "default" and NEGOTIATION_AREA in all_areas and (not chosen or NEGOTIATION_AREA in chosen):
-        out += [Cell(a, b, [NEGOTIATION_AREA]) for a in manifests for b in manifests if a is not b]
+    pairs = [a for a, t in all_areas.items() if t["profile_pairs"] and (not chosen or a in chosen)]
+    if mode == "default" and pairs:
+        out += [Cell(a, b, pairs) for a in manifests for b in manifests if a is not b]
     elif mode == "pair":
         init, target = manifests
         if init.ref == target.ref:

@@ -4,17 +4,18 @@ we are root) or on the host. A cell of one manifest against itself is a provider
 
     /usr/bin/python3 -m harness.run.run_cases --initiator FILE[#VARIANT] [--target FILE[#VARIANT]] [--out DIR]
 
-Single-process binaries (discovery, av, ep, completion, mr, entity) exercise one provider: they run in a cell
-of a manifest against itself only. A binary that crashes or passes a case's deadline makes the case it
-was running `error` (with the signal) or `timeout`, and the binary goes on with the cases after it. A cell
-has a budget (its own deadline, and the run's): once it runs out, the running case and every case not run
-are `error` "not run: budget", so a provider that hangs in every case still ends its cell.
+Single-process binaries (discovery, av, ep, completion, mr, entity: their traits say so, area_traits) exercise
+one provider: they run in a cell of a manifest against itself only. A binary that crashes or passes a case's
+deadline makes the case it was running `error` (with the signal) or `timeout`, and the binary goes on with the
+cases after it. A cell has a budget (its own deadline, and the run's): once it runs out, the running case and
+every case not run are `error` "not run: budget", so a provider that hangs in every case still ends its cell.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import dataclasses
+import json
 import os
 import pathlib
 import select
@@ -41,13 +42,6 @@ from harness.run.logcap import LogCap
 from harness.files.untrusted import folder_inside, printable
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SINGLE_PROCESS_AREAS = ("discovery", "av", "ep", "completion", "mr", "entity")
-# The areas that talk to the provider's privileged entity: a manifest asking for the suite's own
-# (privileged_entity.start: suite) has one started for the cell while they run.
-ENTITY_AREAS = ("entity", "jobs", "security")
-# Areas whose checks need a lossy wire, and the drop period of the counted loss the harness applies (in
-# cycles of containers/impair.py LOSS_CYCLE datagrams).
-LOSSY_AREAS = {"reliability": 7}
 INITIATOR_PORT, TARGET_PORT = 4793, 4794
 
 
@@ -75,8 +69,40 @@ def case_binaries(build: pathlib.Path) -> dict[str, pathlib.Path]:
     return out
 
 
+class TraitsError(RuntimeError):
+    """A built case binary that does not say its area's traits; the message names it."""
+
+
+_traits_of: dict[tuple, dict] = {}  # by binary path, modification time and size: each build read once
+
+
+def area_traits(build: pathlib.Path) -> dict[str, dict]:
+    """{area: {processes, entity, loss_every, weight, profile_pairs}} of the built case binaries, as each declares
+    them beside its cases (UET_AREA_TRAITS, cases/common/area_traits.hpp says what each means) and prints them
+    (--uet-traits, one JSON line). Raises TraitsError naming a binary that prints none or other keys."""
+    out = {}
+    for area, binary in case_binaries(build).items():
+        st = binary.stat()
+        key = (str(binary), st.st_mtime_ns, st.st_size)
+        if key not in _traits_of:
+            try:
+                said = subprocess.run([str(binary), "--uet-traits"], capture_output=True, text=True, timeout=300)
+                traits = json.loads(said.stdout) if said.returncode == 0 else None
+            except (OSError, subprocess.TimeoutExpired, ValueError):
+                traits = None
+            kinds = {"processes": int, "entity": bool, "loss_every": int, "weight": float, "profile_pairs": bool}
+            if not (isinstance(traits, dict) and traits.keys() == kinds.keys()
+                    and all(type(traits[k]) is kind for k, kind in kinds.items())
+                    and traits["processes"] in (1, 2) and traits["loss_every"] >= 0 and traits["weight"] > 0):
+                raise TraitsError(f"{binary} does not say its area's traits (--uet-traits printed no JSON object of "
+                                  f"{', '.join(kinds)}; each area declares UET_AREA_TRAITS): rebuild the suite")
+            _traits_of[key] = traits
+        out[area] = _traits_of[key]
+    return out
+
+
 def areas_for(cell_solo: bool, build: pathlib.Path) -> list[str]:
-    return [a for a in case_binaries(build) if cell_solo or a not in SINGLE_PROCESS_AREAS]
+    return [a for a, t in area_traits(build).items() if cell_solo or t["processes"] == 2]
 
 
 def placement_name(cell: Cell, use_namespaces: bool | None, placement: str | None) -> str:
@@ -146,7 +172,7 @@ class CellRun:
     def run(self) -> list[Result]:
         self.out.mkdir(parents=True, exist_ok=True)
         self._start_budget()
-        wants_entity = self.cell.initiator.suite_entity and any(a in ENTITY_AREAS for a in self.cell.areas)
+        wants_entity = self.cell.initiator.suite_entity and any(self._traits(a).get("entity") for a in self.cell.areas)
         try:
             with LogCap(self.out) as cap, suite_entity(self.build, self.out / "privileged-entity.log") if wants_entity \
                     else contextlib.nullcontext(None) as entity_socket:
@@ -157,6 +183,10 @@ class CellRun:
                 self._emit(Result(self.cell.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", "error",
                                   reason=f"the suite's privileged entity did not start: {err}"))
             return self.results
+
+    def _traits(self, area: str) -> dict:
+        """The area's traits as the initiator's binary declares them ({} without a binary: reported as it runs)."""
+        return area_traits(self.side(self.cell.initiator).build).get(area, {})
 
     def side(self, m: manifest_mod.Manifest) -> side_builds.Side:
         return self.sides.get(m.name) or side_builds.Side(self.build, None)
@@ -236,10 +266,10 @@ class CellRun:
 
     @contextlib.contextmanager
     def _loss(self, area: str, pair):
-        """The counted loss an area's checks need (LOSSY_AREAS), on both directions of the pair, chosen by
-        the seed and recorded in self.loss so the report can print it and a rerun drops the same packets."""
-        every = LOSSY_AREAS.get(area)
-        if not every or pair is None:
+        """The counted loss an area's checks need (its traits' loss_every), on both directions of the pair, chosen
+        by the seed and recorded in self.loss so the report can print it and a rerun drops the same packets."""
+        every = pair and self._traits(area).get("loss_every")
+        if not every:
             yield None
             return
         offset = self.seed % every

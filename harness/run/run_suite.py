@@ -44,14 +44,11 @@ from harness.wire.capture_cap import CAPTURE_CAP_BYTES
 from harness.run.logcap import LOG_CAP_BYTES
 from harness.run.progress import Progress
 from harness.results.results import FAILING, Result, counts, write_junit, write_results_json
-from harness.run.run_cases import INITIATOR_PORT, Cell, CellRun, case_binaries
+from harness.run.run_cases import INITIATOR_PORT, Cell, CellRun, TraitsError, area_traits, case_binaries
 from harness.files.untrusted import OutsideFolder, folder_inside, printable_tree
 from reports.render import render_html, write_pending
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# Rough share of a run's time per area (seconds against softuet), for the estimate of what is left.
-AREA_WEIGHT = {"authz": 8, "msg": 6, "delivery": 5, "completion": 4, "rendezvous": 3, "rma": 2, "atomic": 2,
-               "tagged": 2}
 
 
 class UsageError(Exception):
@@ -274,9 +271,14 @@ def main(argv: list[str]) -> int:
     if not binaries:
         print(f"uet run: no case binaries in {catalogue / 'cases'} (run ./uet build)", file=sys.stderr)
         return 3
+    try:
+        traits = area_traits(catalogue)
+    except TraitsError as exc:
+        print(f"uet run: {exc}", file=sys.stderr)
+        return 3
     sel = plan_mod.selection(args.only, list(binaries))
     try:
-        cells = plan_mod.cells(mode, refs, list(binaries), sel.areas, libfabric=args.libfabric)
+        cells = plan_mod.cells(mode, refs, traits, sel.areas, libfabric=args.libfabric)
         if not cells:
             raise UsageError(f"--only {' '.join(args.only)} selects no area of this run")
         for c in cells:  # a cell's id names its folder, made and written as root
@@ -300,7 +302,7 @@ def main(argv: list[str]) -> int:
     run_id, run_dir = make_run_dir(args.report, f"{started:%Y%m%d-%H%M%S}-s{seed}")
     write_pending(run_dir, run_id)
     command = "./uet run " + " ".join(shlex.quote(a) for a in argv)
-    weights = {c.id: 1.0 + sum(AREA_WEIGHT.get(a, 0.3) for a in c.areas) for c in cells}
+    weights = {c.id: 1.0 + sum(traits[a]["weight"] for a in c.areas) for c in cells}
     progress = Progress(len(cells), weights, quiet=args.quiet, verbose=args.verbose)
     progress.say(f"uet run: {mode}, {len(cells)} cell(s), spec {args.spec_version}, seed {seed}, {args.jobs} at a time; "
                  f"writing {run_dir}")

@@ -80,9 +80,6 @@ def _run_cases():
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 NAMED_CHECKS = REPO / "fep" / "faults-checks.yaml"
-# The areas of the pairs of different profile sets: the negotiation cases are about such pairs; every other
-# area runs in the softuet variants against themselves.
-PAIR_AREAS = ["negotiation"]
 # The seed of every run of cases here (gtest's order, the counted loss's offset): a baseline case that failed
 # runs again with the same one, so that a second failure is the same failure.
 SEED = 0
@@ -103,8 +100,10 @@ class MutationCell:
         return "__".join(v.replace(".yaml", "").replace("#", "-") for v in filter(None, (self.initiator, self.target)))
 
     def areas(self, build: pathlib.Path) -> list[str]:
-        built = _run_cases().case_binaries(build)
-        return list(built) if self.target is None else [a for a in PAIR_AREAS if a in built]
+        """A pair of different profile sets runs the areas about such pairs (their traits' profile_pairs:
+        negotiation); every area runs in a softuet variant against itself."""
+        built = _run_cases().area_traits(build)
+        return list(built) if self.target is None else [a for a, t in built.items() if t["profile_pairs"]]
 
 
 # In this order: all three profiles; AI Full (with AI Base, which it builds on) without HPC; AI Base only;

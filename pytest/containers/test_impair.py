@@ -1,7 +1,9 @@
 """The harness's counted loss (containers/impair.py) lets a sender that retransmits get through: no
 retransmission schedule of a plausible length meets a drop at every try. With a pattern of period 7, a
 go-back-N sender resending the same 42 datagrams from a dropped one did, until softuet's 10 s give-up
-(Reliability.OrderedMessagesArriveInOrderUnderLoss on a busy host, seed 1704287051). Pure Python: no root."""
+(Reliability.OrderedMessagesArriveInOrderUnderLoss on a busy host, seed 1704287051). Pure Python: no root; the
+period is the one the built reliability binary declares (its area's traits)."""
+import os
 import pathlib
 
 import pytest
@@ -9,9 +11,9 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from containers.impair import LOSS_CYCLE, counted_drops, counted_pattern, impair_script  # noqa: E402
-from harness.run.run_cases import LOSSY_AREAS  # noqa: E402
+from harness.run.run_cases import area_traits  # noqa: E402
 
-EVERY = LOSSY_AREAS["reliability"]
+EVERY = area_traits(pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")))["reliability"]["loss_every"]
 # The longest round of the reliability cases: 48 messages of 1500 bytes in flight, two packets each for a
 # provider without GSO.
 MAX_ROUND = 96

@@ -301,14 +301,14 @@ class TestPartialReport:
             ("udp", "tagged", "uet-cases-tagged (whole binary)", "error",
              "not run: the run was interrupted before this area's cases had a verdict")]
 
-    def test_sigterm_to_the_harness_ends_it_as_ctrl_c_does(self, cmd_uet_run, results_of, tmp_path):
+    def test_sigterm_to_the_harness_ends_it_as_ctrl_c_does(self, cmd_uet_run, results_of, tmp_path, traits_line):
         # Before: SIGTERM stopped the run silently and the partial report said exit_status 0 with areas not run.
         # A build of two fake areas: the first says it started (through a FIFO the test reads) and waits.
         build = tmp_path / "build"
         (build / "cases").mkdir(parents=True)
         for area, body in (("aaa", 'echo started > "$UET_TEST_STARTED"\nexec sleep 600\n'), ("zzz", "exit 0\n")):
             binary = build / "cases" / f"uet-cases-{area}"
-            binary.write_text("#!/bin/sh\n" + body)
+            binary.write_text(f"#!/bin/sh\n[ \"$1\" != --uet-traits ] || exec echo '{traits_line}'\n" + body)
             binary.chmod(0o755)
         started = tmp_path / "started"
         os.mkfifo(started)

@@ -22,6 +22,9 @@ FAKE = """#!/usr/bin/python3
 import hashlib, hmac, json, os, signal, sys, time
 CASES = json.loads(%(cases)r)
 STARTUP = %(startup)r
+if sys.argv[1:] == ["--uet-traits"]:  # the area's traits, as a built binary gives them
+    print(%(traits)r)
+    sys.exit(0)
 if "--gtest_list_tests" in sys.argv:  # listing opens no fabric: it works even where the provider does not
     print("Fake.")
     for case in CASES:
@@ -61,23 +64,23 @@ for case, does in CASES.items():
 """
 
 
-def fake_build(tmp_path, cases: dict, startup: str = "none", area: str = "fake") -> pathlib.Path:
+def fake_build(tmp_path, cases: dict, traits: str, startup: str = "none", area: str = "fake") -> pathlib.Path:
     build = tmp_path / "build"
     (build / "cases").mkdir(parents=True, exist_ok=True)
     binary = build / "cases" / f"uet-cases-{area}"
-    binary.write_text(FAKE % {"cases": json.dumps(cases), "startup": startup})
+    binary.write_text(FAKE % {"cases": json.dumps(cases), "startup": startup, "traits": traits})
     binary.chmod(0o755)
     return build
 
 
 @pytest.fixture
-def run_cell(tmp_path, monkeypatch):
+def run_cell(tmp_path, monkeypatch, traits_line):
     """Runs the fake's cell on this host; returns its results and the launches counted."""
     launches = tmp_path / "launches"
     monkeypatch.setenv("UET_CASES_LAUNCHES", str(launches))
 
     def run(cases: dict, startup: str = "none", **deadlines):
-        build = fake_build(tmp_path, cases, startup)
+        build = fake_build(tmp_path, cases, traits_line, startup)
         m = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
         results = CellRun(Cell(m, m, ["fake"]), build, tmp_path / "cell", use_namespaces=False, **deadlines).run()
         # One verdict per case, whatever happened.
@@ -151,8 +154,8 @@ class TestOneVerdictPerCase:
 
 
 class TestRunBudget:
-    def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, cmd_uet_run, results_of, tmp_path):
-        build = fake_build(tmp_path, {f"Fake.C{i}": "hang" for i in range(5)}, area="aaa")
+    def test_a_run_of_hanging_cases_ends_with_exit_1_and_counts_each_case_once(self, cmd_uet_run, results_of, tmp_path, traits_line):
+        build = fake_build(tmp_path, {f"Fake.C{i}": "hang" for i in range(5)}, traits_line, area="aaa")
         run = cmd_uet_run("--provider", "udp.yaml", "--same-host", "--build", build, "--report", tmp_path / "runs",
                           "--case-deadline", "1", "--cell-deadline", "2",
                           env={"UET_CASES_LAUNCHES": str(tmp_path / "launches")})

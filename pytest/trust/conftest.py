@@ -195,12 +195,12 @@ def cmd_guarded():
 
 
 @pytest.fixture
-def fake_build(tmp_path):
+def fake_build(tmp_path, traits_line):
     """A build whose one case binary (area aaa) exits at once: a run of it writes a whole report in seconds."""
     build = tmp_path / "build"
     (build / "cases").mkdir(parents=True)
     binary = build / "cases" / "uet-cases-aaa"
-    binary.write_text("#!/bin/sh\nexit 0\n")
+    binary.write_text(f"#!/bin/sh\n[ \"$1\" != --uet-traits ] || echo '{traits_line}'\nexit 0\n")
     binary.chmod(0o755)
     return build
 
