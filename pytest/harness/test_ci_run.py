@@ -82,3 +82,11 @@ class TestExpectedFailure:
         assert [td.get("data-expectation") for td in failure.iter("td") if td.get("data-expectation")] == ["expected_fail"]
         assert {h.get("data-category") for h in ci.iter("h4") if h.get("data-category")} == {
             "regressions", "fixes", "changed", "new_checks", "removed_checks", "reasons", "blame"}
+
+
+class TestTheResultsFormat:
+    def test_both_runs_keep_to_the_results_schema(self, runs, results_schema_problems):
+        # a rerun's attempts, an expectation, a baseline's comparison, a capture and the wire oracle's findings
+        # as the run writes them: each declared in reports/results.schema.yaml, of the type it gives
+        assert [results_schema_problems(doc) for _, doc, _ in runs] == [[], []]
+        assert {"attempts", "expectations", "comparison"} <= set(runs[1][1])

@@ -91,3 +91,9 @@ def test_files_and_page(run):
     for p in sheet_pages:     # the evidence of a sheet page, one folder down, still resolves
         for a in ET.parse(p).getroot().iter("a"):
             assert (p.parent / urllib.parse.unquote(a.get("href"))).resolve().is_file(), (p.name, a.get("href"))
+
+
+def test_results_keep_to_the_results_schema(run, results_schema_problems):
+    # a pair run whose initiator fails its wire check: each key of results.json declared in
+    # reports/results.schema.yaml, of the type it gives
+    assert results_schema_problems(run[1]) == []
