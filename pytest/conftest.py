@@ -118,15 +118,14 @@ def _closed(node):
 
 
 @pytest.fixture(scope="session")
-def results_schema_problems():
-    """results_schema_problems(doc) -> every way a results.json document a writer of the suite made breaks its
-    schema (reports/results.schema.yaml, as harness/results/results.py reads it) or carries a key it does not
-    declare; [] when it keeps to it."""
+def closed_schema_problems():
+    """closed_schema_problems(schema, doc) -> every way a document a writer of the suite made breaks its format's
+    schema (results.json: harness.results.results.schema(); the conformance statement: harness.results.
+    conformance_statement.schema()) or carries a key the schema does not declare; [] when it keeps to it."""
     import jsonschema
-    from harness.results import results
-    validator = jsonschema.Draft202012Validator(_closed(results.schema()))
 
-    def problems(doc):
+    def problems(schema, doc):
+        validator = jsonschema.Draft202012Validator(_closed(schema))
         return ["%s: %s" % (".".join(map(str, e.absolute_path)) or "(top level)", e.message[:200])
                 for e in validator.iter_errors(doc)]
     return problems

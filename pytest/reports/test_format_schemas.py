@@ -1,11 +1,13 @@
-"""results.json's schema (reports/results.schema.yaml): what the run's writer makes follows it with no key it
-does not declare (the real runs of pytest/harness/test_ci_run.py and test_conformance_run.py are held to it
-too), and the format's one reader (harness/results/results.py) refuses a document that breaks it: every
-command that reads a user's results.json exits 2 naming the file and the field."""
+"""The schemas of the run's own output formats: results.json (reports/results.schema.yaml) and the conformance
+statement (reports/conformance-statement.schema.yaml). What the run's writers make follows them with no key
+they do not declare (the real runs of pytest/harness/test_ci_run.py and test_conformance_run.py are held to
+them too), and each format's one reader refuses a document that breaks its schema, naming the file and the
+field: every command that reads a user's results.json exits 2."""
 import datetime
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -13,12 +15,14 @@ import pytest
 
 import synthetic_results as syn
 from harness.files.input_files import InputError
+from harness.results import conformance_statement
 from harness.results import results as results_mod
 from harness.results.results import Result
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 EXPECTATIONS = REPO / "cases" / "expectations" / "example.yaml"
 NOT_RESULTS = "not a results.json (reports/RESULTS-FORMAT.md)"
+CELL = "softuet"   # softuet alone: a manifest that claims profiles, so the statement has sheets
 
 
 def checks():
@@ -28,14 +32,14 @@ def checks():
     from harness.wire import wire_oracle
     out = []
     for i, verdict in enumerate(results_mod.VERDICTS):
-        r = Result("udp", "msg", "uet-cases-msg", f"Msg.Case{i}/rdm", verdict, statements=["2.2.4.4-a"],
+        r = Result(CELL, "msg", "uet-cases-msg", f"Msg.Case{i}/rdm", verdict, statements=["2.2.4.4-a"],
                    reason=f"{verdict} because", seconds=0.25, judged_by="case_binary", notes={"answer": "42"})
         out.append(r)
     fail = out[1]
     fail.reason, fail.detail, fail.blamed_side, fail.own_failures = None, "claimed but unsupported: hpc", "target", 1
     fail.expected, fail.seen, fail.message = "uet.ses.job_id == 0x123", "uet.ses.job_id == 0x124", "Expected equality"
     fail.evidence = {
-        "capture": "captures/a.pcap", "decoded": "captures/a.json", "log": "logs/udp/msg.log",
+        "capture": "captures/a.pcap", "decoded": "captures/a.json", "log": "logs/softuet/msg.log",
         "captures": [{"capture": "captures/a.pcap", "decoded": "captures/a.json", "port": 4794, "initiator_port": 4793,
                       "frames": 40, "uet_frames": 38, "disagreements": 0,
                       "cut": {"cap_bytes": 100, "kept_bytes": 90, "kept_frames": 3, "frames_dropped": 2,
@@ -74,29 +78,41 @@ def ci_parts(baseline: dict | None):
 @pytest.fixture(scope="module")
 def written(tmp_path_factory, make_run):
     """(a run folder of checks() with every part the run writes, a second one with the first as its baseline)."""
+    from harness.inputs import manifest as manifest_mod
+    from harness.run.run_cases import Cell
     runs = tmp_path_factory.mktemp("runs")
-    parts = dict(decode={"captures": 1, "frames": 40, "disagreements": 0}, timings={"udp": {"wall": 1.5}},
-                 logs_capped={"udp": {"msg.log": 10}}, placements={"udp": {"placement": "namespaces"}},
-                 opt_ins=[{"option": "--allow-loader-environment", "let_through": ["udp.yaml: environment: LD_PRELOAD"]}])
+    softuet = manifest_mod.load(REPO / "cases" / "manifests" / "softuet.yaml")
+    parts = dict(cells=[Cell(softuet, softuet, ["msg"])], versions={CELL: "1.0"},
+                 decode={"captures": 1, "frames": 40, "disagreements": 0}, timings={CELL: {"wall": 1.5}},
+                 logs_capped={CELL: {"msg.log": 10}}, placements={CELL: {"placement": "namespaces"}},
+                 opt_ins=[{"option": "--allow-loader-environment",
+                           "let_through": ["softuet.yaml: environment: LD_PRELOAD"]}])
     first = make_run(runs, "20261128-120000-s7", checks(), ci=ci_parts(None), **parts)
     second = make_run(runs, "20261128-130000-s8", checks(), ci=ci_parts(results_mod.read_results_json(first)[1]), **parts)
     return first, second
 
 
 class TestEveryWriterKeepsToTheSchema:
-    def test_the_runs_writer_with_every_part(self, written, results_schema_problems):
+    def test_the_runs_writer_with_every_part(self, written, closed_schema_problems):
         for folder in written:
             doc = json.loads((folder / "results.json").read_text())
             assert set(doc) == {"format", "run_info", "summary", "cells", "results", "coverage", "decode_crosscheck",
                                 "wire_oracle", "attempts", "expectations"} | ({"comparison"} if folder == written[1] else set())
-            assert results_schema_problems(doc) == []
+            assert closed_schema_problems(results_mod.schema(), doc) == []
 
-    def test_a_key_the_schema_does_not_declare_is_found(self, written, results_schema_problems):
+    def test_the_statements_writer(self, written, closed_schema_problems):
+        for folder in written:
+            doc = json.loads((folder / "conformance" / "statement.json").read_text())
+            assert doc["checks"] and doc["sheets"]
+            assert closed_schema_problems(conformance_statement.schema(), doc) == []
+            assert conformance_statement.read_statement(folder) == doc
+
+    def test_a_key_the_schema_does_not_declare_is_found(self, written, closed_schema_problems):
         # what keeps the schema in step with the writers: a key added to a result without declaring it fails
         doc = json.loads((written[0] / "results.json").read_text())
         doc["results"][0]["new_field"] = 1
         doc["cells"][0]["counts"]["pass"] = "1"
-        assert results_schema_problems(doc) == ["cells.0.counts.pass: '1' is not of type 'integer'",
+        assert closed_schema_problems(results_mod.schema(), doc) == ["cells.0.counts.pass: '1' is not of type 'integer'",
                                                 "results.0: Additional properties are not allowed ('new_field' was unexpected)"]
 
     def test_the_hand_made_report_fixture(self, tmp_path):
@@ -152,3 +168,21 @@ class TestTheReaderRefusesWhatBreaksIt:
         assert (run.returncode, run.stdout, run.stderr) == (
             2, "", f"uet compare: {bad / 'results.json'}: {BREAKS[1][1]}: {NOT_RESULTS} "
                    "(give a run folder or its results.json)\n")
+
+
+class TestTheStatementsReader:
+    def test_a_broken_statement_is_named_and_the_page_computes_its_own(self, written, tmp_path, cmd_reports):
+        run = tmp_path / "run"
+        shutil.copytree(written[0], run)
+        path = run / "conformance" / "statement.json"
+        doc = json.loads(path.read_text())
+        doc["sheets"][0]["statements"][0]["status"] = "fine"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(InputError) as err:
+            conformance_statement.read_statement(run)
+        assert str(err.value) == (f"{path}: sheets.0.statements.0.status: not one of met, not_met, inconclusive, "
+                                  "not_observed, not_applicable: not a conformance statement "
+                                  "(reports/CONFORMANCE-STATEMENT.md)")
+        # as before: the report shows the statement the run's results give, not a broken file's
+        assert cmd_reports(run).returncode == 0
+        assert (run / "conformance.html").read_bytes() == (written[0] / "conformance.html").read_bytes()
