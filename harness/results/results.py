@@ -1,7 +1,7 @@
 """The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
 write as each case ends (the cell plan's results file, one signed JSON line per case: harness/run/verdict_channel.py), the
 crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
-the closing text line.
+the closing text line; and results.json's one reader, which holds a file to its schema (reports/results.schema.yaml).
 """
 from __future__ import annotations
 
