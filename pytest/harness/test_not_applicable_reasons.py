@@ -123,7 +123,7 @@ class TestTheGeneratedCodes:
         run = subprocess.run([sys.executable, str(REPO / "cases" / "generate" / "generate_reason_codes.py"), str(bad),
                               str(tmp_path / "out.hpp")], capture_output=True, text=True)
         assert (run.returncode, run.stdout) == (1, "")
-        assert run.stderr.startswith(f"{bad}: {bad}: codes/x-y/class: ") and "Traceback" not in run.stderr
+        assert run.stderr.startswith(f"{bad}: {bad}: codes.x-y.class: ") and "Traceback" not in run.stderr
         assert not (tmp_path / "out.hpp").exists()
 
 
