@@ -24,6 +24,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from containers import image  # noqa: E402
+from harness.results.results import read_results_json  # noqa: E402
 
 TARGETS = {"containers": 1.3, "nodes": 1.5}
 
@@ -38,7 +39,7 @@ def run(placement: str, args, folder: pathlib.Path) -> dict:
     wall = time.monotonic() - t0
     if done.returncode not in (0, 1):
         sys.exit(f"placements: the {placement} run failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    doc = json.loads(next(folder.glob("*/results.json")).read_text())
+    doc = read_results_json(next(folder.glob("*/results.json")))[1]
     cases = {r["id"]: r for r in doc["results"]}
     setup = [c["timing"]["wall"] - sum(b["wall"] for b in c["timing"].get("binaries", {}).values())
              for c in doc["cells"] if c.get("timing")]

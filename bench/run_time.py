@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import pathlib
 import sys
+
+from harness.files.input_files import InputError
+from harness.results.results import read_results_json
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -21,11 +23,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("run_dir", nargs="?", type=pathlib.Path, default=REPO / "out" / "runs" / "latest")
     parser.add_argument("--top", type=int, default=10, help="the slowest N cells (default 10)")
     args = parser.parse_args(argv)
-    path = args.run_dir / "results.json"
     try:
-        doc = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        print(f"run-time: cannot read {path}: {exc}", file=sys.stderr)
+        doc = read_results_json(args.run_dir / "results.json")[1]
+    except InputError as exc:
+        print(f"run-time: {exc}", file=sys.stderr)
         return 2
     info = doc["run_info"]
     total = float(info.get("seconds") or 0.0)

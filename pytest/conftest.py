@@ -78,6 +78,60 @@ def build_dir():
 
 
 @pytest.fixture(scope="session")
+def make_run():
+    """make_run(runs, name, results, ci=None, **assemble) -> a run folder runs/name written by the run's own
+    writers (harness/run/run_suite.py assemble and write_outputs) for `results` (harness.results.results.Result,
+    cell 'udp'); `assemble` overrides assemble's arguments, ci(doc) adds the nightly-CI parts before it is
+    written (harness/trends/ci_summary.py add)."""
+    import datetime
+    from harness.inputs import manifest as manifest_mod
+    from harness.run import run_suite
+    from harness.run.run_cases import Cell
+
+    def make(runs: pathlib.Path, name: str, results: list, ci=None, **assemble) -> pathlib.Path:
+        folder = runs / name
+        folder.mkdir(parents=True)
+        udp = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
+        doc = run_suite.assemble(**dict(
+            run_id=name, command="./uet run --provider udp.yaml", mode="provider", seed=7, spec_version="1.0.1",
+            started=datetime.datetime(2026, 11, 28, 12, tzinfo=datetime.timezone.utc), cells=[Cell(udp, udp, ["msg"])],
+            results=results, versions={"udp": "1.0"}, placement="none", partial=False, decode={}, run_dir=folder,
+            timings={}, losses={}) | assemble)
+        if ci:
+            ci(doc)
+        run_suite.write_outputs(doc, folder, runs)
+        return folder
+    return make
+
+
+def _closed(node):
+    """A copy of a JSON schema whose objects that list their properties, and say nothing of others, take no
+    other key: what a writer of the suite must keep to (the reader takes the keys of a newer suite)."""
+    if isinstance(node, list):
+        return [_closed(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _closed(v) for k, v in node.items()}
+    if "properties" in out and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+@pytest.fixture(scope="session")
+def closed_schema_problems():
+    """closed_schema_problems(schema, doc) -> every way a document a writer of the suite made breaks its format's
+    schema (results.json: harness.results.results.schema(); the conformance statement: harness.results.
+    conformance_statement.schema()) or carries a key the schema does not declare; [] when it keeps to it."""
+    import jsonschema
+
+    def problems(schema, doc):
+        validator = jsonschema.Draft202012Validator(_closed(schema))
+        return ["%s: %s" % (".".join(map(str, e.absolute_path)) or "(top level)", e.message[:200])
+                for e in validator.iter_errors(doc)]
+    return problems
+
+
+@pytest.fixture(scope="session")
 def cmd_uet_decode(build_dir):
     """Run uet-decode with arguments; returns the CompletedProcess (text), never raises on exit status."""
     binary = build_dir / "bin" / "uet-decode"

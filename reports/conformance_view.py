@@ -2,9 +2,9 @@
 conformance.html the totals per side, manifest and profile, each row leading to that sheet's own page
 (conformance/<side>-<manifest>-<profile>.html) with its statements grouped by status, the ones to act on
 first. A page per sheet keeps each one small: on a default run all of them on one page made 9 MB."""
-import json
 import pathlib
 
+from harness.files.input_files import InputError
 from harness.inputs import catalogue as catalogue_mod
 from harness.results import conformance_statement as cs
 from harness.results.conformance_terms import JUDGED_BY_LABELS, STATUS_LABELS, STATUSES
@@ -33,15 +33,11 @@ def headline(must):
 def statement_of(results, run_dir):
     """The run folder's conformance/statement.json when the run wrote one, else computed now from the
     suite's catalogue (a run folder from before the statement existed still gets its page)."""
-    path = pathlib.Path(run_dir) / cs.FOLDER / "statement.json"
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        if isinstance(doc, dict) and doc.get("format") == cs.FORMAT:
-            return doc
-    except (OSError, ValueError):
-        pass
-    return cs.compute(results, catalogue_mod.load(None), run_dir)
+        doc = cs.read_statement(run_dir)
+    except InputError:  # of another format or broken: the page shows what the run's results say
+        doc = None
+    return doc if doc is not None else cs.compute(results, catalogue_mod.load(None), run_dir)
 
 
 def _anchor(sheet):

@@ -7,14 +7,12 @@ import functools
 import pathlib
 
 import jinja2
-import yaml
 
+from harness.inputs import catalogue as catalogue_mod
 from harness.files import output_files
 from reports import by_spec_version, causes_view, conformance_view, sections, view
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
-CATALOGUE = REPO / "spec" / "catalogue.yaml"
 NO_TEXT = "(not in the requirement catalogue)"
 
 
@@ -26,16 +24,14 @@ def environment():
     return env
 
 
-@functools.lru_cache(maxsize=None)
-def catalogue_texts(path=CATALOGUE):
-    """id -> text of every catalogue statement; {} when the catalogue cannot be read (the page then says so
-    per statement rather than failing the whole report)."""
+@functools.cache
+def catalogue_texts():
+    """id -> text of every statement of the suite's catalogue, read by its one reader (harness/inputs/catalogue.py);
+    {} when it cannot be read (the page then says so per statement rather than failing the whole report)."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError):
+        return {s.id: s.text for s in catalogue_mod.load(None)}
+    except catalogue_mod.CatalogueError:
         return {}
-    return {s["id"]: s.get("text") for s in (data or {}).get("statements", []) if isinstance(s, dict) and "id" in s}
 
 
 def statement_text_lookup(results):

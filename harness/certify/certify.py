@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 
+from harness.files.input_files import InputError
 from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import loader_environment
 from harness.inputs import manifest as manifest_mod
@@ -22,6 +23,7 @@ from harness.inputs import libfabric_prefix, side_builds
 from harness.certify import package_archive, package_sums, suite_identity
 from harness.run import run_suite as run_suite_mod
 from harness.certify.package_manifests import copy_manifests
+from harness.results.results import read_results_json
 from harness.run.run_cases import TraitsError, area_traits
 from harness.commands import certify as certify_options
 from harness.commands import trust_options
@@ -107,7 +109,10 @@ def certify(args) -> tuple[pathlib.Path, int]:
         if links := links_in(run_dir):
             raise CertifyError("the run folder holds symbolic links (a package has none): " + ", ".join(links[:5]), 3)
         shutil.copytree(run_dir, staging / RUN_MEMBER)
-        results = json.loads((run_dir / "results.json").read_text())["results"]
+        try:
+            results = read_results_json(run_dir)[1]["results"]
+        except InputError as exc:  # the run's own writer broke its format: a bug of the suite
+            raise CertifyError(str(exc), 3) from None
         mustpass = dict(mustpass_mod.with_checks(mustpass, results), seed=seed, run_exit_status=rc,
                         refs=package_refs, given_refs=refs)
         (staging / "mustpass.json").write_text(json.dumps(mustpass, indent=1) + "\n")

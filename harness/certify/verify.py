@@ -9,6 +9,7 @@ import sys
 import tempfile
 import time
 
+from harness.files.input_files import InputError
 from harness.inputs import catalogue as catalogue_mod
 from harness.commands import verify as verify_options
 from harness.inputs import not_applicable
@@ -18,6 +19,7 @@ from harness.files.untrusted import printable, printable_tree
 from harness.certify.verify_checks import (Finding, capture_findings, load_manifests, mustpass_findings, opt_in_findings,
                                    read_json, suite_findings, verdict_findings)
 from harness.certify.verify_oracle import oracle_findings, plan_findings
+from harness.results.results import checked_results
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -33,9 +35,14 @@ def check_extracted(root: pathlib.Path, members: list[str], args,
     findings = [Finding("integrity", m) for m in package_sums.mismatches(root, members, limits)]
     suite = read_json(root, "suite.json", findings, limits) or {}
     mustpass = read_json(root, "mustpass.json", findings, limits) or {}
-    doc = read_json(root, f"{RUN_MEMBER}/results.json", findings, limits) or {}
-    if not (isinstance(suite, dict) and isinstance(mustpass, dict) and isinstance(doc, dict)):
-        return findings + [Finding("integrity", "suite.json, mustpass.json or results.json is not a JSON object")], {}
+    results_member = f"{RUN_MEMBER}/results.json"
+    doc = read_json(root, results_member, findings, limits)
+    if not (isinstance(suite, dict) and isinstance(mustpass, dict)):
+        return findings + [Finding("integrity", "suite.json or mustpass.json is not a JSON object")], {}
+    try:  # the package's results.json is read by the format's one reader once the package's limits let it in
+        doc = checked_results(doc, results_member) if doc is not None else {}
+    except InputError as exc:
+        return findings + [Finding("integrity", str(exc))], {}
     findings += suite_findings(suite, args.build, REPO)
     manifests, problems = load_manifests(root, mustpass, doc.get("run_info") or {}, limits)
     findings += problems + opt_in_findings(doc.get("run_info") or {}, manifests, root)

@@ -27,7 +27,6 @@ import re
 import string
 import sys
 
-import jsonschema
 import yaml
 
 from harness.inputs import address_layout, spec_versions
@@ -228,18 +227,13 @@ ResolvedSide = dataclasses.make_dataclass("ResolvedSide", [(name, object) for na
                                           kw_only=True)
 
 
-@functools.cache
-def _resolved_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(resolved_declaration())
+_RESOLVED_DECLARATION = resolved_declaration()
 
 
 def validate_resolved(record) -> None:
     """Raises ResolvedSideError naming the first key of `record` that breaks the declaration."""
-    problems = sorted(_resolved_validator().iter_errors(record), key=lambda e: list(e.absolute_path))
-    if problems:
-        where = ".".join(str(p) for p in problems[0].absolute_path) or "(top)"
-        raise ResolvedSideError(f"resolved side: {where}: {problems[0].message} (its declaration: "
-                                f"{SCHEMA_PATH.name}, $defs/resolved)")
+    if problems := input_files.schema_problems(record, _RESOLVED_DECLARATION, "resolved side"):
+        raise ResolvedSideError(f"{problems[0]} (its declaration: {SCHEMA_PATH.name}, $defs/resolved)")
 
 
 def _left_out(schema: dict):

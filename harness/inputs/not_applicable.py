@@ -7,8 +7,7 @@ import collections
 import functools
 import pathlib
 
-import jsonschema
-import yaml
+from harness.files import input_files
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 REASONS_PATH = REPO / "spec" / "not-applicable-reasons.yaml"
@@ -34,17 +33,13 @@ class ReasonsError(ValueError):
 
 def load(path: pathlib.Path = REASONS_PATH) -> dict[str, dict]:
     """{code: {class, description, allowed_in_submission}} of a reasons file, validated."""
-    try:
-        doc = yaml.safe_load(pathlib.Path(path).read_text())
-    except OSError as e:
-        raise ReasonsError(f"{path}: cannot be read ({e.strerror or e})") from None
-    except yaml.YAMLError as e:
-        raise ReasonsError(f"{path}: not YAML ({e})") from None
-    try:
-        jsonschema.validate(doc, SCHEMA)
-    except jsonschema.ValidationError as e:
-        where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
-        raise ReasonsError(f"{path}: {where}: {e.message}") from None
+    try:  # ./uet verify --reasons names a file of the user's: read as untrusted input
+        doc, _ = input_files.load_yaml(pathlib.Path(path), "reasons file")
+    except input_files.InputError as e:
+        raise ReasonsError(str(e)) from None
+    problems = input_files.schema_problems(doc, SCHEMA, input_files.shown_path(path))
+    if problems:
+        raise ReasonsError("\n".join(problems))
     return doc["codes"]
 
 

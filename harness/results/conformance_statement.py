@@ -14,12 +14,16 @@ Exit status: 0 written; 2 RUN_DIR has no readable results.json, or the statement
 """
 import argparse
 import collections
+import functools
 import hashlib
 import json
 import os
 import pathlib
 import sys
 
+import yaml
+
+from harness.files import input_files
 from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import not_applicable
 from harness.files import output_files
@@ -27,6 +31,7 @@ from harness.results.conformance_terms import LEVEL_GROUPS, STATUSES
 
 FORMAT = 1
 FOLDER = "conformance"
+SCHEMA_PATH = pathlib.Path(__file__).resolve().parents[2] / "reports" / "conformance-statement.schema.yaml"
 SIDES = ("initiator", "target")
 SHOULD_LEVELS = LEVEL_GROUPS["SHOULD"]
 
@@ -227,6 +232,26 @@ def read_results(run_dir):
         return read_results_json(source)[1]
     except InputError as exc:
         raise RunFolderError(str(exc)) from None
+
+
+@functools.cache
+def schema():
+    """statement.json's schema (reports/conformance-statement.schema.yaml), its statuses this module's words."""
+    doc = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    doc["$defs"]["status"]["enum"] = list(STATUSES)
+    return doc
+
+
+def read_statement(run_dir):
+    """RUN_DIR/conformance/statement.json, the statement's one reader: None when the run wrote none;
+    input_files.InputError naming the file and the key when it is not a statement of this format."""
+    path = pathlib.Path(run_dir) / FOLDER / "statement.json"
+    if not os.path.lexists(path):
+        return None
+    doc = input_files.parse_json(path, input_files.read_json_bytes(path, "statement.json"), "statement.json")
+    if problems := input_files.schema_problems(doc, schema(), input_files.shown_path(path)):
+        raise input_files.InputError([f"{problems[0]}: not a conformance statement (reports/CONFORMANCE-STATEMENT.md)"])
+    return doc
 
 
 def write(results, run_dir, cat=None, reasons=None):

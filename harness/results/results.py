@@ -1,20 +1,23 @@
 """The one results model of a run (reports/RESULTS-FORMAT.md): verdicts read from what the case binaries
 write as each case ends (the cell plan's results file, one signed JSON line per case: harness/run/verdict_channel.py), the
 crash and timeout verdicts the harness adds, and the renderers beside it: results.json, merged JUnit XML,
-the closing text line.
+the closing text line; and results.json's one reader, which holds a file to its schema (reports/results.schema.yaml).
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import json
 import pathlib
 import xml.etree.ElementTree as ET
 
+import yaml
+
 from harness.results.run_delay import INCONCLUSIVE
 from harness.inputs.diagnostic_statements import add_broken_statements
 from harness.inputs.not_applicable import check_code
-from harness.files import output_files
+from harness.files import input_files, output_files
 from harness.files.untrusted import printable, printable_tree
 
 VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
@@ -167,25 +170,22 @@ def write_results_json(doc: dict, path: pathlib.Path) -> None:
     output_files.write(path, json.dumps(printable_tree(doc), indent=1, ensure_ascii=False) + "\n")
 
 
-def _field_types(annotation: str) -> tuple[type, ...]:
-    """The Python types a results.json field may hold, from the Result field's annotation ("str | None")."""
-    python = {"str": (str,), "None": (type(None),), "float": (int, float), "list": (list,), "dict": (dict,)}
-    return tuple(t for part in annotation.split("|") for t in python[part.split("[")[0].strip()])
+SCHEMA_PATH = pathlib.Path(__file__).resolve().parents[2] / "reports" / "results.schema.yaml"
+NOT_RESULTS = "not a results.json (reports/RESULTS-FORMAT.md)"
 
 
-# The fields of a result the readers use as text or numbers: a list where a string belongs would break them
-# (the other fields are carried as they are, made printable).
-RESULT_FIELDS = {f.name: _field_types(f.type) for f in dataclasses.fields(Result)
-                 if f.type.split("|")[0].strip() in ("str", "float")} | {"id": (str,)}
-_WORDS = {str: "a string", type(None): "null", int: "a number", float: "a number", list: "a list", dict: "a mapping"}
-RUN_PARTS = {"run_info": dict, "summary": dict, "coverage": dict, "cells": list}
+@functools.cache
+def schema() -> dict:
+    """results.json's schema (reports/results.schema.yaml), its verdict words this model's."""
+    doc = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    doc["$defs"]["verdict"]["enum"] = list(VERDICTS)
+    return doc
 
 
 def read_results_json(path: pathlib.Path) -> tuple[bytes, dict]:
     """(bytes, document) of a run's results.json (the file, or the run folder that holds it), read as
-    untrusted input: a regular file of bounded size and nesting (harness/files/input_files.py) of this format's
-    shape, every string made printable. input_files.InputError names the file and the key that is wrong."""
-    from harness.files import input_files
+    untrusted input: a regular file of bounded size and nesting (harness/files/input_files.py) that follows
+    the schema, every string made printable. input_files.InputError names the file and the key that is wrong."""
     path = pathlib.Path(path)
     file = path / "results.json" if path.is_dir() else path
     raw = input_files.read_json_bytes(file, "results.json")
@@ -194,32 +194,14 @@ def read_results_json(path: pathlib.Path) -> tuple[bytes, dict]:
 
 def parse_results_json(file: pathlib.Path, raw: bytes) -> dict:
     """The document of results.json's bytes, checked as read_results_json says."""
-    from harness.files import input_files
-    doc = input_files.parse_json(file, raw, "results.json")
-    where = input_files.shown_path(file)
+    return checked_results(input_files.parse_json(file, raw, "results.json"), file)
 
-    def wrong(key: str, value, wanted: str) -> input_files.InputError:
-        return input_files.InputError([f"{where}: {key}: {input_files.kind_of(value)} where {wanted} is wanted: "
-                                       "not a results.json (reports/RESULTS-FORMAT.md)"])
-    if not isinstance(doc, dict):
-        raise wrong("(top level)", doc, "a mapping")
-    if not isinstance(doc.get("results"), list):
-        raise wrong("results", doc.get("results"), "a list")
-    for key, kind in RUN_PARTS.items():
-        if key in doc and not isinstance(doc[key], kind):
-            raise wrong(key, doc[key], _WORDS[kind])
-    for i, cell in enumerate(doc.get("cells") or []):
-        if not isinstance(cell, dict) or not isinstance(cell.get("id"), str):
-            raise wrong(f"cells.{i}", cell, "a mapping with an id")
-    for i, r in enumerate(doc["results"]):
-        if not isinstance(r, dict):
-            raise wrong(f"results.{i}", r, "a mapping")
-        for key in ("id", "verdict"):
-            if not isinstance(r.get(key), str):
-                raise wrong(f"results.{i}.{key}", r.get(key), "a string")
-        if r["verdict"] not in VERDICTS:
-            raise input_files.InputError([f"{where}: results.{i}.verdict: not one of {', '.join(VERDICTS)}"])
-        for key, types in RESULT_FIELDS.items():
-            if key in r and not isinstance(r[key], types):
-                raise wrong(f"results.{i}.{key}", r[key], " or ".join(dict.fromkeys(_WORDS[t] for t in types)))
+
+def checked_results(doc, file) -> dict:
+    """`doc`, a results.json's parsed JSON (read by whoever holds the file: a package's member is read within
+    the package's limits), once it follows the schema: printable; InputError naming `file`, the key and what
+    is wrong (the first problem in key order) when it does not."""
+    problems = input_files.schema_problems(doc, schema(), input_files.shown_path(file))
+    if problems:
+        raise input_files.InputError([f"{problems[0]}: {NOT_RESULTS}"])
     return printable_tree(doc)

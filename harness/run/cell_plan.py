@@ -14,14 +14,15 @@ manifest or the plan is invalid, 2 usage.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import pathlib
 import shlex
 import sys
 
-import jsonschema
 import yaml
 
+from harness.files import input_files
 from harness.inputs import manifest as manifest_mod
 from harness.wire.capture_cap import CAPTURE_CAP_BYTES
 
@@ -36,14 +37,9 @@ class PlanError(ValueError):
     """A plan that breaks its schema: a bug of the harness or a placement, named with the key."""
 
 
-def _validator() -> jsonschema.Draft202012Validator:
-    global _VALIDATOR
-    if _VALIDATOR is None:
-        _VALIDATOR = jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA_PATH.read_text()))
-    return _VALIDATOR
-
-
-_VALIDATOR: jsonschema.Draft202012Validator | None = None
+@functools.cache
+def _schema() -> dict:
+    return yaml.safe_load(SCHEMA_PATH.read_text())
 
 
 def netns_place(netns: str) -> dict:
@@ -79,10 +75,8 @@ def make(*, cell: str, area: str, initiator_manifest: pathlib.Path, target_manif
         plan["control_listen"] = control_listen
     if loss:
         plan["loss"] = {k: loss[k] for k in ("every", "offset", "seed", "pattern")}
-    problems = sorted(_validator().iter_errors(plan), key=lambda e: list(e.absolute_path))
-    if problems:
-        where = "/".join(str(p) for p in problems[0].absolute_path) or "(top)"
-        raise PlanError(f"cell plan {cell}/{area}: {where}: {problems[0].message}")
+    if problems := input_files.schema_problems(plan, _schema(), f"cell plan {cell}/{area}"):
+        raise PlanError(problems[0])
     return plan
 
 

@@ -92,7 +92,7 @@ class TestCompare:
         (tmp_path / "x.json").write_text('{"results": [{"verdict": "pass"}]}')
         assert (cmd_compare(tmp_path / "missing", tmp_path / "x.json").returncode,
                 cmd_compare(tmp_path / "x.json", tmp_path / "x.json").stderr.strip()) == (
-            2, f"uet compare: {tmp_path / 'x.json'}: results.0.id: null where a string is wanted: not a results.json "
+            2, f"uet compare: {tmp_path / 'x.json'}: results.0: 'id' is a required property: not a results.json "
                "(reports/RESULTS-FORMAT.md) (give a run folder or its results.json)")
 
 

@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from harness.results import results as results_mod
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BROKEN = REPO / "cases" / "manifests" / "examples" / "softuet-wrong-job-id.yaml"
 EXAMPLE = REPO / "cases" / "expectations" / "example.yaml"
@@ -82,3 +84,11 @@ class TestExpectedFailure:
         assert [td.get("data-expectation") for td in failure.iter("td") if td.get("data-expectation")] == ["expected_fail"]
         assert {h.get("data-category") for h in ci.iter("h4") if h.get("data-category")} == {
             "regressions", "fixes", "changed", "new_checks", "removed_checks", "reasons", "blame"}
+
+
+class TestTheResultsFormat:
+    def test_both_runs_keep_to_the_results_schema(self, runs, closed_schema_problems):
+        # a rerun's attempts, an expectation, a baseline's comparison, a capture and the wire oracle's findings
+        # as the run writes them: each declared in reports/results.schema.yaml, of the type it gives
+        assert [closed_schema_problems(results_mod.schema(), doc) for _, doc, _ in runs] == [[], []]
+        assert "attempts" in runs[0][1] and {"expectations", "comparison"} <= set(runs[1][1])

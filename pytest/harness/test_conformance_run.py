@@ -11,6 +11,7 @@ import openpyxl
 import pytest
 
 from harness.inputs import catalogue
+from harness.results import conformance_statement, results as results_mod
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="namespace pairs and captures need root")
 
@@ -91,3 +92,10 @@ def test_files_and_page(run):
     for p in sheet_pages:     # the evidence of a sheet page, one folder down, still resolves
         for a in ET.parse(p).getroot().iter("a"):
             assert (p.parent / urllib.parse.unquote(a.get("href"))).resolve().is_file(), (p.name, a.get("href"))
+
+
+def test_results_and_statement_keep_to_their_schemas(run, closed_schema_problems):
+    # a pair run whose initiator fails its wire check: each key of results.json and of the statement declared in
+    # reports/results.schema.yaml and reports/conformance-statement.schema.yaml, of the type they give
+    assert closed_schema_problems(results_mod.schema(), run[1]) == []
+    assert closed_schema_problems(conformance_statement.schema(), run[2]) == []

@@ -217,7 +217,7 @@ class TestTheTreesARunBuilds:
         assert "binary" not in cell_plan.make(**common)["target"]
         plan = cell_plan.make(**common, target_binary=tmp_path / "uet-cases-msg")
         assert plan["target"]["binary"] == str(tmp_path / "uet-cases-msg")
-        with pytest.raises(cell_plan.PlanError, match="target/binary"):
+        with pytest.raises(cell_plan.PlanError, match="target.binary: does not match the pattern"):
             cell_plan.make(**common, target_binary=pathlib.Path("relative/uet-cases-msg"))
 
 

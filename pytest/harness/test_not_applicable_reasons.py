@@ -90,18 +90,21 @@ class TestTheFile:
             {"address-not-expressible", "manifest-lacks-hook", "no-loss-applied"}
 
     @pytest.mark.parametrize("text, where", [
-        ("codes:\n  x-y:\n    class: maybe\n    description: d\n    allowed_in_submission: true\n", "codes/x-y/class"),
-        ("codes:\n  x-y:\n    class: not-claimed\n    description: d\n", "(top level)|codes/x-y"),
-        ("codes:\n  Bad_Code:\n    class: not-claimed\n    description: d\n    allowed_in_submission: true\n", "codes"),
-        ("codes: [a]\n", "codes"),
-        ("codes: {a: [\n", "while parsing"),
+        ("codes:\n  x-y:\n    class: maybe\n    description: d\n    allowed_in_submission: true\n",
+         "codes.x-y.class: not one of not-claimed, no-such-combination"),
+        ("codes:\n  x-y:\n    class: not-claimed\n    description: d\n",
+         "codes.x-y: 'allowed_in_submission' is a required property"),
+        ("codes:\n  Bad_Code:\n    class: not-claimed\n    description: d\n    allowed_in_submission: true\n",
+         "codes: key 1 of 1 is not a name this mapping allows"),
+        ("codes: [a]\n", "codes: a list where a mapping is wanted"),
+        ("codes: {a: [\n", "not valid YAML at line 2, column 1"),
     ])
     def test_a_broken_file_is_an_error_naming_the_file_and_the_key(self, tmp_path, text, where):
         bad = tmp_path / "reasons.yaml"
         bad.write_text(text)
         with pytest.raises(na.ReasonsError) as e:
             na.load(bad)
-        assert str(e.value).startswith(f"{bad}: ") and re.search(where, str(e.value)), str(e.value)
+        assert str(e.value).startswith(f"{bad}: {where}"), str(e.value)
 
 
 class TestTheGeneratedCodes:
@@ -120,7 +123,7 @@ class TestTheGeneratedCodes:
         run = subprocess.run([sys.executable, str(REPO / "cases" / "generate" / "generate_reason_codes.py"), str(bad),
                               str(tmp_path / "out.hpp")], capture_output=True, text=True)
         assert (run.returncode, run.stdout) == (1, "")
-        assert run.stderr.startswith(f"{bad}: {bad}: codes/x-y/class: ") and "Traceback" not in run.stderr
+        assert run.stderr.startswith(f"{bad}: {bad}: codes.x-y.class: ") and "Traceback" not in run.stderr
         assert not (tmp_path / "out.hpp").exists()
 
 

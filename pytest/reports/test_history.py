@@ -100,7 +100,7 @@ class TestIndex:
         assert "3 run(s) indexed (3 added, 0 updated, 0 unchanged, 4 skipped)" in proc.stdout
         err = proc.stderr.splitlines()
         assert len(err) == 4
-        assert any("odd-shape/results.json: results.0.id: null where a string is wanted: not a results.json" in line
+        assert any("odd-shape/results.json: results.0: 'id' is a required property: not a results.json" in line
                    for line in err)
         assert any("cut-short/results.json: not valid JSON" in line for line in err)
         assert any("not-results/results.json: (top level): a list where a mapping is wanted" in line for line in err)
@@ -129,7 +129,8 @@ class TestIndex:
         doc["results"][1]["classification"] = "flaky"
         doc["results"][2]["expectation"] = {"verdict": "fail", "why": "known"}
         doc["results"][3]["verdict"] = "flaky"                 # --rerun-failures' verdict
-        doc["results"][4]["expectation"] = "expected_fail"     # --expectations' outcome
+        doc["results"][4]["expectation"] = {"entry": 0, "match": "*", "expect": "fail",  # --expectations' outcome
+                                            "status": "expected_fail"}
         write_results_json(doc, folder / "results.json")
         db = tmp_path / "h.sqlite"
         con = history_index.connect(db)
@@ -138,7 +139,8 @@ class TestIndex:
         assert rows(db, "SELECT flaky FROM runs") == [(3,)]
         assert rows(db, "SELECT n FROM counts WHERE scope = 'run' AND verdict = 'flaky'") == [(1,)]
         assert sorted(rows(db, "SELECT expectation FROM results WHERE expectation IS NOT NULL")) == [
-            ('"expected_fail"',), ('{"verdict": "fail", "why": "known"}',)]
+            ('{"entry": 0, "expect": "fail", "match": "*", "status": "expected_fail"}',),
+            ('{"verdict": "fail", "why": "known"}',)]
 
 
 class TestSite:

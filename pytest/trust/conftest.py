@@ -203,26 +203,3 @@ def fake_build(tmp_path, traits_line):
     binary.write_text(f"#!/bin/sh\n[ \"$1\" != --uet-traits ] || echo '{traits_line}'\nexit 0\n")
     binary.chmod(0o755)
     return build
-
-
-@pytest.fixture
-def make_run():
-    """make_run(runs, name, results) -> a run folder runs/name written by the run's own writers
-    (harness/run/run_suite.py assemble and write_outputs) for `results` (harness.results.results.Result, cell 'udp')."""
-    import datetime
-    from harness.inputs import manifest as manifest_mod
-    from harness.run import run_suite
-    from harness.run.run_cases import Cell
-
-    def make(runs: pathlib.Path, name: str, results: list) -> pathlib.Path:
-        folder = runs / name
-        folder.mkdir(parents=True)
-        udp = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
-        doc = run_suite.assemble(
-            run_id=name, command="./uet run --provider udp.yaml", mode="provider", seed=7, spec_version="1.0.1",
-            started=datetime.datetime(2026, 11, 28, 12, tzinfo=datetime.timezone.utc), cells=[Cell(udp, udp, ["msg"])],
-            results=results, versions={"udp": "1.0"}, placement="none", partial=False, decode={}, run_dir=folder,
-            timings={}, losses={})
-        run_suite.write_outputs(doc, folder, runs)
-        return folder
-    return make
