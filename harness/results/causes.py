@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import collections
 
-# What has a cause to fix: a check whose MUSTs did not hold (errors and timeouts are the run's or the host's).
-FAILED = ("fail", "flaky")
+from harness.results.verdicts import NOT_HELD
+
 KIND_ORDER = {"diagnostic": 0, "unsupported": 1, "refused": 2, "statement": 3, "unexplained": 4}
 UNSUPPORTED = "claimed but unsupported: "
 SHOWN_VALUES = 3
@@ -102,7 +102,7 @@ def rank(doc: dict) -> list[dict]:
     ids: dict[tuple, list[str]] = collections.defaultdict(list)
     values: dict[tuple, list] = collections.defaultdict(list)
     for r in doc.get("results") or []:
-        if not isinstance(r, dict) or r.get("verdict") not in FAILED:
+        if not isinstance(r, dict) or r.get("verdict") not in NOT_HELD:
             continue
         for key, value in causes_of(r, sides.get(str(r.get("cell")), {})):
             if str(r.get("id")) not in ids[key]:

@@ -24,6 +24,7 @@ from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import not_applicable
 from harness.files import output_files
 from harness.results.conformance_terms import LEVEL_GROUPS, STATUSES
+from harness.results.verdicts import HELD, UNDECIDED, Verdict
 
 FORMAT = 1
 FOLDER = "conformance"
@@ -42,16 +43,16 @@ def status_of(level, verdicts):
     a MUST (the case's MUSTs held). A check that could not run (error, timeout) leaves the statement
     inconclusive unless another check already showed it not met: one cell's pass does not vouch for a cell
     that never concluded. Checks that are all not applicable make it not applicable; no check at all, not
-    observed."""
+    observed. A flaky check alone leaves it inconclusive: its failing attempt may have been an error."""
     seen = set(verdicts)
-    if "fail" in seen or ("warning" in seen and level in SHOULD_LEVELS):
+    if Verdict.FAIL in seen or (Verdict.WARNING in seen and level in SHOULD_LEVELS):
         return "not_met"
-    if seen & {"error", "timeout"}:
+    if seen & set(UNDECIDED):
         return "inconclusive"
-    if seen & {"pass", "warning"}:
+    if seen & set(HELD):
         return "met"
     if seen:
-        return "not_applicable" if seen == {"not_applicable"} else "inconclusive"
+        return "not_applicable" if seen == {Verdict.NOT_APPLICABLE} else "inconclusive"
     return "not_observed"
 
 

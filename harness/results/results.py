@@ -16,10 +16,7 @@ from harness.inputs.diagnostic_statements import add_broken_statements
 from harness.inputs.not_applicable import check_code
 from harness.files import output_files
 from harness.files.untrusted import printable, printable_tree
-
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
-# flaky: only from several attempts (harness/run/attempts.py): its MUSTs held in one and failed in another.
-FAILING = ("fail", "error", "timeout", "flaky")
+from harness.results.verdicts import NOT_HELD, UNDECIDED, VERDICTS, Verdict
 
 
 def short_case(case: str) -> str:
@@ -31,7 +28,7 @@ def short_case(case: str) -> str:
 def inconclusive(r) -> bool:
     """An error because the host starved the case (cases/common/liveness.hpp, harness/results/run_delay.py): it could
     not tell whether the provider would have done what it waited for; never held against the provider."""
-    return r.verdict == "error" and (r.reason or "").startswith(INCONCLUSIVE)
+    return r.verdict == Verdict.ERROR and (r.reason or "").startswith(INCONCLUSIVE)
 
 
 @dataclasses.dataclass
@@ -138,8 +135,8 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
     for (cell, area), rs in groups.items():
         c = counts(rs)
         suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
-                        failures=str(c["fail"] + c["flaky"]), errors=str(c["error"] + c["timeout"]),
-                        skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
+                        failures=str(sum(c[v] for v in NOT_HELD)), errors=str(sum(c[v] for v in UNDECIDED)),
+                        skipped=str(c[Verdict.NOT_APPLICABLE]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
             props = element(tc, "properties")
@@ -152,11 +149,12 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             element(props, "property", name="judged_by", value=r.judged_by)
             if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
                 element(props, "property", name="expectation", value=r.expectation.get("status", ""))
-            if r.verdict in ("fail", "flaky"):
+            # JUnit's three kinds are the verdicts' ranks: a MUST not held, no conclusion, nothing checked
+            if r.verdict in NOT_HELD:
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
-            elif r.verdict in ("error", "timeout"):
+            elif r.verdict in UNDECIDED:
                 element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
-            elif r.verdict == "not_applicable":
+            elif r.verdict == Verdict.NOT_APPLICABLE:
                 element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)
     output_files.write(path, ET.tostring(root, encoding="unicode") + "\n")
