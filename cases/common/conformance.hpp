@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,9 +119,13 @@ void observing(Side side, const std::string& basis);
 // The basis of what the target reports it observed or did (Target::call): a target that reports nothing of
 // a request the initiator sent malformed is not blamed for it (verdict.cpp).
 inline constexpr const char* kTargetObservedBasis = "api: what the target observed or did";
-// Marks the running case's failure as "claimed but unsupported": the provider claims what needs it. The
-// first such mark of a case stands (the cause; later ones are its consequences).
+// Marks the running case's failure as "claimed but unsupported": the provider claims what needs it (`what`,
+// the verdict line's claimed_unsupported). The first such mark of a case stands (the cause; later ones are
+// its consequences).
 void claimed_but_unsupported(const std::string& what);
+// UET_NOT_APPLICABLE's skip message, "not applicable [<code>]: <why>"; the verdict takes the code and why from
+// here, apart, not from the message.
+std::string not_applicable_skip(const std::string& code, const std::string& why);
 // A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
 void evidence_frame(Side sender, const std::string& summary);
 // A diagnostic of a malformed frame the running case saw, named by its sender, kind, header and field (the
@@ -187,7 +192,11 @@ InfoPtr getinfo(const fi_info* hints, int* rc = nullptr, uint32_t version = FI_V
 // Skip a case whose statement does not apply, saying why: `code` (a string literal) is one of
 // spec/not-applicable-reasons.yaml, so that a reader learns whether anything that matters was left out. The
 // harness makes a skip with an undeclared code an error, and pytest checks every code written here.
-#define UET_NOT_APPLICABLE(code, why) GTEST_SKIP() << "not applicable [" code "]: " << why
+#define UET_NOT_APPLICABLE(code, why) GTEST_SKIP() << ::uet::cases::not_applicable_skip(code, [&] { \
+    std::ostringstream uet_why_;                                                                    \
+    uet_why_ << why;                                                                                \
+    return uet_why_.str();                                                                          \
+  }())
 #define UET_NOT_APPLICABLE_IF(condition, code, why) \
   if (condition) UET_NOT_APPLICABLE(code, why << " (" #condition ")")
 

@@ -95,15 +95,28 @@ def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
     return show(1), show(0)
 
 
+# What a verdict line carries as evidence: each of the line's fields of these names, when it has one.
+# claimed_unsupported: what a side claims and lacks, the case's first such mark (`detail` says it in words).
+EVIDENCE_FIELDS = ("frames", "captures", "diagnostics", "refused", "claimed_unsupported")
+
+
+def claimed_unsupported(result: dict) -> str | None:
+    """What a result of results.json (a dict) found a side claims and lacks; None when it found no such claim."""
+    evidence = result.get("evidence")
+    what = evidence.get("claimed_unsupported") if isinstance(evidence, dict) else None
+    return what if isinstance(what, str) and what else None
+
+
 def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
     expected, seen = expected_and_seen(event.get("message"))
+    statements = event.get("statements")
     result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
-                  statements=[s for s in (event.get("requirements") or "").split(",") if s],
+                  statements=[str(s) for s in statements if s] if isinstance(statements, list) else [],
                   reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
                   own_failures=event.get("own_failures") if isinstance(event.get("own_failures"), int) else None,
-                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics", "refused") if event.get(k)},
+                  evidence={k: event[k] for k in EVIDENCE_FIELDS if event.get(k)},
                   judged_by="case_binary")
     add_broken_statements(result)
     check_code(result)

@@ -19,6 +19,7 @@ SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 CASE_SOURCES = sorted(p for p in (REPO / "cases").rglob("*") if p.suffix in (".cpp", ".hpp"))
 MACROS = ("UET_NOT_APPLICABLE_IF", "UET_NOT_APPLICABLE")
 DEFINITION = REPO / "cases" / "common" / "conformance.hpp"
+PROBES = REPO / "cases" / "test"
 
 
 def macro_calls(text: str, name: str):
@@ -106,8 +107,9 @@ class TestTheSources:
         assert sorted(set(na.codes()) - set(found)) == []
 
     def test_no_case_skips_but_through_the_macros(self):
-        raw = [f"{p.relative_to(REPO)}:{i}" for p in CASE_SOURCES for i, line in enumerate(p.read_text().splitlines(), 1)
-               if "GTEST_SKIP" in line]
+        # cases/test/ holds the verdict recorder's probes, one of which skips by hand on purpose: not a case
+        raw = [f"{p.relative_to(REPO)}:{i}" for p in CASE_SOURCES if PROBES not in p.parents
+               for i, line in enumerate(p.read_text().splitlines(), 1) if "GTEST_SKIP" in line]
         assert raw == [f"{DEFINITION.relative_to(REPO)}:{n}" for n, line in
                        enumerate(DEFINITION.read_text().splitlines(), 1) if line.startswith("#define UET_NOT_APPLICABLE(")]
 
