@@ -16,7 +16,7 @@ from harness.inputs.diagnostic_statements import add_broken_statements
 from harness.inputs.not_applicable import check_code
 from harness.files import output_files
 from harness.files.untrusted import printable, printable_tree
-from harness.results.verdicts import NOT_HELD, UNDECIDED, VERDICTS, Verdict
+from harness.results.verdicts import JUNIT, NOT_HELD, UNDECIDED, VERDICTS, Verdict
 
 
 def short_case(case: str) -> str:
@@ -130,14 +130,20 @@ def counts(results) -> dict[str, int]:
     return out
 
 
+def junit_suites(results: list[Result]) -> dict[tuple[str, str], list[Result]]:
+    """The results by JUnit testsuite, (cell, area), in the order first met."""
+    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
+    for r in results:
+        groups[(r.cell, r.area)].append(r)
+    return groups
+
+
 def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = None) -> None:
     """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties; the root
     is named after the run (its run_id), so a CI that keeps many runs' files tells them apart. What a
     binary printed is made printable first: one escape character would make the file not XML."""
     root = ET.Element("testsuites", {"name": printable(run_id)} if run_id else {})
-    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
-    for r in results:
-        groups[(r.cell, r.area)].append(r)
+    groups = junit_suites(results)
 
     def element(parent, tag, text=None, **attrs):
         e = ET.SubElement(parent, tag, {k: printable(v) for k, v in attrs.items()})
@@ -162,12 +168,12 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             element(props, "property", name="judged_by", value=r.judged_by)
             if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
                 element(props, "property", name="expectation", value=r.expectation.get("status", ""))
-            # JUnit's three kinds are the verdicts' ranks: a MUST not held, no conclusion, nothing checked
-            if r.verdict in NOT_HELD:
+            kind = JUNIT.get(r.verdict)
+            if kind == "failure":
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
-            elif r.verdict in UNDECIDED:
+            elif kind == "error":
                 element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
-            elif r.verdict == Verdict.NOT_APPLICABLE:
+            elif kind == "skipped":
                 element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)
     output_files.write(path, ET.tostring(root, encoding="unicode") + "\n")

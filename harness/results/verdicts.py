@@ -39,6 +39,8 @@ FAILING = tuple(v.value for v in Verdict if v.failing)
 NOT_HELD = tuple(v.value for v in Verdict if v.rank == Verdict.FAIL.rank)     # a MUST did not hold: has a cause
 UNDECIDED = tuple(v.value for v in Verdict if v.rank == Verdict.ERROR.rank)   # the check could not conclude
 HELD = (Verdict.PASS.value, Verdict.WARNING.value)                            # the check's MUSTs held
+# JUnit's element for a verdict, by its rank: a MUST not held, no conclusion, nothing checked (none: a testcase alone).
+JUNIT = {**dict.fromkeys(NOT_HELD, "failure"), **dict.fromkeys(UNDECIDED, "error"), Verdict.NOT_APPLICABLE.value: "skipped"}
 # Worst first: by rank, then in the declaration order.
 BY_RANK = tuple(sorted(VERDICTS, key=lambda w: (Verdict(w).rank, VERDICTS.index(w))))
 # A word outside the taxonomy (a broken run's) ranks with the checks that could not conclude.

@@ -461,7 +461,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
         1 if failing or decode.get("disagreements") or decode.get("error") else 0
     junit = run_dir / "junit.xml"
     write_junit(results, junit, run_id=run_id)
-    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
+    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit], found=coverage_mod.checks_of_results(results, junit))
     coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
     cell_rows = []
     for c in cells:
