@@ -1,7 +1,7 @@
 """Issue 36, item 2: one Verdict enum (harness/results/verdicts.py) with each verdict's word, label, rank and whether
 it fails a run, which every reader uses: no other module of the suite spells out a set, list or table of verdict
 words, and the places that order verdicts (JUnit's kinds, the report's area letter, the order of a statement's
-checks, a negotiation cell's verdict, the history chart's stack) agree with the one rank."""
+checks, the history chart's stack; a negotiation cell's verdict: pytest/harness/test_negotiation_matrix.py) agree with the one rank."""
 import ast
 import pathlib
 import xml.etree.ElementTree as ET
@@ -11,7 +11,6 @@ import pytest
 from harness.results import verdicts
 from harness.results.results import Result, write_junit
 from harness.results.verdicts import BY_RANK, FAILING, LABELS, VERDICTS, Verdict, worst
-from harness.run import negotiation
 from reports import conformance_view, history_view, view
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -90,14 +89,3 @@ class TestOneOrder:
         shown = conformance_view._row(row, {}, None, {})
         assert [c["verdict"] for c in shown["checks"]] == ["flaky", "fail", "timeout", "error", "warning", "pass",
                                                            "not_applicable"]
-
-    def test_a_negotiation_cell_is_its_worst_check(self):
-        class Side:
-            def __init__(self, name):
-                self.name, self.profiles = name, [name]
-
-        class Cell:
-            id, areas, initiator, target = "a__b", ["negotiation"], Side("a"), Side("b")
-        results = [Result("a__b", "negotiation", "b", f"case{i}", v) for i, v in enumerate(["pass", "timeout", "warning"])]
-        [cell] = negotiation.matrix([Cell()], results)["cells"]
-        assert (cell["verdict"], cell["counts"]["timeout"]) == ("timeout", 1)
