@@ -1,7 +1,8 @@
 """Issue 36, item 2: one Verdict enum (harness/results/verdicts.py) with each verdict's word, label, rank and whether
 it fails a run, which every reader uses: no other module of the suite spells out a set, list or table of verdict
 words, and the places that order verdicts (JUnit's kinds, the report's area letter, the order of a statement's
-checks, the history chart's stack; a negotiation cell's verdict: pytest/harness/test_negotiation_matrix.py) agree with the one rank."""
+checks, the history chart's stack; a negotiation cell's verdict: pytest/harness/test_negotiation_matrix.py) agree
+with the one rank."""
 import ast
 import pathlib
 import xml.etree.ElementTree as ET
