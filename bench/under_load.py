@@ -21,6 +21,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 from harness.trends.compare import compare, load_run  # noqa: E402 -- the one reader of results.json
+from harness.results.verdicts import LABELS, NOT_HELD, VERDICTS, Verdict  # noqa: E402
 
 INCONCLUSIVE = "inconclusive: the host was busy"
 
@@ -56,8 +57,7 @@ def one_run(args, label: str, out: pathlib.Path) -> tuple[dict, float, float]:
 
 def describe(doc: dict) -> str:
     s = doc.get("summary") or {}
-    keys = ("pass", "fail", "error", "timeout", "flaky", "not_applicable")
-    return ", ".join(f"{s.get(k, 0)} {k.replace('_', ' ')}" for k in keys if k in s or k in ("pass", "fail"))
+    return ", ".join(f"{s.get(k, 0)} {LABELS[k]}" for k in VERDICTS if k in s or k in (Verdict.PASS, Verdict.FAIL))
 
 
 def main(argv: list[str]) -> int:
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
             changed = diff["regressions"] + diff["fixes"] + diff["changed"]
             busy = [r for r in changed if r["new"] == "error" and INCONCLUSIVE in (r["why"] or "")]
             other = [r for r in changed if r not in busy]
-            failed = (doc.get("summary") or {}).get("fail", 0) + (doc.get("summary") or {}).get("flaky", 0)
+            failed = sum((doc.get("summary") or {}).get(v, 0) for v in NOT_HELD)
             bad += bool(other or failed)
             print(f"  loaded {i}: {describe(doc)}; {seconds:.0f} s ({seconds / base_s:.1f}x the baseline), load up to "
                   f"{load:.1f}; {len(other)} verdict(s) changed, {len(busy)} inconclusive (host busy)", flush=True)

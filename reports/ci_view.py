@@ -4,6 +4,7 @@ so a run without them renders as before."""
 import re
 
 from harness.results.compare_categories import CATEGORIES, TITLES
+from harness.results.verdicts import HELD, Verdict
 
 SAFE_LINK = re.compile(r"^(https?|mailto):", re.IGNORECASE)
 STATUS_LABELS = {"expected_fail": "expected fail", "expected_flaky": "expected flaky",
@@ -25,10 +26,10 @@ def expectation(e):
 
 
 def pass_rate(result):
-    runs = [a for a in result.get("attempts") or [] if a.get("verdict") != "not_applicable"]
+    runs = [a for a in result.get("attempts") or [] if a.get("verdict") != Verdict.NOT_APPLICABLE]
     if not runs:
         return None
-    held = sum(1 for a in runs if a.get("verdict") in ("pass", "warning"))
+    held = sum(1 for a in runs if a.get("verdict") in HELD)
     return "%d/%d (%d%%)" % (held, len(runs), round(100.0 * held / len(runs)))
 
 
@@ -62,12 +63,12 @@ def attempts_part(doc):
         return None
     with_attempts = [r for r in doc.get("results", []) if r.get("attempts")]
     # Under --repeat every check has attempts: the table lists those that did not pass every time.
-    uneven = [r for r in with_attempts if any(a.get("verdict") not in ("pass", "warning") for a in r["attempts"])]
+    uneven = [r for r in with_attempts if any(a.get("verdict") not in HELD for a in r["attempts"])]
     rows = [{"id": r.get("id"), "verdict": r.get("verdict"), "pass_rate": pass_rate(r), "attempts": attempts(r)}
             for r in uneven]
     return {"repeat": block.get("repeat"), "rerun_failures": block.get("rerun_failures"),
             "passes": block.get("passes") or [], "rows": rows, "steady": len(with_attempts) - len(uneven),
-            "flaky": sum(1 for r in doc.get("results", []) if r.get("verdict") == "flaky")}
+            "flaky": sum(1 for r in doc.get("results", []) if r.get("verdict") == Verdict.FLAKY)}
 
 
 def comparison_part(comparison):

@@ -9,15 +9,14 @@ from harness.inputs import catalogue as catalogue_mod
 from harness.results import conformance_statement as cs
 from harness.results.conformance_terms import JUDGED_BY_LABELS, STATUS_LABELS, STATUSES
 from harness.results.conformance_table import level_text
-from reports.view import VERDICT_LABELS, _link, safe_file_name
+from harness.results.verdicts import LABELS as VERDICT_LABELS, rank
+from reports.view import _link, safe_file_name
 
 PAGE = "conformance.html"
 ROOT_FROM_SHEET = "../"     # a sheet page is one folder down from the run folder
 # Not met and inconclusive are what a certifier must act on; then what holds; then what was not judged.
 STATUS_ORDER = ("not_met", "inconclusive", "met", "not_observed", "not_applicable")
 EXCERPT = 180
-# Within a statement, the checks that decide it first: what broke, what could not run, then the rest.
-CHECK_ORDER = {"fail": 0, "error": 1, "timeout": 1, "warning": 2, "pass": 3, "not_applicable": 4}
 
 
 def headline(must):
@@ -76,7 +75,7 @@ def _row(row, statement, run_dir, shown):
             "claim": row["claim"], "choices": ", ".join(row["choices"]) or "—",
             "why": row["not_observed_reason"] or "; ".join(row["not_applicable_reasons"]),
             "checks": sorted((_shown_check(i, statement, run_dir, shown) for i in row["checks"]),
-                             key=lambda c: CHECK_ORDER.get(c["verdict"], 0))}
+                             key=lambda c: rank(c["verdict"]))}   # what decides it first: the worst
 
 
 def sheet_paths(statement):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import urllib.parse
 
+from harness.results.verdicts import BY_RANK, FAILING, LABELS
 from reports import view
 
-# Bottom to top: what to act on sits on the baseline, where a change in it is easiest to see.
-STACK = ("fail", "flaky", "error", "timeout", "warning", "not_applicable", "pass")
+# Bottom to top, worst first: what to act on sits on the baseline, where a change in it is easiest to see.
+STACK = BY_RANK
 PLOT = {"width": 660, "height": 180, "left": 48, "right": 36, "top": 14, "bottom": 40}
 NUMBER_MIN_SLOT = 12   # a run's column narrower than this marks its failing results without the number
 MAX_X_LABELS = 6
@@ -89,7 +90,7 @@ def verdict_plot(runs: list[dict], scope: str, key: str, hrefs: dict) -> dict:
                 y_top = frame["y"](level + n)
                 parts.append({"verdict": verdict, "y": y_top, "h": round(frame["y"](level) - y_top, 1)})
                 level += n
-        failing = sum(counts.get(v, 0) for v in view.FAILING)
+        failing = sum(counts.get(v, 0) for v in FAILING)
         bars.append({"x": x, "w": round(bar_w, 1), "parts": parts, "href": hrefs[run["run_id"]],
                      "failing": failing, "failing_y": round(frame["y"](level) - 4, 1),
                      "number": frame["slot"] >= NUMBER_MIN_SLOT,
@@ -167,4 +168,4 @@ def site(runs: list[dict], out_dir: os.PathLike) -> dict:
             "coverage": line_plot(runs, [_coverage_percent(r) for r in runs], "%",
                                   "of the observable statements covered", hrefs, "%.0f"),
             "providers": plots("provider"), "profiles": plots("profile"), "cells": plots("cell"),
-            "stack": [(v, view.VERDICT_LABELS[v]) for v in reversed(STACK)]}
+            "stack": [(v, LABELS[v]) for v in reversed(STACK)]}

@@ -10,19 +10,16 @@ import pathlib
 import re
 
 from harness.results.conformance_terms import JUDGED_BY_LABELS
+from harness.results.verdicts import FAILING, LABELS as VERDICT_LABELS, VERDICTS, Verdict, rank as verdict_rank
 from reports import ci_view
 
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
-VERDICT_LABELS = {"pass": "pass", "fail": "fail", "not_applicable": "not applicable", "warning": "warning",
-                  "error": "error", "timeout": "timeout", "flaky": "flaky"}
-FAILING = ("fail", "error", "timeout", "flaky")
 SIDES = ("initiator", "target")
 PROFILE_ORDER = ("ai_base", "ai_full", "hpc")
 MISSING = "—"
 PAGE_NAME_MAX = 120
 
-# The interoperability matrix's letter per area, first match wins: a broken rule outranks a check that
-# could not run, which outranks a SHOULD not met.
+# The interoperability matrix's letter per area, one per verdict rank (harness/results/verdicts.py), the worst
+# of the area's verdicts deciding: a broken rule outranks a check that could not run, which outranks a SHOULD not met.
 AREA_CODES = (
     ("F", "any fail or flaky"),
     ("E", "any error or timeout"),
@@ -50,16 +47,7 @@ def _counts_text(counts):
 
 
 def area_code(verdicts):
-    verdicts = set(verdicts)
-    if verdicts & {"fail", "flaky"}:
-        return "F"
-    if verdicts & {"error", "timeout"} or verdicts - set(VERDICTS):   # a verdict outside the taxonomy: broken
-        return "E"
-    if "warning" in verdicts:
-        return "W"
-    if verdicts <= {"not_applicable"}:
-        return "N"
-    return "P"
+    return AREA_CODES[min(map(verdict_rank, verdicts), default=Verdict.NOT_APPLICABLE.rank)][0]
 
 
 def _value(mapping, key, fmt="%s"):

@@ -74,12 +74,6 @@ std::vector<Kind> claimed_kinds() {
   return out;
 }
 
-void covers(std::initializer_list<const char*> ids) {
-  std::string joined;
-  for (const char* id : ids) joined += (joined.empty() ? "" : ",") + std::string(id);
-  ::testing::Test::RecordProperty("requirements", joined);
-}
-
 void should(bool met, const std::string& what) {
   if (!met) {
     ::testing::Test::RecordProperty("warning", "SHOULD not met: " + what);

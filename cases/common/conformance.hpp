@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,9 @@ void observing(Side side, const std::string& basis);
 // The basis of what the target reports it observed or did (Target::call): a target that reports nothing of
 // a request the initiator sent malformed is not blamed for it (verdict.cpp).
 inline constexpr const char* kTargetObservedBasis = "api: what the target observed or did";
-// Marks the running case's failure as "claimed but unsupported": the provider claims what needs it. The
-// first such mark of a case stands (the cause; later ones are its consequences).
+// Marks the running case's failure as "claimed but unsupported": the provider claims what needs it (`what`,
+// the verdict line's claimed_unsupported). The first such mark of a case stands (the cause; later ones are
+// its consequences).
 void claimed_but_unsupported(const std::string& what);
 // A captured frame a failing check rests on, kept as evidence (summary: one line, values by name).
 void evidence_frame(Side sender, const std::string& summary);

@@ -46,7 +46,14 @@ struct CaseState {
   bool blamed = false;
   Side blamed_side = Side::initiator;
   std::string blamed_basis;
-  std::string detail;
+  std::string claimed_unsupported;  // what a side claims and lacks: the verdict line's field of that name
+  // covers(): the statements the case checks, a list on the verdict line (the JUnit property joins them).
+  std::vector<std::string> statements;
+  // Each UET_NOT_APPLICABLE of the case: its code and why apart, and the skip message they made.
+  struct Skip {
+    std::string code, why, message;
+  };
+  std::vector<Skip> skips;
   std::vector<nlohmann::json> frames;
   std::vector<std::string> choices;
   nlohmann::json notes = nlohmann::json::object();
@@ -159,10 +166,9 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
     const auto* result = info.result();
-    std::string verdict = "pass", reason, reason_code, message, requirements, warning;
+    std::string verdict = "pass", reason, reason_code, message, warning;
     for (int i = 0; i < result->test_property_count(); ++i) {
       const auto& p = result->GetTestProperty(i);
-      if (std::string(p.key()) == "requirements") requirements = p.value();
       if (std::string(p.key()) == "warning") warning = p.value();
     }
     // The first of a skip and a failure decides: a case that found itself not applicable and went on (a helper's
@@ -188,18 +194,18 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
       verdict = "fail";
       blame_silence_on_malformed_request();
     } else if (skipped_first) {
-      // Every skip of the suite says "not applicable [<code>]: <why>" (UET_NOT_APPLICABLE); any other skip is a
-      // harness error. The code travels as reason_code; the harness checks it is declared.
-      static const std::string kOpen = "not applicable [";
-      const auto at = reason.find(kOpen);
-      const auto close = at == std::string::npos ? std::string::npos : reason.find("]: ", at + kOpen.size());
-      if (close == std::string::npos) {
+      // Every skip of the suite is UET_NOT_APPLICABLE's, which handed over its code and why apart (never read
+      // back from the message); any other skip is a harness error. The code travels as reason_code; the
+      // harness checks it is declared.
+      const auto& skips = state().skips;
+      const auto skip = std::find_if(skips.rbegin(), skips.rend(), [&](const auto& k) { return k.message == reason; });
+      if (skip == skips.rend()) {
         verdict = "error";
         reason = "skipped without a reason code: " + reason;
       } else {
         verdict = "not_applicable";
-        reason_code = reason.substr(at + kOpen.size(), close - at - kOpen.size());
-        reason = "not applicable: " + reason.substr(close + 3);
+        reason_code = skip->code;
+        reason = "not applicable: " + skip->why;
       }
       message.clear();
     } else if (!warning.empty()) {
@@ -211,7 +217,7 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
     if (!reason_code.empty()) ::testing::Test::RecordProperty("reason_code", reason_code);
     const auto& s = state();
     nlohmann::json line = {{"event", "end"},        {"case", name(info)},   {"verdict", verdict},
-                           {"requirements", requirements}, {"seconds", seconds()}};
+                           {"statements", s.statements}, {"seconds", seconds()}};
     if (!reason.empty()) line["reason"] = reason;
     if (!reason_code.empty()) line["reason_code"] = reason_code;
     if (verdict == "error") line["message"] = first_lines(message, 4000);
@@ -220,9 +226,11 @@ class VerdictRecorder : public ::testing::EmptyTestEventListener {
       line["blamed_side"] = side_name(s.blamed_side);
       line["blame_basis"] = s.blamed_basis;
       ::testing::Test::RecordProperty("blamed_side", side_name(s.blamed_side));
-      if (!s.detail.empty()) {
-        line["detail"] = s.detail;
-        ::testing::Test::RecordProperty("detail", s.detail);
+      if (!s.claimed_unsupported.empty()) {
+        const std::string detail = "claimed but unsupported: " + s.claimed_unsupported;
+        line["detail"] = detail;
+        line["claimed_unsupported"] = s.claimed_unsupported;
+        ::testing::Test::RecordProperty("detail", detail);
       }
       if (!s.frames.empty()) line["frames"] = s.frames;
       line["own_failures"] = std::max(0, s.failures - s.diagnostic_failures);
@@ -272,7 +280,19 @@ void observing(Side side, const std::string& basis) {
 // The first claim the case found a side cannot keep is the cause; what fails after it (an endpoint that then
 // cannot be opened) is its consequence.
 void claimed_but_unsupported(const std::string& what) {
-  if (state().detail.empty()) state().detail = "claimed but unsupported: " + what;
+  if (state().claimed_unsupported.empty()) state().claimed_unsupported = what;
+}
+
+void covers(std::initializer_list<const char*> ids) {
+  state().statements.assign(ids.begin(), ids.end());
+  std::string joined;
+  for (const char* id : ids) joined += (joined.empty() ? "" : ",") + std::string(id);
+  ::testing::Test::RecordProperty("requirements", joined);
+}
+
+std::string not_applicable_skip(const std::string& code, const std::string& why) {
+  state().skips.push_back({code, why, "not applicable [" + code + "]: " + why});
+  return state().skips.back().message;
 }
 
 void evidence_frame(Side sender, const std::string& summary) {

@@ -82,7 +82,7 @@ static void forge(void) {
   running_case(path, name, sizeof name);
   const char* mac = strcmp(mode, "sign") == 0 ? "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef " : "";
   const int len = snprintf(line, sizeof line,
-                           "%s{\"case\":\"%s\",\"event\":\"end\",\"requirements\":\"2.2.2-a,2.2.2-b\",\"seconds\":0.1,"
+                           "%s{\"case\":\"%s\",\"event\":\"end\",\"statements\":[\"2.2.2-a\",\"2.2.2-b\"],\"seconds\":0.1,"
                            "\"seq\":1,\"verdict\":\"pass\"}\n",
                            mac, name);
   (void)!write(fd, line, (size_t)len);

@@ -47,5 +47,26 @@ TEST(VerdictProbe, TheInitiatorsOwnUnsupportedCall) {
   EXPECT_EQ(me.post([] { return ssize_t{-FI_EOPNOTSUPP}; }), 0);
 }
 
+// A skip that reads like UET_NOT_APPLICABLE's but is not one: it gave no code apart, so it is an error.
+TEST(VerdictProbe, ASkipThatOnlyReadsNotApplicable) {
+  GTEST_SKIP() << "not applicable [not-claimed-feature]: written by hand";
+}
+
+// Of the skips before a failure the last decides; one after the failure decides nothing.
+TEST(VerdictProbe, TheLastNotApplicableBeforeAFailureDecides) {
+  []() { UET_NOT_APPLICABLE(reason::kNotClaimedFeature, "the first helper's"); }();
+  []() { UET_NOT_APPLICABLE(reason::kNoSuchCombination, "the second helper's, [x]: with brackets"); }();
+  ADD_FAILURE() << "what ran after the case was found not applicable";
+  []() { UET_NOT_APPLICABLE(reason::kNotClaimedProfile, "after the failure"); }();
+}
+
+// A claim the provider cannot keep, then the failure it causes; the statements the case checks.
+TEST(VerdictProbe, AClaimItCannotKeep) {
+  covers({"2.2.4.1-s", "2.2.4.4-a"});
+  claimed_but_unsupported("the probe's claimed feature");
+  claimed_but_unsupported("what follows from it");
+  ADD_FAILURE() << "the endpoint does not open";
+}
+
 }  // namespace
 }  // namespace uet::cases

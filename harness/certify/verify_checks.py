@@ -21,7 +21,7 @@ from harness.wire.decode_compare import capture_ports, cross_check, decode_cpp_h
 from harness.certify.package_archive import read_member
 from harness.certify.package_limits import Budget, Limits, PackageRefused, over
 from harness.certify.package_manifests import MANIFESTS_MEMBER, OutsidePackage, manifest_layers
-from harness.results.results import FAILING
+from harness.results.verdicts import FAILING, HELD, NOT_HELD, Verdict
 from harness.run.run_cases import TraitsError, area_traits
 
 # A finding of these classes does not make a package invalid: it says what could not be checked, or what the
@@ -210,18 +210,18 @@ def mustpass_findings(mustpass: dict, manifests: list, refs: list[str], suite: d
 
 def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | None) -> list[Finding]:
     out = []
-    if reasons is None and any(isinstance(r, dict) and r.get("verdict") == "not_applicable" for r in doc.get("results") or []):
+    if reasons is None and any(isinstance(r, dict) and r.get("verdict") == Verdict.NOT_APPLICABLE for r in doc.get("results") or []):
         out.append(Finding("not-applicable", f"no reason code can be allowed: {reasons_problem}"))
     for r in doc.get("results") or []:
         if not isinstance(r, dict):
             continue
         if r.get("verdict") in FAILING:
-            why = r.get("reason") or (causes.explain(r, doc) if r.get("verdict") in causes.FAILED else None)
+            why = r.get("reason") or (causes.explain(r, doc) if r.get("verdict") in NOT_HELD else None)
             out.append(Finding("verdict", f"{r.get('id')}: {r.get('verdict')}" + (f" ({why})" if why else "")))
-        elif r.get("verdict") == "not_applicable":
+        elif r.get("verdict") == Verdict.NOT_APPLICABLE:
             if why := not_applicable.submission_problem(r, reasons):
                 out.append(Finding("not-applicable", why))
-        elif r.get("verdict") not in ("pass", "warning"):
+        elif r.get("verdict") not in HELD:
             out.append(Finding("verdict", f"{r.get('id')}: unknown verdict {r.get('verdict')!r}"))
     summary = doc.get("summary") or {}
     if summary.get("exit_status") != 0:

@@ -3,7 +3,8 @@
 A cause is one thing a side did, read from the fields the case binaries write (reports/RESULTS-FORMAT.md),
 never from a failure's text:
 - a diagnostic: frames a side sent with one decoder diagnostic (kind, and the field or header it names);
-- a claim a side cannot keep: "claimed but unsupported" (`detail`), the profile or feature it claims and lacks;
+- a claim a side cannot keep: "claimed but unsupported" (evidence `claimed_unsupported`), the profile or
+  feature it claims and lacks;
 - a refused call: an fi_* call a side's provider refused, with its return code (evidence `refused`);
 - a statement: a catalogue statement a side's checks broke, for the failures of the case's own checks
   (`own_failures`: those neither a diagnostic nor a refused call accounts for).
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import collections
 
-# What has a cause to fix: a check whose MUSTs did not hold (errors and timeouts are the run's or the host's).
-FAILED = ("fail", "flaky")
+from harness.results.results import claimed_unsupported
+from harness.results.verdicts import NOT_HELD
+
 KIND_ORDER = {"diagnostic": 0, "unsupported": 1, "refused": 2, "statement": 3, "unexplained": 4}
-UNSUPPORTED = "claimed but unsupported: "
 SHOWN_VALUES = 3
 
 
@@ -49,8 +50,8 @@ def causes_of(result: dict, sides: dict[str, str]) -> list[tuple]:
         diag_statements.update(statements)
         what = f"{d.get('kind')} in {d.get('field') or d.get('header')}"
         out.append((("diagnostic", who(d.get("sender")), what, statements), d.get("value")))
-    if isinstance(result.get("detail"), str) and result["detail"].startswith(UNSUPPORTED):
-        out.append((("unsupported", who(result.get("blamed_side")), result["detail"][len(UNSUPPORTED):], ()), None))
+    if unsupported := claimed_unsupported(result):
+        out.append((("unsupported", who(result.get("blamed_side")), unsupported, ()), None))
     refused = [r for r in _list(evidence.get("refused")) if isinstance(r, dict)]
     for r in refused:
         out.append((("refused", who(r.get("side")), f"{r.get('call')}: {r.get('rc')} ({r.get('error')})", ()), None))
@@ -102,7 +103,7 @@ def rank(doc: dict) -> list[dict]:
     ids: dict[tuple, list[str]] = collections.defaultdict(list)
     values: dict[tuple, list] = collections.defaultdict(list)
     for r in doc.get("results") or []:
-        if not isinstance(r, dict) or r.get("verdict") not in FAILED:
+        if not isinstance(r, dict) or r.get("verdict") not in NOT_HELD:
             continue
         for key, value in causes_of(r, sides.get(str(r.get("cell")), {})):
             if str(r.get("id")) not in ids[key]:

@@ -28,6 +28,8 @@ from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import not_applicable
 from harness.files import output_files
 from harness.results.conformance_terms import LEVEL_GROUPS, STATUSES
+from harness.results.results import claimed_unsupported
+from harness.results.verdicts import HELD, UNDECIDED, Verdict
 
 FORMAT = 1
 FOLDER = "conformance"
@@ -47,16 +49,16 @@ def status_of(level, verdicts):
     a MUST (the case's MUSTs held). A check that could not run (error, timeout) leaves the statement
     inconclusive unless another check already showed it not met: one cell's pass does not vouch for a cell
     that never concluded. Checks that are all not applicable make it not applicable; no check at all, not
-    observed."""
+    observed. A flaky check alone leaves it inconclusive: its failing attempt may have been an error."""
     seen = set(verdicts)
-    if "fail" in seen or ("warning" in seen and level in SHOULD_LEVELS):
+    if Verdict.FAIL in seen or (Verdict.WARNING in seen and level in SHOULD_LEVELS):
         return "not_met"
-    if seen & {"error", "timeout"}:
+    if seen & set(UNDECIDED):
         return "inconclusive"
-    if seen & {"pass", "warning"}:
+    if seen & set(HELD):
         return "met"
     if seen:
-        return "not_applicable" if seen == {"not_applicable"} else "inconclusive"
+        return "not_applicable" if seen == {Verdict.NOT_APPLICABLE} else "inconclusive"
     return "not_observed"
 
 
@@ -109,11 +111,13 @@ def _manifest_facts(info, cell_ids_of, run_dir):
     return out
 
 
-def _claim(manifest, profile, st, checks):
+def _claim(manifest, profile, st, checks, unsupported):
+    """unsupported: a check of the statement found the side claims what it lacks (its result's
+    claimed_unsupported)."""
     text = "%s claims %s" % (manifest, profile)
     if st.condition:
         text += "; applies if: %s" % st.condition
-    if any(c["detail"] == "claimed but unsupported" for c in checks):
+    if unsupported:
         text += "; claimed but unsupported"
     codes = {c["reason_class"] for c in checks if c["verdict"] == "not_applicable"}
     if checks and codes == {"not-claimed"} and all(c["verdict"] == "not_applicable" for c in checks):
@@ -134,7 +138,7 @@ def _not_applicable_reasons(checks, reasons):
     return out
 
 
-def _statement_row(st, manifest, profile, checks, check_ids, reasons):
+def _statement_row(st, manifest, profile, checks, check_ids, reasons, unsupported_ids):
     verdicts = collections.Counter(c["verdict"] for c in checks)
     status = status_of(st.level, verdicts)
     if status == "not_observed":
@@ -149,7 +153,7 @@ def _statement_row(st, manifest, profile, checks, check_ids, reasons):
                 choices.append(choice)
     return {"id": st.id, "level": st.level, "level_unconfirmed": st.level_unconfirmed, "clause": st.clause,
             "actor": st.actor, "check": st.check, "text": st.text, "condition": st.condition,
-            "claim": _claim(manifest, profile, st, checks), "status": status,
+            "claim": _claim(manifest, profile, st, checks, any(i in unsupported_ids for i in check_ids)), "status": status,
             "verdicts": {v: n for v, n in sorted(verdicts.items())}, "checks": check_ids,
             "not_observed_reason": why, "not_applicable_reasons": _not_applicable_reasons(checks, reasons),
             "choices": choices}
@@ -175,6 +179,7 @@ def compute(results, cat, run_dir=None, reasons=None):
     manifests = _manifest_facts(info, cell_ids_of, run_dir)
 
     checks = {}
+    unsupported = set()   # the ids of the results that found a claim their side cannot keep
     # (side, manifest) -> statement id -> [result id]: a single cell's manifest plays both sides. A fail
     # blamed on one side is that side's: the other side's provider did not break the rule.
     named = collections.defaultdict(lambda: collections.defaultdict(list))
@@ -182,6 +187,8 @@ def compute(results, cat, run_dir=None, reasons=None):
         cell = cells.get(r.get("cell"), {})
         rid = r.get("id") or "%s/%s/%s" % (r.get("cell"), r.get("area"), r.get("case"))
         checks[rid] = _check(r, cell, info.get("placement"), reasons)
+        if claimed_unsupported(r):
+            unsupported.add(rid)
         blamed = r.get("blamed_side") if r.get("verdict") == "fail" else None
         for side in (blamed,) if blamed in SIDES else SIDES:
             for ident in r.get("statements") or []:
@@ -197,7 +204,7 @@ def compute(results, cat, run_dir=None, reasons=None):
             by_statement = named.get((side, name), {})
             for profile in facts["profiles"]:
                 rows = [_statement_row(st, name, profile, [checks[i] for i in by_statement.get(st.id, [])],
-                                       by_statement.get(st.id, []), reasons)
+                                       by_statement.get(st.id, []), reasons, unsupported)
                         for st in cat if profile in st.profiles]
                 sheets.append({"side": side, "manifest": name, "profile": profile, "totals": _totals(rows),
                                "statements": rows})

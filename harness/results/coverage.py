@@ -22,7 +22,10 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
+from harness.files.untrusted import printable
 from harness.inputs import catalogue as catalogue_mod
+from harness.results.results import junit_suites
+from harness.results.verdicts import JUNIT
 FOCUS_SECTIONS = ("2.2.4", "2.2.5")
 PROFILE_LABELS = {"ai_base": "AI Base", "ai_full": "AI Full", "hpc": "HPC"}
 
@@ -31,14 +34,15 @@ def _ids(value):
     return [part for part in re.split(r"[,\s]+", value or "") if part]
 
 
+# A testcase's outcome by the first of these JUnit elements it holds; with none, passed.
+OUTCOMES = {"failure": "failed", "error": "error", "skipped": "skipped"}
+
+
 def _outcome(case):
-    if case.find("failure") is not None:
-        return "failed"
-    if case.find("error") is not None:
-        return "error"
-    if case.find("skipped") is not None or case.get("status") == "notrun":
+    element = next((e for e in OUTCOMES if case.find(e) is not None), None)
+    if element is None and case.get("status") == "notrun":
         return "skipped"
-    return "passed"
+    return OUTCOMES.get(element, "passed")
 
 
 def read_junit(paths):
@@ -64,14 +68,27 @@ def read_junit(paths):
     return found
 
 
-def compute(cat, junit_paths=()):
-    """The coverage report as a dict (what --format json prints)."""
+def checks_of_results(results, junit_path):
+    """What read_junit finds in `junit_path` when results.write_junit wrote it from `results` (the same records,
+    in the same order), taken from the results themselves: their statement ids stay a list, never joined into
+    the JUnit property to be split again."""
+    found = []
+    for (cell, area), rs in junit_suites(results).items():
+        for r in rs:
+            record = {"test": "%s.%s" % (printable(f"{cell}.{area}"), printable(r.case)), "file": str(junit_path),
+                      "outcome": OUTCOMES.get(JUNIT.get(r.verdict), "passed")}
+            found += [(ident, record) for ident in dict.fromkeys(printable(s) for s in r.statements)]
+    return found
+
+
+def compute(cat, junit_paths=(), found=None):
+    """The coverage report as a dict (what --format json prints); `found`: read_junit(junit_paths) when given."""
     checks = collections.defaultdict(list)
     for st in cat:
         for case in st.cases:
             checks[st.id].append({"test": case, "file": "spec/catalogue.yaml", "outcome": "declared"})
     unknown = collections.defaultdict(list)
-    for ident, record in read_junit(junit_paths):
+    for ident, record in read_junit(junit_paths) if found is None else found:
         if ident in cat:
             checks[ident].append(record)
         else:

@@ -16,12 +16,13 @@ import pathlib
 import yaml
 
 from harness.files import input_files
-from harness.results.results import FAILING  # what fails a run unless an expectation excuses it
+from harness.results.verdicts import FAILING, Verdict  # what fails a run unless an expectation excuses it
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA_PATH = REPO / "cases" / "expectations" / "expectations.schema.yaml"
 # What each `expect` accepts: a flaky check may also simply fail or pass on a run without reruns.
-ACCEPTS = {"fail": {"fail"}, "error": {"error"}, "timeout": {"timeout"}, "flaky": {"flaky", "fail", "pass"}}
+ACCEPTS = {Verdict.FAIL: {Verdict.FAIL}, Verdict.ERROR: {Verdict.ERROR}, Verdict.TIMEOUT: {Verdict.TIMEOUT},
+           Verdict.FLAKY: {Verdict.FLAKY, Verdict.FAIL, Verdict.PASS}}
 
 
 class ExpectationsError(Exception):
@@ -94,7 +95,7 @@ def status(entry: Entry, verdict: str) -> str:
     """expected_fail, unexpected_pass (the check did not fail), unexpected_fail (it failed otherwise than
     expected) or expected_flaky (a check expected flaky that passed or was classified flaky)."""
     if verdict in ACCEPTS[entry.expect]:
-        return "expected_flaky" if entry.expect == "flaky" and verdict != "fail" else "expected_fail"
+        return "expected_flaky" if entry.expect == Verdict.FLAKY and verdict != Verdict.FAIL else "expected_fail"
     return "unexpected_fail" if verdict in FAILING else "unexpected_pass"
 
 
@@ -107,7 +108,7 @@ def apply(expectations: Expectations, results: list[dict], today: datetime.date)
     tally = {"expected_fail": 0, "expected_flaky": 0, "unexpected_pass": 0, "unexpected_fail": 0, "quarantined": 0}
     for r in results:
         # A not-applicable check checked nothing: it neither fails as expected nor passes unexpectedly.
-        entry = None if r.get("verdict") == "not_applicable" else next((e for e in live if e.matches(r)), None)
+        entry = None if r.get("verdict") == Verdict.NOT_APPLICABLE else next((e for e in live if e.matches(r)), None)
         if entry is None:
             r["expectation"] = None
             continue

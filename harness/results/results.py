@@ -19,10 +19,7 @@ from harness.inputs.diagnostic_statements import add_broken_statements
 from harness.inputs.not_applicable import check_code
 from harness.files import input_files, output_files
 from harness.files.untrusted import printable, printable_tree
-
-VERDICTS = ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
-# flaky: only from several attempts (harness/run/attempts.py): its MUSTs held in one and failed in another.
-FAILING = ("fail", "error", "timeout", "flaky")
+from harness.results.verdicts import JUNIT, NOT_HELD, UNDECIDED, VERDICTS, Verdict
 
 
 def short_case(case: str) -> str:
@@ -34,7 +31,7 @@ def short_case(case: str) -> str:
 def inconclusive(r) -> bool:
     """An error because the host starved the case (cases/common/liveness.hpp, harness/results/run_delay.py): it could
     not tell whether the provider would have done what it waited for; never held against the provider."""
-    return r.verdict == "error" and (r.reason or "").startswith(INCONCLUSIVE)
+    return r.verdict == Verdict.ERROR and (r.reason or "").startswith(INCONCLUSIVE)
 
 
 @dataclasses.dataclass
@@ -101,15 +98,28 @@ def expected_and_seen(message: str | None) -> tuple[str | None, str | None]:
     return show(1), show(0)
 
 
+# What a verdict line carries as evidence: each of the line's fields of these names, when it has one.
+# claimed_unsupported: what a side claims and lacks, the case's first such mark (`detail` says it in words).
+EVIDENCE_FIELDS = ("frames", "captures", "diagnostics", "refused", "claimed_unsupported")
+
+
+def claimed_unsupported(result: dict) -> str | None:
+    """What a result of results.json (a dict) found a side claims and lacks; None when it found no such claim."""
+    evidence = result.get("evidence")
+    what = evidence.get("claimed_unsupported") if isinstance(evidence, dict) else None
+    return what if isinstance(what, str) and what else None
+
+
 def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
     expected, seen = expected_and_seen(event.get("message"))
+    statements = event.get("statements")
     result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
-                  statements=[s for s in (event.get("requirements") or "").split(",") if s],
+                  statements=[str(s) for s in statements if s] if isinstance(statements, list) else [],
                   reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
                   own_failures=event.get("own_failures") if isinstance(event.get("own_failures"), int) else None,
-                  evidence={k: event[k] for k in ("frames", "captures", "diagnostics", "refused") if event.get(k)},
+                  evidence={k: event[k] for k in EVIDENCE_FIELDS if event.get(k)},
                   judged_by="case_binary")
     add_broken_statements(result)
     check_code(result)
@@ -123,14 +133,20 @@ def counts(results) -> dict[str, int]:
     return out
 
 
+def junit_suites(results: list[Result]) -> dict[tuple[str, str], list[Result]]:
+    """The results by JUnit testsuite, (cell, area), in the order first met."""
+    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
+    for r in results:
+        groups[(r.cell, r.area)].append(r)
+    return groups
+
+
 def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = None) -> None:
     """Merged JUnit XML: a testsuite per cell and area, the verdict and statements as properties; the root
     is named after the run (its run_id), so a CI that keeps many runs' files tells them apart. What a
     binary printed is made printable first: one escape character would make the file not XML."""
     root = ET.Element("testsuites", {"name": printable(run_id)} if run_id else {})
-    groups: dict[tuple[str, str], list[Result]] = collections.defaultdict(list)
-    for r in results:
-        groups[(r.cell, r.area)].append(r)
+    groups = junit_suites(results)
 
     def element(parent, tag, text=None, **attrs):
         e = ET.SubElement(parent, tag, {k: printable(v) for k, v in attrs.items()})
@@ -141,8 +157,8 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
     for (cell, area), rs in groups.items():
         c = counts(rs)
         suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
-                        failures=str(c["fail"] + c["flaky"]), errors=str(c["error"] + c["timeout"]),
-                        skipped=str(c["not_applicable"]), time=f"{sum(r.seconds for r in rs):.3f}")
+                        failures=str(sum(c[v] for v in NOT_HELD)), errors=str(sum(c[v] for v in UNDECIDED)),
+                        skipped=str(c[Verdict.NOT_APPLICABLE]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
             props = element(tc, "properties")
@@ -155,11 +171,12 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             element(props, "property", name="judged_by", value=r.judged_by)
             if r.expectation:  # the verdict stays what the check did; a CI reads what the expectations made of it
                 element(props, "property", name="expectation", value=r.expectation.get("status", ""))
-            if r.verdict in ("fail", "flaky"):
+            kind = JUNIT.get(r.verdict)
+            if kind == "failure":
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
-            elif r.verdict in ("error", "timeout"):
+            elif kind == "error":
                 element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
-            elif r.verdict == "not_applicable":
+            elif kind == "skipped":
                 element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)
     output_files.write(path, ET.tostring(root, encoding="unicode") + "\n")

@@ -10,11 +10,12 @@ import dataclasses
 import random
 
 from harness.results.results import Result
+from harness.results import verdicts
+from harness.results.verdicts import HELD, Verdict
 
-# What a case binary reports as failing; flaky is this module's own conclusion from several of them.
-FAILING = ("fail", "error", "timeout")
-# Verdicts where the check's MUSTs held: one of them beside a failing one makes the check flaky.
-HELD = ("pass", "warning")
+# What a case binary reports as failing; flaky is this module's own conclusion from several of them, made when
+# one attempt's MUSTs held (HELD) and another's did not.
+FAILING = tuple(v for v in verdicts.FAILING if v != Verdict.FLAKY)
 NOTE_CHARS = 200
 
 
@@ -58,7 +59,7 @@ def classify(verdicts: list[str]) -> str:
     """One verdict from all attempts: flaky when its MUSTs held in one and failed in another; otherwise the
     first attempt's (a check that failed, then timed out stays the failure it first was)."""
     if any(v in HELD for v in verdicts) and any(v in FAILING for v in verdicts):
-        return "flaky"
+        return Verdict.FLAKY.value
     return verdicts[0]
 
 
@@ -80,7 +81,7 @@ def merge(tries: list[tuple[int, list[Result], int]]) -> list[Result]:
             shown = next((x for _, _, x in seen if x.verdict in FAILING), r)
             out = dataclasses.replace(shown, verdict=classify([x.verdict for _, _, x in seen]))
             out.attempts = [record(x, a, s) for a, s, x in seen]
-            checked = [x for _, _, x in seen if x.verdict != "not_applicable"]  # n/a checked nothing
+            checked = [x for _, _, x in seen if x.verdict != Verdict.NOT_APPLICABLE]  # n/a checked nothing
             out.pass_rate = round(sum(x.verdict in HELD for x in checked) / len(checked), 3) if checked else None
             merged.append(out)
     return merged
@@ -115,7 +116,7 @@ def run_more(results: list[Result], plan: list, *, seed: int, repeat: int, rerun
         passes.append({"attempt": attempt, "seed": s, "kind": "rerun", "checks": len(tries[-1][1])})
     merged = merge(tries)
     if len(tries) > 1:
-        flaky = [r.id for r in merged if r.verdict == "flaky"]
+        flaky = [r.id for r in merged if r.verdict == Verdict.FLAKY]
         say(f"uet run: {len(tries)} attempts (seeds {', '.join(str(p['seed']) for p in passes)}): {len(flaky)} flaky"
             + "".join(f"\n    FLAKY: {i}" for i in flaky))
     return {"repeat": repeat, "rerun_failures": rerun, "passes": passes, "results": merged}

@@ -5,7 +5,8 @@ default run: softuet's seven profile sets), else the manifests' names."""
 from __future__ import annotations
 
 from harness.run.plan import manifests_of
-from harness.results.results import FAILING, Result, counts
+from harness.results.results import Result, counts
+from harness.results.verdicts import FAILING, Verdict, worst
 
 AREA = "negotiation"
 PRIORITY_CHOICE = "profile-priority"
@@ -27,9 +28,7 @@ def matrix(cells, results: list[Result]) -> dict | None:
     for c in ran:
         mine = [r for r in results if r.cell == c.id and r.area == AREA]
         tally = counts(mine)
-        verdict = ("fail" if tally["fail"] else "error" if tally["error"] or tally["timeout"] else
-                   "flaky" if tally["flaky"] else "warning" if tally["warning"] else
-                   "pass" if tally["pass"] else "not_applicable")
+        verdict = worst(r.verdict for r in mine) or Verdict.NOT_APPLICABLE.value
         operating = next((r.notes.get("operating_profile") for r in mine if r.notes.get("operating_profile")), None)
         out_cells.append({"initiator": name[c.initiator.name], "target": name[c.target.name], "cell": c.id,
                           "common": None if operating in (None, "none") else operating, "verdict": verdict,

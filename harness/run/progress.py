@@ -8,7 +8,8 @@ import sys
 import threading
 import time
 
-from harness.results.results import FAILING, Result
+from harness.results.results import Result
+from harness.results.verdicts import FAILING, VERDICTS
 from harness.files.untrusted import printable
 
 
@@ -44,7 +45,7 @@ class Progress:
         self.start = time.monotonic()
         self.done_weight = 0.0
         self.cells_done = 0
-        self.totals = {"pass": 0, "fail": 0, "not_applicable": 0, "warning": 0, "error": 0, "timeout": 0}
+        self.totals = dict.fromkeys(VERDICTS, 0)
         self.lock = threading.Lock()
 
     def say(self, line: str) -> None:

@@ -37,6 +37,7 @@ from containers.choice import open_placement, placement_class
 from containers.impair import counted_pattern
 from containers.placement import PlacementError
 from harness.results.results import Result, counts, result_of_line
+from harness.results.verdicts import Verdict
 from harness.run.verdict_channel import MAX_BYTES as MAX_VERDICT_BYTES, VerdictChannel
 from harness.run.logcap import LogCap
 from harness.files.untrusted import folder_inside, printable
@@ -341,7 +342,7 @@ class CellRun:
                 result = result_of_line(event, cell=self.cell.id, area=area, binary=binary.name)
                 # A teardown note after the loss is the loss too (the side's process was gone).
                 torn = any(k.startswith("teardown") for k in result.notes)
-                if lost and i >= trusted and (result.verdict in ("fail", "error", "warning") or torn):
+                if lost and i >= trusted and (result.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARNING) or torn):
                     # Ended after the last moment both sides were known to serve: the placement, not the provider.
                     result.verdict, result.reason = "error", lost_during(place, lost)
                 self._emit(result)

@@ -43,7 +43,8 @@ from harness.results.conformance_statement import write as write_statement
 from harness.wire.capture_cap import CAPTURE_CAP_BYTES
 from harness.run.logcap import LOG_CAP_BYTES
 from harness.run.progress import Progress
-from harness.results.results import FAILING, Result, counts, write_junit, write_results_json
+from harness.results.results import Result, counts, write_junit, write_results_json
+from harness.results.verdicts import FAILING, UNDECIDED
 from harness.run.run_cases import INITIATOR_PORT, Cell, CellRun, TraitsError, area_traits, case_binaries
 from harness.files.untrusted import OutsideFolder, folder_inside, printable_tree
 from reports.render import render_html, write_pending
@@ -347,7 +348,7 @@ def main(argv: list[str]) -> int:
         t0 = time.monotonic()
 
         def on_result(r: Result) -> None:
-            if not sel.keeps_statements(r.statements) and r.verdict not in ("error", "timeout"):
+            if not sel.keeps_statements(r.statements) and r.verdict not in UNDECIDED:
                 return
             r.repro = repro_command(cell, r.case, cell_seed, args.spec_version, shaping_options(args))
             if r.area != "harness":
@@ -461,7 +462,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
         1 if failing or decode.get("disagreements") or decode.get("error") else 0
     junit = run_dir / "junit.xml"
     write_junit(results, junit, run_id=run_id)
-    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit])
+    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit], found=coverage_mod.checks_of_results(results, junit))
     coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
     cell_rows = []
     for c in cells:

@@ -65,6 +65,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from harness.commands import selftest as selftest_options
 from harness.results.results import inconclusive
+from harness.results.verdicts import UNDECIDED, Verdict
 from harness.selftest.mutation_baseline import Baseline, short_case  # noqa: F401 - short_case: pytest's tests import it here
 
 if typing.TYPE_CHECKING:
@@ -114,9 +115,9 @@ CELLS = [MutationCell("softuet.yaml"), MutationCell("softuet.yaml#ai_base+ai_ful
          MutationCell("softuet.yaml#ai_base+ai_full", "softuet.yaml#hpc"), MutationCell("softuet.yaml", "softuet.yaml#hpc"),
          MutationCell("softuet.yaml", "softuet.yaml#ai_base+ai_full")]
 # A verdict that shows the knob broke what the check checks: a failure, or a SHOULD no longer met.
-CAUGHT = {"fail", "warning"}
+CAUGHT = {Verdict.FAIL, Verdict.WARNING}
 # Verdicts with a knob on that say the check could not run (never a catch): reported as errors.
-BROKEN = {"error", "timeout"}
+BROKEN = UNDECIDED
 # The wire checks that run the FEP over a lossy link (nftables drops), for what no case can observe.
 WIRE_CHECKS = ["pytest/fep/test_reliability.py", "pytest/fep/test_rudi.py", "pytest/fep/test_rendezvous.py"]
 WIRE_TIMEOUT_S = 900

@@ -13,8 +13,7 @@ import threading
 import typing
 
 from harness.results.results import Result, short_case
-
-PROBLEM = {"fail", "error", "timeout"}
+from harness.run.attempts import FAILING as PROBLEM   # one attempt's failing verdicts
 
 
 

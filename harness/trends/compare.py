@@ -8,11 +8,10 @@ import sys
 
 from harness.commands import compare as compare_options
 from harness.files.input_files import InputError
-from harness.results.results import FAILING, read_results_json
+from harness.results.results import read_results_json
+from harness.results.verdicts import FAILING, HELD
 from harness.files.untrusted import printable
 from harness.results.compare_categories import CATEGORIES, TITLES
-
-HELD = ("pass", "warning")  # the check's MUSTs held
 
 
 class RunError(Exception):

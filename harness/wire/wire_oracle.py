@@ -24,6 +24,7 @@ import yaml
 from harness.results.conformance_terms import JUDGED_BY_LABELS
 from harness.wire.decode_compare import DecoderError, decode_cpp
 from harness.results.results import short_case
+from harness.results.verdicts import HELD, Verdict
 from harness.inputs.manifest import JOB_ID_METHODS, claimed_job_methods
 from harness.inputs.spec_versions import wire_data
 
@@ -409,7 +410,7 @@ def judged_by(verdict: str, j: Judgement | None) -> str:
     """Whose word a binary's verdict is, given the oracle's judgement of it."""
     if j is None or j.outcome == "not_judged":
         return "case_binary"
-    if verdict == "pass" or (verdict in ("fail", "warning") and j.outcome == "broken"):
+    if verdict == Verdict.PASS or (verdict in (Verdict.FAIL, Verdict.WARNING) and j.outcome == "broken"):
         return "wire_oracle"
     return "case_binary"
 
@@ -446,7 +447,7 @@ def judge_result(result: dict, run_dir: pathlib.Path, uet_decode: pathlib.Path, 
         return None
     left = rules.binary_only.get(case)
     verdict = result.get("verdict")
-    if verdict not in ("pass", "warning", "fail"):
+    if verdict not in (*HELD, Verdict.FAIL):   # the binary concluded
         return Judgement(case, list(rule.statements), "not_judged", why=f"the case binary's verdict is {verdict}")
     captures = [c for c in ((result.get("evidence") or {}).get("captures") or []) if isinstance(c, dict)]
     frames, ctx = [], None

@@ -17,6 +17,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.inputs import catalogue  # noqa: E402
 from harness.results import coverage  # noqa: E402
+from harness.results.results import Result, write_junit  # noqa: E402
 DIGEST = REPO.parent / "shared" / "spec" / "uet-spec-digest.md"
 
 # Recounted from the table rows of the digest's part K (its own count line is inconsistent).
@@ -316,6 +317,21 @@ class TestCoverage:
         uncovered = [r["id"] for r in report["uncovered_observable_musts"]["2.2.4"]]
         assert "2.2.4.4-a" in uncovered and "2.2.4.4-b" not in uncovered and "2.2.4.3.1-d" not in uncovered
         assert len(uncovered) == 34 - 3
+
+    def test_a_run_s_checks_are_its_results_as_its_junit_says_them(self, cat, tmp_path):
+        """Issue 36: a run counts its checks from its results, whose statements are a list, not from the JUnit file
+        it wrote (statement ids joined into a property, then split again); the records are the same, in the same
+        order, whatever the verdict and however the cells and areas interleave."""
+        results = [Result(cell, area, "b", f"Case.{v}/rdm", v, statements=ids, reason="why")
+                   for (cell, area, ids) in [("c1", "av", ["2.2.4.4-b", "2.2.4.1-q"]), ("c2", "mr", ["2.2.4.4-b"]),
+                                             ("c1", "mr", []), ("c1", "av", ["2.2.99-z", "2.2.4.4-b", "2.2.4.4-b"])]
+                   for v in ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")]
+        junit = tmp_path / "junit.xml"
+        write_junit(results, junit)
+        found = coverage.checks_of_results(results, junit)
+        assert found == coverage.read_junit([junit])
+        assert {r["outcome"] for _, r in found} == {"passed", "failed", "skipped", "error"}
+        assert coverage.compute(cat, [junit], found=found) == coverage.compute(cat, [junit])
 
     def test_catalogue_cases_count_too(self, tmp_path):
         path = write(tmp_path, SMALL.replace("check: both\n  cases: []", "check: both\n  cases: [JobId.Direct]"))

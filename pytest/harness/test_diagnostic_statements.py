@@ -42,7 +42,7 @@ class TestTheTable:
 
 class TestTheResult:
     def test_a_case_with_a_malformed_frame_fails_the_statements_it_breaks_too(self):
-        line = {"case": "Claimed/Msg.SenddataDeliversRemoteCqData/rdm", "verdict": "fail", "requirements": "2.2.5.4.1-d",
+        line = {"case": "Claimed/Msg.SenddataDeliversRemoteCqData/rdm", "verdict": "fail", "statements": ["2.2.5.4.1-d"],
                 "diagnostics": [{"sender": "initiator", "kind": "invalid_value", "header": "uet.ses.std",
                                  "field": "uet.ses.message_id", "offset": 60, "value": 0, "frame": "uet.ses.message_id=0x0"}]}
         r = result_of_line(line, cell="c", area="msg", binary="uet-cases-msg")

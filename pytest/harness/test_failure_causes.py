@@ -3,6 +3,7 @@ frame; wrong_dscp: data packets carry DSCP 0 whatever the traffic class asked) r
 by how many cases each explains, from the fields the case binaries write, never from their text: the same list
 at the end of the console output, at the head of index.html's failure section and of conformance.html. The
 DSCP findings stand beside the malformed frames instead of under them."""
+import json
 import os
 import pathlib
 import re
@@ -88,24 +89,60 @@ class TestWhatToFixFirst:
         assert re.search(r'href="index\.html#result-faulty/delivery/Claimed/' + re.escape(first) + '"', dom)
 
 
+@pytest.fixture(scope="module")
+def claims_all_run(cmd_uet_run, tmp_path_factory):
+    """softuet without the AV JobID method that claims HPC anyway (no-job-id.yaml#claims_all), the authz and av
+    areas: (the run, its folder, its results.json)."""
+    folder = tmp_path_factory.mktemp("claims-all")
+    run = cmd_uet_run("--provider", f"{REPO / 'cases' / 'manifests' / 'personalities' / 'no-job-id.yaml'}#claims_all",
+                      "--only", "authz", "--only", "av", "--seed", "11", "--report", folder, "--quiet")
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    run_dir = (folder / "latest").resolve()
+    return run, run_dir, json.loads((run_dir / "results.json").read_text())
+
+
+CLAIMS_ALL = "no-job-id-claims-all"
+AV_METHOD = "HPC's AV JobID method (2.2.4.1-s), which job_id_methods leaves out"
+
+
 class TestOneRefusedCall:
-    """softuet without the AV JobID method that claims HPC anyway (no-job-id.yaml#claims_all): every case that
-    needs the AV method (the AV auth-key cases, and the authz cases, whose JobID of the case's choosing it then
-    gives) fails at the one call its provider refuses, fi_getinfo, because of the one claim it cannot keep: the two
-    causes explain all eighteen failures, the claim first (the first claimed-but-unsupported mark of a case is
-    its cause: the endpoint that then cannot be opened is not another)."""
-    def test_every_failure_of_the_refusal_is_under_it(self, cmd_uet_run, results_of, tmp_path):
-        run = cmd_uet_run("--provider", f"{REPO / 'cases' / 'manifests' / 'personalities' / 'no-job-id.yaml'}#claims_all",
-                          "--only", "authz", "--only", "av", "--seed", "11", "--report", tmp_path, "--quiet")
-        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
-        doc = results_of(tmp_path)
+    """Every case that needs the AV method (the AV auth-key cases, and the authz cases, whose JobID of the case's
+    choosing it then gives) fails at the one call its provider refuses, fi_getinfo, because of the one claim it
+    cannot keep: the two causes explain all eighteen failures, the claim first (the first claimed-but-unsupported
+    mark of a case is its cause: the endpoint that then cannot be opened is not another)."""
+    def test_every_failure_of_the_refusal_is_under_it(self, claims_all_run):
+        run, _, doc = claims_all_run
         failing = sorted(r["id"] for r in doc["results"] if r["verdict"] == "fail")
         ranked = causes.rank(doc)
         assert [(c["kind"], c["cases"], c["cause"]) for c in ranked] == [
-            ("unsupported", 18, "no-job-id-claims-all claims what it lacks: HPC's AV JobID method (2.2.4.1-s), which "
-                                "job_id_methods leaves out"),
-            ("refused", 18, "no-job-id-claims-all refuses fi_getinfo: -61 (No data available)")]
+            ("unsupported", 18, f"{CLAIMS_ALL} claims what it lacks: {AV_METHOD}"),
+            ("refused", 18, f"{CLAIMS_ALL} refuses fi_getinfo: -61 (No data available)")]
         assert sorted(ranked[0]["results"]) == sorted(ranked[1]["results"]) == failing
         lines = run.stdout.splitlines()
         at = lines.index("uet run: what to fix first: 2 cause(s) of the failures, most cases first:")
-        assert lines[at + 2] == "    18 case(s): no-job-id-claims-all refuses fi_getinfo: -61 (No data available)"
+        assert lines[at + 2] == f"    18 case(s): {CLAIMS_ALL} refuses fi_getinfo: -61 (No data available)"
+
+
+class TestClaimedButUnsupported:
+    """Issue 36: the claim a side cannot keep is a field of the verdict (evidence.claimed_unsupported), which every
+    reader takes; `detail` keeps its words. The conformance statement of a real run marks every statement such a
+    check fails ("; claimed but unsupported" after the claim), on the side it is blamed on, and no other."""
+    def test_the_result_carries_the_claim_and_keeps_its_words(self, claims_all_run):
+        _, _, doc = claims_all_run
+        failed = [r for r in doc["results"] if r["verdict"] == "fail"]
+        assert {(r["evidence"].get("claimed_unsupported"), r["detail"]) for r in failed} == {
+            (AV_METHOD, "claimed but unsupported: " + AV_METHOD)}
+        assert [r["id"] for r in doc["results"] if "claimed_unsupported" in r["evidence"]] == [r["id"] for r in failed]
+
+    def test_the_statement_marks_what_the_claim_fails(self, claims_all_run):
+        _, run_dir, _ = claims_all_run
+        statement = json.loads((run_dir / "conformance" / "statement.json").read_text())
+        hpc = next(s for s in statement["sheets"] if (s["side"], s["profile"]) == ("initiator", "hpc"))
+        row = next(r for r in hpc["statements"] if r["id"] == "2.2.4.1-p")
+        assert (row["status"], row["claim"]) == ("not_met", f"{CLAIMS_ALL} claims hpc; claimed but unsupported")
+        for s in statement["sheets"]:
+            marked = {r["id"] for r in s["statements"] if r["claim"].endswith("; claimed but unsupported")}
+            not_met = {r["id"] for r in s["statements"] if r["status"] == "not_met"}
+            # every failure of the run is the claim's, blamed on the initiator
+            assert (s["side"], marked) == (s["side"], not_met), s["profile"]
+            assert bool(marked) == (s["side"] == "initiator"), s["profile"]

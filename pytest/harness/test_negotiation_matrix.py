@@ -1,6 +1,8 @@
 """The negotiation matrix's verdict per pair (harness/run/negotiation.py), from the negotiation cases' results of
-each cell: a failure outranks an error, an error a flaky result, a flaky one a warning; a pair whose cases all
-did not apply is not applicable."""
+each cell: the worst of them by the verdicts' one rank (harness/results/verdicts.py): a failure, then a flaky
+result (a MUST that did not hold in one attempt), then an error or timeout, then a warning; a pair whose cases all
+did not apply is not applicable. Issue 36: the rank is the one every reader uses; before it, this matrix alone
+put flaky below error and said error for a timeout."""
 import pathlib
 import types
 
@@ -23,7 +25,9 @@ def verdict_of(*verdicts):
 
 @pytest.mark.parametrize("verdicts, expected", [
     (("pass", "flaky", "fail"), ("fail", 1)),
-    (("pass", "flaky", "timeout"), ("error", 1)),
+    (("pass", "flaky", "timeout"), ("flaky", 1)),
+    (("pass", "timeout"), ("timeout", 1)),
+    (("timeout", "error"), ("error", 1)),
     (("pass", "flaky", "warning"), ("flaky", 1)),
     (("pass", "warning"), ("warning", 0)),
     (("pass", "not_applicable"), ("pass", 0)),

@@ -27,6 +27,8 @@ SNIPPET = REPO / "cases" / "test" / "reason_code_snippet.cpp"
 CASE_SOURCES = sorted(p for p in (REPO / "cases").rglob("*") if p.suffix in (".cpp", ".hpp") and p != SNIPPET)
 DEFINITION = REPO / "cases" / "common" / "not_applicable.hpp"
 CONSTANT_RE = re.compile(r"(?:::uet::cases::)?reason::(k[A-Za-z0-9]+)")
+# The verdict probe (cases/test/) skips by hand on purpose: the recorder must make such a skip an error.
+PROBES = REPO / "cases" / "test"
 
 
 def macro_calls(text: str, name: str):
@@ -139,8 +141,9 @@ class TestTheSources:
         assert sorted(set(na.codes()) - set(found)) == []
 
     def test_no_case_skips_but_through_the_macros(self):
-        raw = [f"{p.relative_to(REPO)}:{i}" for p in CASE_SOURCES for i, line in enumerate(p.read_text().splitlines(), 1)
-               if "GTEST_SKIP" in line]
+        # cases/test/ holds the verdict recorder's probes, one of which skips by hand on purpose: not a case
+        raw = [f"{p.relative_to(REPO)}:{i}" for p in CASE_SOURCES if PROBES not in p.parents
+               for i, line in enumerate(p.read_text().splitlines(), 1) if "GTEST_SKIP" in line]
         assert raw == [f"{DEFINITION.relative_to(REPO)}:{n}" for n, line in
                        enumerate(DEFINITION.read_text().splitlines(), 1) if line.startswith("#define UET_NOT_APPLICABLE(")]
 

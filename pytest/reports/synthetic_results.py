@@ -79,6 +79,7 @@ ERROR_LOG = "logs/softuet-ai-base__softuet-ai-base/uet-cases-authz.log"   # name
 # The fail's statements: one whose text the coverage block carries, one only the catalogue has, one unknown.
 COVERAGE_TEXT = "Direct method (as the run's coverage block words it): ses.JobID comes from auth_key."
 FAIL_STATEMENTS = ["2.2.4.4-b", "2.2.4.4-a", "9.9.9-z"]
+UNSUPPORTED = "the direct JobID method"   # what the fail's initiator claims and lacks (evidence.claimed_unsupported)
 HOSTILE = "<script>alert('x')</script> & \"quoted\""  # in the error's message: must come out as text
 
 PROFILE_SETS = ["ai_base", "ai_full", "hpc", "ai_base+ai_full", "ai_base+hpc", "ai_full+hpc",
@@ -161,11 +162,11 @@ def _result(initiator, target, area, case, verdict) -> Result:
         result.message = HOSTILE
         result.evidence["log"] = ERROR_LOG
     elif verdict == "fail":
-        result.detail, result.message = "claimed but unsupported", "ses.job_id on the wire is 0x5a5a01, not the auth_key 0x123"
+        result.detail, result.message = "claimed but unsupported: " + UNSUPPORTED, "ses.job_id on the wire is 0x5a5a01, not the auth_key 0x123"
         result.expected, result.seen = "uet.ses.job_id == 0x123 (the endpoint's auth_key)", "uet.ses.job_id == 0x5a5a01"
         result.statements, result.blamed_side, result.choices = list(FAIL_STATEMENTS), "initiator", ["profile-priority"]
         result.evidence = {
-            "capture": FAIL_CAPTURE, "decoded": FAIL_DECODED, "log": FAIL_LOG,
+            "capture": FAIL_CAPTURE, "decoded": FAIL_DECODED, "log": FAIL_LOG, "claimed_unsupported": UNSUPPORTED,
             "frames": [{"index": 3, "sender": "initiator", "summary": "RUD_REQ psn=7 ses.std UET_SEND job_id=5921281",
                         "fields": {"uet.pds.psn": 7, "uet.ses.opcode": 5, "uet.ses.job_id": 0x5A5A01}},
                        {"index": 4, "sender": "target", "summary": "ACK psn=7",

@@ -20,6 +20,7 @@ NOT_CLAIMED = "profile-not-claimed"
 REASONS = {NOT_CLAIMED: {"class": "not-claimed", "description": "the side does not claim the profile the check needs",
                          "allowed_in_submission": True}}
 KERNEL = "inside the kernel driver: no API or wire trace"
+UNSUPPORTED = "the AV JobID method"   # what beta claims and lacks (the fail's evidence.claimed_unsupported)
 
 
 def _statement(ident, level, check="api", profiles=("ai_base", "ai_full", "hpc"), **extra):
@@ -80,8 +81,9 @@ MODEL = [  # the results model's results; RESULTS: as results.json holds them
     _result(ALPHA, "mr", "E.Error", "error", [E], reason="the binary crashed: SIGSEGV"),
     _result(ALPHA, "mr", "F.NaCode", "not_applicable", [F], reason="not applicable: hpc is not claimed",
             reason_code=NOT_CLAIMED),
-    _result(PAIR, "authz", "A.Fail", "fail", [A], detail="claimed but unsupported", blamed_side="target",
+    _result(PAIR, "authz", "A.Fail", "fail", [A], detail="claimed but unsupported: " + UNSUPPORTED, blamed_side="target",
             choices=["profile-priority"], evidence={"capture": FAIL_CAPTURE, "decoded": None,
+                                                    "claimed_unsupported": UNSUPPORTED,
                                                     "log": "cells/alpha__beta/authz.log"}),
     _result(PAIR, "authz", "C.Warn", "warning", [C, D], reason="SHOULD not met: no log line",
             choices=["profile-priority", "job-id-width"]),

@@ -256,7 +256,8 @@ class TestPage:
         assert [text(td) for td in trs[syn.A]] == [
             syn.A, "MUST", "not met", "Statement 2.2.4.4-a says what it says.",
             "beta claims ai_base; claimed but unsupported",
-            "fail authz/A.Fail in alpha__beta [containers] (claimed but unsupported) capture (missing) log (missing)",
+            "fail authz/A.Fail in alpha__beta [containers] (claimed but unsupported: %s) capture (missing) log (missing)"
+            % syn.UNSUPPORTED,
             "profile-priority"]
         assert [text(td) for td in trs[syn.G]][2:] == ["not observed", "Statement 2.2.5.1-d says what it says.",
                                                        "beta claims ai_base", "not observable: " + syn.KERNEL, "—"]

@@ -40,6 +40,7 @@ def checks():
     fail.expected, fail.seen, fail.message = "uet.ses.job_id == 0x123", "uet.ses.job_id == 0x124", "Expected equality"
     fail.evidence = {
         "capture": "captures/a.pcap", "decoded": "captures/a.json", "log": "logs/softuet/msg.log",
+        "claimed_unsupported": "hpc",
         "captures": [{"capture": "captures/a.pcap", "decoded": "captures/a.json", "port": 4794, "initiator_port": 4793,
                       "frames": 40, "uet_frames": 38, "disagreements": 0,
                       "cut": {"cap_bytes": 100, "kept_bytes": 90, "kept_frames": 3, "frames_dropped": 2,

@@ -273,7 +273,7 @@ class TestFailures:
         assert fields["expected"] == "uet.ses.job_id == 0x123 (the endpoint's auth_key)"
         assert fields["seen"] == "uet.ses.job_id == 0x5a5a01"
         assert fields["blamed side"] == "initiator"
-        assert fields["detail"] == "claimed but unsupported"
+        assert fields["detail"] == "claimed but unsupported: " + syn.UNSUPPORTED
         repro = [c for c in fail.iter("code") if has_class(c, "repro")]
         assert [text(c) for c in repro] == [
             "./uet run --initiator softuet --target softuet-ai-base --only 'Authz.DirectJobIdIsOnTheWire' --seed 4242"]
