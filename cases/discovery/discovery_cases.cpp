@@ -11,7 +11,7 @@
 #include "objects.hpp"
 #include "uet/wire/wire_gen.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {

@@ -89,7 +89,7 @@ def _field(name: str, spec: dict, defs: dict, where: str) -> Field:
         return Field(name, description, "struct", struct.name, nullable, struct=struct)
     raise DeclarationError(f"{where}: no C++ type for {spec!r}: declare a type the generator knows, or x-cpp "
                            "{type: T, json: NAME} with NAME_from_json and NAME_to_json in "
-                           "cases/common/resolved_side_types.hpp")
+                           "cases/common/claims/resolved_side_types.hpp")
 
 
 def _struct(name: str, description: str, properties: dict, defs: dict, where: str) -> Struct:

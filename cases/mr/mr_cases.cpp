@@ -13,7 +13,7 @@
 #include "loopback.hpp"
 #include "uet/wire/wire_gen.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 1);
 
 namespace uet::cases {

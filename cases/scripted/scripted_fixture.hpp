@@ -1,6 +1,6 @@
 // The scripted area's fixture: the real target (a Target peer process: an endpoint of the kind under test
 // with the direct JobID kScriptJob, or its indirect one, its receives, MRs and completions) and the suite's scripted peer
-// (common/scripted_peer.hpp) playing its initiator. Only the target's provider and claims matter: no
+// (common/sides/scripted_peer.hpp) playing its initiator. Only the target's provider and claims matter: no
 // initiator provider is opened, so what these cases find is the target's, whoever initiates in the cell.
 #pragma once
 

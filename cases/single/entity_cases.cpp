@@ -8,7 +8,7 @@
 #include "area_traits.hpp"
 #include "entity_fixture.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 1, .entity = true);
 
 namespace uet::cases {

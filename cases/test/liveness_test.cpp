@@ -1,4 +1,4 @@
-// The liveness rule's measurements (cases/common/liveness.hpp): whose thread waited longest for a CPU, that a
+// The liveness rule's measurements (cases/common/claims/liveness.hpp): whose thread waited longest for a CPU, that a
 // wait on a host that runs its threads is never evidence of a busy host, and that one whose threads queue
 // behind others on their CPU is.
 #include <gtest/gtest.h>

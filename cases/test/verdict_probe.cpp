@@ -1,5 +1,5 @@
 // Cases that break the ways real cases do, so that pytest/cases/test_verdict_rules.py sees the rules of the
-// verdict recorder (common/verdict.cpp) on the lines the harness reads. No provider is opened: not an area
+// verdict recorder (common/claims/verdict.cpp) on the lines the harness reads. No provider is opened: not an area
 // (its name is not uet-cases-*), built and run by that test only.
 #include <gtest/gtest.h>
 #include <rdma/fi_errno.h>

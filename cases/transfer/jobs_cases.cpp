@@ -16,7 +16,7 @@
 #include "job_id_on_wire.hpp"
 #include "uet/wire/wire_gen.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {

@@ -12,7 +12,7 @@
 #include "two_sided.hpp"
 #include "uet/wire/wire_gen.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 2, .loss_every = 7);
 
 namespace uet::cases {

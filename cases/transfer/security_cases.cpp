@@ -22,7 +22,7 @@
 #include "uet/tss/seal.hpp"
 #include "uet/wire/wire_gen.hpp"
 
-// What the harness must know of this area (common/area_traits.hpp).
+// What the harness must know of this area (common/claims/area_traits.hpp).
 UET_AREA_TRAITS(.processes = 2, .entity = true);
 
 namespace uet::cases {

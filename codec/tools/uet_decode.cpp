@@ -6,7 +6,7 @@
 // UET is told apart by UDP port: --port N decodes port N only (--port N --port M: each side's of a pair, a
 // datagram under the one it goes to); the default, --port auto, decodes UET's port
 // 4793 and learns every other port from the first datagram to it that reads as well-formed UET, as the cases'
-// own capture learns a provider's own port (cases/common/capture.hpp), and says on stderr which it learned.
+// own capture learns a provider's own port (cases/common/sides/capture.hpp), and says on stderr which it learned.
 //
 // Exit status: 0 decoded the whole file; 1 --strict and a frame was malformed; 2 bad usage;
 // 3 the file cannot be opened or its link type is not decodable; 4 the file ends in the middle of a

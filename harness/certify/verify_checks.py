@@ -231,7 +231,7 @@ def verdict_findings(doc: dict, reasons: dict | None, reasons_problem: str | Non
 
 def _frame_fields(summary: str) -> dict[str, int | str] | None:
     """An evidence frame's fields by value, as the decoders' records hold them: numbers ("0x1f", a signed field's
-    "-0x1") as integers, byte strings as their hex digits (cases/common/capture.cpp summary())."""
+    "-0x1") as integers, byte strings as their hex digits (cases/common/sides/capture.cpp summary())."""
     def value(text: str) -> int | str:
         if text.startswith(("0x", "-0x")):
             return int(text, 16)
@@ -393,7 +393,7 @@ def capture_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path,
         if not ok and fields is not None and capturing.get(result_id):
             out.append(Finding("evidence", f"{result_id}: evidence frame {str((frame or {}).get('summary'))[:120]!r} "
                                            f"is not in its capture{_nearest_words(nearest.get(i))}"))
-    # Only a failing result keeps evidence frames (cases/common/verdict.cpp), and a fail invalidates the package
+    # Only a failing result keeps evidence frames (cases/common/claims/verdict.cpp), and a fail invalidates the package
     # on its own: frames nothing could be looked for in weaken no verdict, so they are a caveat, not a finding.
     unchecked = [i for i, (result_id, _, fields) in enumerate(frames) if fields is None or not capturing.get(result_id)]
     if unchecked:

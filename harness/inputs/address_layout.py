@@ -1,5 +1,5 @@
 """fi_getname layouts: the ones the suite ships (spec/address-layouts.yaml) and a manifest's declaration
-resolved against them into the one record the case binaries read (cases/common/address_layout.hpp).
+resolved against them into the one record the case binaries read (cases/common/claims/address_layout.hpp).
 
     resolve(None)                       -> the default (choice uet-address-layout)
     resolve("softuet")                  -> a shipped layout

@@ -29,7 +29,7 @@ def short_case(case: str) -> str:
 
 
 def inconclusive(r) -> bool:
-    """An error because the host starved the case (cases/common/liveness.hpp, harness/results/run_delay.py): it could
+    """An error because the host starved the case (cases/common/claims/liveness.hpp, harness/results/run_delay.py): it could
     not tell whether the provider would have done what it waited for; never held against the provider."""
     return r.verdict == Verdict.ERROR and (r.reason or "").startswith(INCONCLUSIVE)
 

@@ -1,5 +1,5 @@
 """How long a case binary's threads waited for a CPU: the harness's side of the rule that a verdict must not
-change with host load (the cases' side: cases/common/liveness.hpp).
+change with host load (the cases' side: cases/common/claims/liveness.hpp).
 
 The kernel counts, per thread, the time it was runnable but not running (/proc/PID/task/TID/schedstat, its
 second field). A case's deadline is extended by what the worst thread of the binary's process group waited
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-BUSY_SHARE = 0.10          # as cases/common/liveness.hpp's kBusyShare
+BUSY_SHARE = 0.10          # as cases/common/claims/liveness.hpp's kBusyShare
 INCONCLUSIVE = "inconclusive: the host was busy"
 
 Snapshot = dict[tuple[int, int], int]   # (process, thread) -> nanoseconds runnable but not running

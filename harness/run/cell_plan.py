@@ -1,5 +1,5 @@
 """The cell plan: everything the harness tells one case binary about the area it runs, as one JSON file
-(cases/plan/cell-plan.schema.yaml) that cases/common/cell_plan.cpp loads as structs. Both sides of a pair read
+(cases/plan/cell-plan.schema.yaml) that cases/common/claims/cell_plan.cpp loads as structs. Both sides of a pair read
 the same plan: each side's resolved manifest record, where the target runs, the initiator's control-link address,
 where verdicts and captures go, the counted loss on the link. The binary finds it in UET_CASES_PLAN.
 

@@ -13,7 +13,7 @@ from harness.results.verdicts import FAILING, VERDICTS
 from harness.files.untrusted import printable
 
 
-# A failure of a case's message begins "<file>:<line>: " (cases/common/verdict.cpp joins them in order).
+# A failure of a case's message begins "<file>:<line>: " (cases/common/claims/verdict.cpp joins them in order).
 _FAILURE_START = re.compile(r"^\S+:\d+: ")
 
 

@@ -79,7 +79,7 @@ _traits_of: dict[tuple, dict] = {}  # by binary path, modification time and size
 
 def area_traits(build: pathlib.Path) -> dict[str, dict]:
     """{area: {processes, entity, loss_every, weight, profile_pairs}} of the built case binaries, as each declares
-    them beside its cases (UET_AREA_TRAITS, cases/common/area_traits.hpp says what each means) and prints them
+    them beside its cases (UET_AREA_TRAITS, cases/common/claims/area_traits.hpp says what each means) and prints them
     (--uet-traits, one JSON line). Raises TraitsError naming a binary that prints none or other keys."""
     out = {}
     for area, binary in case_binaries(build).items():

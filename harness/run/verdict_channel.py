@@ -1,6 +1,6 @@
 """The verdict channel: how a case binary tells the harness each case's start and end, and why the
 harness believes it. The provider under test runs inside the case binary and could write to the same
-file, so every line is signed (cases/common/verdict.cpp):
+file, so every line is signed (cases/common/claims/verdict.cpp):
 
     <hex HMAC-SHA-256(key, json)> <json with "seq": 0, 1, 2, ...>
 

@@ -2,7 +2,7 @@
 CAPTURE_CAP_BYTES. A chatty provider made one case's capture 458 MB and its decode 200 MB.
 
 The case binary stops writing a capture at the cap its cell plan gives (capture_cap_bytes;
-cases/common/capture.cpp) and says how many frames it left out. What is kept is the head: a case's
+cases/common/sides/capture.cpp) and says how many frames it left out. What is kept is the head: a case's
 negotiation and first exchanges are there. The harness holds every capture and its decode to the same cap
 whatever the binary did (a provider inside the binary can write the file itself): it cuts a capture after
 its last whole frame within the cap and, when the decode of what is left would pass the cap, after its last

@@ -1,4 +1,4 @@
-"""Issue 36, item 3: each area declares its traits beside its cases (UET_AREA_TRAITS, cases/common/area_traits.hpp),
+"""Issue 36, item 3: each area declares its traits beside its cases (UET_AREA_TRAITS, cases/common/claims/area_traits.hpp),
 its binary prints them (--uet-traits, one JSON line) and harness/run/run_cases.py's area_traits reads them once;
 the harness's choices (which cells run an area, the suite's entity, the counted loss, the progress weight, the
 mutation run's pairs of profile sets) follow them. Expected values come from the sources' declarations, each
@@ -16,7 +16,7 @@ from harness.run import plan as plan_mod
 from harness.run.run_cases import Cell, CellRun, TraitsError, area_traits, areas_for, case_binaries
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-HEADER = REPO / "cases" / "common" / "area_traits.hpp"
+HEADER = REPO / "cases" / "common" / "claims" / "area_traits.hpp"
 DECLARATION_RE = re.compile(r"^UET_AREA_TRAITS\((.*)\);$", re.M)
 
 

@@ -113,7 +113,7 @@ class TestKnobsFailTheirCase:
     def test_the_case_checking_a_rule_fails_when_softuet_breaks_it(self, mutation, knob):
         result = next(r for r in mutation[0]["results"] if r["knob"] == knob)
         seen = result["verdicts"]
-        # A case the host starved with the knob on is an inconclusive error (cases/common/liveness.hpp): the knob
+        # A case the host starved with the knob on is an inconclusive error (cases/common/claims/liveness.hpp): the knob
         # kept it from passing, which is what this asks; any other error or timeout is the run's fault.
         busy = set(result["inconclusive"])
         at = lambda v: f"{v['cell']}: {v['case']}"  # noqa: E731

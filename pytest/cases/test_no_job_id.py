@@ -1,5 +1,5 @@
 """Issue 35, item 3: target-side checks are not gated by a JobID the provider cannot give, and one rule decides
-what a case needs of a side's JobID methods in every area (cases/common/job_id_methods.hpp).
+what a case needs of a side's JobID methods in every area (cases/common/claims/job_id_methods.hpp).
 
 softuet with no JobID at all (personalities/no-job-id-at-all.yaml: job_id_methods: [], every request carries
 JobID 0) is tested by the scripted peer with JobID 0 (its target checks have verdicts, and a missing refusal is
@@ -82,7 +82,7 @@ class TestProviderWithoutJobId:
     def test_a_broken_target_rule_is_caught_with_job_id_zero(self, cell_run, knob, case):
         got = cell_run(NO_JOB_ID_AT_ALL, areas=["scripted"], knob=knob).by_case()
         # A target a knob keeps silent cannot be told from one the host kept from running: on a host that starved
-        # the case it is an inconclusive error, held against nobody (cases/common/liveness.hpp); never a pass.
+        # the case it is an inconclusive error, held against nobody (cases/common/claims/liveness.hpp); never a pass.
         if inconclusive(got[case]):
             return
         assert (got[case].verdict, got[case].blamed_side) == ("fail", "target"), (got[case].reason, got[case].message)

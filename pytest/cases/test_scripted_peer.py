@@ -1,5 +1,5 @@
 """The scripted area (uet-cases-scripted): the target alone, played against by the suite's own scripted peer
-(cases/common/scripted_peer.hpp), no initiator provider. Against softuet every RDM case passes and every
+(cases/common/sides/scripted_peer.hpp), no initiator provider. Against softuet every RDM case passes and every
 DGRAM case that exists but does not apply is not applicable with its reason code and reason (a case about a
 write or about what a target answers has no DGRAM instance); each target-side fault knob fails
 exactly the cases of its rule, blamed on the target, with a message that says what the target did; an
@@ -134,7 +134,7 @@ class TestAgainstSoftuet:
 def judged(r) -> str:
     """What a case said of the target. A target a knob keeps silent cannot be told from one the host kept from
     running: on a host that starved the case past its extension the case is an inconclusive error instead of
-    a fail (cases/common/liveness.hpp). Either way the knob kept it from passing; a pass stays a pass."""
+    a fail (cases/common/claims/liveness.hpp). Either way the knob kept it from passing; a pass stays a pass."""
     return "fail" if inconclusive(r) else r.verdict
 
 

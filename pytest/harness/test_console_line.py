@@ -8,7 +8,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 from harness.run.progress import Progress, first_failure  # noqa: E402
 from harness.results.results import Result  # noqa: E402
 
-# Two failures as cases/common/verdict.cpp joins them: "<file>:<line>: " and googletest's message.
+# Two failures as cases/common/claims/verdict.cpp joins them: "<file>:<line>: " and googletest's message.
 TWO = ("../../cases/transfer/wire_cases.cpp:120: Expected equality of these values:\n  f->get(w::Field::uet_ses_message_id)\n"
        "    Which is: 0\n  1\nrequests carry a nonzero message_id\n"
        "../../cases/transfer/wire_cases.cpp:131: Value of: malformed\n  Actual: true\nExpected: false\n"

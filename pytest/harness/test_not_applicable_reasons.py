@@ -25,7 +25,7 @@ SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 # The build's own test of the generated codes writes wrong ones on purpose (they must not compile).
 SNIPPET = REPO / "cases" / "test" / "reason_code_snippet.cpp"
 CASE_SOURCES = sorted(p for p in (REPO / "cases").rglob("*") if p.suffix in (".cpp", ".hpp") and p != SNIPPET)
-DEFINITION = REPO / "cases" / "common" / "not_applicable.hpp"
+DEFINITION = REPO / "cases" / "common" / "claims" / "not_applicable.hpp"
 CONSTANT_RE = re.compile(r"(?:::uet::cases::)?reason::(k[A-Za-z0-9]+)")
 # The verdict probe (cases/test/) skips by hand on purpose: the recorder must make such a skip an error.
 PROBES = REPO / "cases" / "test"

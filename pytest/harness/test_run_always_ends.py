@@ -1,6 +1,6 @@
 """Issue 26, part 1: a run always ends, with one verdict per case, whatever a case binary (or the provider
 inside it) does: a case that hangs, every case hanging, an exit 0 with cases left, a crash or a hang before
-any case starts. Fake case binaries speak the verdict protocol (signed lines, as cases/common/verdict.cpp)
+any case starts. Fake case binaries speak the verdict protocol (signed lines, as cases/common/claims/verdict.cpp)
 and list their cases as googletest does."""
 import collections
 import json

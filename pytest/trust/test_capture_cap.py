@@ -1,6 +1,6 @@
 """Captures have a cap (issue: trust boundaries, round two, finding 7). A chatty provider made one case's
 capture 458 MB and its decode 200 MB. Now a case keeps its capture's head up to the cap (run_info's
-capture_cap_bytes; cases/common/capture.cpp), the harness holds every capture and its decode to it whatever
+capture_cap_bytes; cases/common/sides/capture.cpp), the harness holds every capture and its decode to it whatever
 the binary did (harness/wire/capture_cap.py), a cut capture stays a capture both decoders read, and the result
 says it was cut. The chatty provider (cases/hostile/chatty.c) is softuet that floods the wire at its first
 send, as a real libfabric provider inside the case binary."""

@@ -1,7 +1,7 @@
 """Only the suite writes verdicts (issue: trust boundaries, finding 4). The provider runs inside the case
 binary; before, a provider that appended a "pass" line to the verdict file had it recorded, with its
 statements counted as covered, for a case in which the binary died of SIGSEGV. Now every line is signed
-with a key of that launch's own (harness/run/verdict_channel.py, cases/common/verdict.cpp) and the harness
+with a key of that launch's own (harness/run/verdict_channel.py, cases/common/claims/verdict.cpp) and the harness
 drops and reports every line it cannot verify. The forger (cases/hostile/verdict_forger.c) is a real
 libfabric provider that attacks the file from inside the binary."""
 import json

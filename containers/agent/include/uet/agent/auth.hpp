@@ -23,7 +23,7 @@ std::optional<std::string> read_secret_file(const std::string& path, std::string
 // A nonce for one connection: 32 random bytes from libcrypto, in hex.
 std::string new_nonce();
 // Hex HMAC-SHA-256 of `text` under `key` (libcrypto): the challenge's answer, and the signature of a case
-// binary's verdict lines (cases/common/verdict.cpp).
+// binary's verdict lines (cases/common/claims/verdict.cpp).
 std::string hmac_sha256_hex(const std::string& key, const std::string& text);
 // The client's answer to `nonce`: hex HMAC-SHA-256 over a fixed label and the nonce.
 std::string auth_mac(const std::string& secret, const std::string& nonce);

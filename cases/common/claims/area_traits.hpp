@@ -1,6 +1,6 @@
 // What the harness must know of an area before it runs it, declared beside the area's cases (UET_AREA_TRAITS,
 // once per binary) and printed by the binary (--uet-traits: one JSON line) for harness/run/run_cases.py's
-// area_traits, its one reader. A binary that declares none does not link (common/main.cpp prints it).
+// area_traits, its one reader. A binary that declares none does not link (common/sides/main.cpp prints it).
 #pragma once
 
 namespace uet::cases {
