@@ -8,7 +8,7 @@
 namespace softuet {
 
 enum class Fault : uint8_t {
-#define SOFTUET_FAULT(name, statement, rule) name,
+#define SOFTUET_FAULT(name, statement, rule, ...) name,
 #include "faults.def"
 #undef SOFTUET_FAULT
   count_
@@ -20,7 +20,7 @@ struct FaultInfo {
   std::string_view rule;
 };
 inline constexpr FaultInfo kFaults[] = {
-#define SOFTUET_FAULT(name, statement, rule) {#name, statement, rule},
+#define SOFTUET_FAULT(name, statement, rule, ...) {#name, statement, rule},
 #include "faults.def"
 #undef SOFTUET_FAULT
 };

@@ -12,11 +12,22 @@ import sys
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
+def _faults_def():
+    sys.path.insert(0, str(REPO / "fep" / "tools"))
+    import faults_md  # the one reader of the knob list
+    return faults_md, faults_md.FAULTS_DEF.read_text()
+
+
 def knobs() -> list[tuple[str, str, str]]:
     """[(name, statement, rule)] of fep/src/faults.def."""
-    sys.path.insert(0, str(REPO / "fep" / "tools"))
-    import faults_md  # the one parser of the knob list
-    return faults_md.knobs((REPO / "fep" / "src" / "faults.def").read_text())
+    reader, text = _faults_def()
+    return reader.knobs(text)
+
+
+def named_checks() -> dict[str, list[str]]:
+    """knob -> the cases that must fail with it on, as fep/src/faults.def names them beside the knob."""
+    reader, text = _faults_def()
+    return reader.named_checks(text)
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -30,7 +41,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
                         help="every case of every cell for every knob (the old cross product; about 20 min)")
     parser.add_argument("--check-usage", action="store_true", help=argparse.SUPPRESS)  # ./uet, before it builds
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.knob) - {k[0] for k in knobs()})
+    try:
+        known = {k[0] for k in knobs()}
+    except ValueError as exc:  # faults_md.FaultsDefError: the suite's own list is broken, not the options
+        print(f"./uet selftest: {exc}", file=sys.stderr)
+        sys.exit(3)
+    unknown = sorted(set(args.knob) - known)
     if unknown:
         parser.error(f"no such knob: {', '.join(unknown)} (fep/src/faults.def lists them)")
     if args.jobs < 1:

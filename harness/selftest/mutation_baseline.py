@@ -4,7 +4,7 @@ it does to the knobs.
 A case that fails (or errors, or times out) in a baseline is run again on its own, with the same seed. If it
 then passes it is flaky: named as such, and it counts as passing. If it fails again it failed twice: named,
 and no knob is tried against it. While the reruns go on, a knob waits only for the cases it needs (a case
-that covers its statement, or that fep/faults-checks.yaml names for it); the other knobs run. A binary that
+that covers its statement, or that fep/src/faults.def names beside it); the other knobs run. A binary that
 gave no verdict (it could not start) leaves its whole area unknown: every knob waits for that area's rerun.
 """
 from __future__ import annotations

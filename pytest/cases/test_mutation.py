@@ -9,7 +9,7 @@ flaky (it passed then) or failed twice, mutation.json names it, and only the tes
 - TestBaselines: softuet passes what it claims in each profile configuration (single- and two-process cases),
   each case the first time;
 - TestKnobsFailTheirCase: the knob that breaks a rule fails the case that checks it (not an error, not a
-  hang): fep/faults-checks.yaml, the one table of knob -> case.
+  hang): the checks fep/src/faults.def names beside each knob, the one table of knob -> case.
 """
 import json
 import os

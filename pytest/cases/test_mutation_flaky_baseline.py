@@ -8,11 +8,11 @@ before msg: that process is the target of the first case of the first cell's aut
 Fallback.EndpointNeedsUetProviderInitiatorId, which the knob fails (an endpoint opens without
 UET_PROVIDER_INITIATOR_ID) once; run again with the seed, it passes. The build holds only the authz and msg
 binaries, so the run is short, and two knobs run: one that needs the flaky case (fallback_without_initiator,
-whose case it is in fep/faults-checks.yaml, first tried in the first cell where it passes) and one that does
+whose named check it is in fep/src/faults.def, first tried in the first cell where it passes) and one that does
 not (no_header_data, caught by a msg case).
 
 A case that fails twice: with SOFTUET_FAULTS=err_not_mapped in every process, Authz.MrForOneJobIdRefusesAnother
-fails in every cell, its rerun too. The knob no_authorization needs it (fep/faults-checks.yaml names it) and
+fails in every cell, its rerun too. The knob no_authorization needs it (fep/src/faults.def names it) and
 names it, and is caught by the cases of its statement that still pass; no_header_data runs as usual. With
 --jobs 2 the reruns go on beside the knobs."""
 import json

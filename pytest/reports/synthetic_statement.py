@@ -46,10 +46,7 @@ A, B, C, D, E, F, G, H, I = (s["id"] for s in STATEMENTS)
 
 
 def catalogue_data():
-    levels = {}
-    for s in STATEMENTS:
-        levels[s["level"]] = levels.get(s["level"], 0) + 1
-    return {"format": 1, "summary": {"total": len(STATEMENTS), "by_level": levels}, "statements": STATEMENTS}
+    return {"format": 1, "statements": STATEMENTS}
 
 
 def write_catalogue(path):
