@@ -18,7 +18,7 @@ TESTS = [("build-asan", "uet-ctest"), ("build-fuzz", "uet-fuzzers")]
 EXPECTED = {
     ("run", "--only", "msg"): RUN,
     ("certify", "--provider", SOFTUET): RUN,
-    ("selftest",): RUN,
+    ("selftest",): [("build", "uet-selftest")],  # the wire checks it runs need their probes
     ("verify", "package.tar.zst"): RUN,
     ("build",): RUN,
     ("build", "--all"): [("build", "all"), *TESTS],
