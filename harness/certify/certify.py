@@ -21,7 +21,7 @@ from harness.inputs import manifest as manifest_mod
 from harness.certify import mustpass as mustpass_mod
 from harness.inputs import libfabric_prefix, side_builds
 from harness.certify import package_archive, package_sums, suite_identity
-from harness.run import run_suite as run_suite_mod
+from harness.run import execute as execute_mod
 from harness.certify.package_manifests import copy_manifests
 from harness.results.results import read_results_json
 from harness.run.run_cases import TraitsError, area_traits
@@ -132,7 +132,7 @@ def main(argv: list[str]) -> int:
             manifests = load_manifests([r for r in (args.provider, args.initiator, args.target) if r],
                                        args.allow_loader_environment)
             try:  # a libfabric the run would refuse is refused here, as bad usage, not a failed run
-                trees = run_suite_mod.libfabric_trees(args, manifests)
+                trees = execute_mod.libfabric_trees(args, manifests)
             except libfabric_prefix.PrefixError as exc:
                 raise CertifyError(str(exc), 2) from None
             # ./uet builds them, as for ./uet run, after all of the suite's own tree: the package names the

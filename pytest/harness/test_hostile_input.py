@@ -292,7 +292,7 @@ class TestPartialReport:
     def test_not_run_counts_each_area_without_a_verdict(self):
         from harness.results.results import Result
         from harness.run.run_cases import Cell
-        from harness.run.run_suite import not_run
+        from harness.run.execute import not_run
         m = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
         cells = [Cell(m, m, ["msg", "tagged"])]
         ran = [Result(cells[0].id, "msg", "uet-cases-msg", "Msg.A", "pass")]

@@ -15,7 +15,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.inputs import libfabric_prefix, manifest_init  # noqa: E402
 
-from harness.run import run_suite
+from harness.run import execute, run_suite
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 UDP = REPO / "cases" / "manifests" / "udp.yaml"
@@ -235,4 +235,4 @@ class TestTheOptInIsRecorded:
                                               "let_through": [f"{link}: {link} is a link owned by uid 65534 (nobody)"]}])
 
     def test_no_opt_in_no_record(self, check_usage):
-        assert run_suite.opt_ins(run_suite.parse_args(["--provider", str(UDP)]), []) == []
+        assert execute.opt_ins(run_suite.parse_args(["--provider", str(UDP)]), []) == []
