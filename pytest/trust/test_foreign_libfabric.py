@@ -113,10 +113,10 @@ class TestAPrefixNobodyMade:
         assert (suite_tree, tree_line.split("\t")[:2]) == \
             ("uet-run", [str(REPO / "build-libfabric" / lf.key), str(prefix)])
         ran = []
-        monkeypatch.setattr(certify.subprocess, "run", lambda cmd, **_: ran.append(cmd) or type("P", (), {"returncode": 0}))
+        monkeypatch.setattr(certify.run_suite_mod, "run", lambda plan: ran.append(plan) or (0, None))
         args = certify.parse_args(["--provider", str(SOFTUET), "--libfabric", str(prefix)])
         certify.run_suite(args, tmp_path, ["manifests/softuet.yaml"], 7, tmp_path / "runs")
-        assert ran[0][ran[0].index("--libfabric") + 1] == str(prefix)
+        assert (ran[0].libfabric, ran[0].command.split("--libfabric ")[1]) == (prefix, str(prefix))
 
     def test_the_opt_in_lets_it_through(self, nobodys_libfabric, check_usage):
         prefix = nobodys_libfabric()
