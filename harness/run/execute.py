@@ -205,6 +205,17 @@ def not_run(cells: list[Cell], results: list[Result], reason: str) -> list[Resul
             for c in cells for area in c.areas if (c.id, area) not in ran]
 
 
+def order_in(cells: list[Cell]):
+    """The sort key of a result among the run's: its cell's place in `cells`, then its area's in the cell (what
+    is neither, a cell's own error, after them); a stable sort keeps an area's cases in the order they ran."""
+    place = {c.id: (i, c.areas) for i, c in enumerate(cells)}
+
+    def key(r: Result) -> tuple[int, int]:
+        i, areas = place.get(r.cell, (len(cells), []))
+        return i, areas.index(r.area) if r.area in areas else len(areas)
+    return key
+
+
 @dataclasses.dataclass
 class _Ready:
     """What the checks before the run found: the cells, the areas' traits, the selection, each side's tree,
@@ -370,6 +381,9 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
         signal.signal(sig, handler)
     if stop.is_set():
         results += not_run(cells, results, "not run: the run was interrupted before this area's cases had a verdict")
+    # Cells in the plan's order and each cell's areas in its order, not as the cells side by side ended: the same
+    # plan and seed write the same report (results.json, the JUnit's suites, the statement's lists).
+    results.sort(key=order_in(cells))
 
     try:
         doc = outputs.assemble(run_id=run_id, command=plan.command, mode=plan.mode, seed=seed,

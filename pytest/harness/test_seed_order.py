@@ -1,6 +1,7 @@
-"""The run's seed and the order of the cases: the seed places the counted loss and names the attempts; it does
-not reorder a binary's cases (nothing shuffles them: shuffled, the security cases depend on their order), so
-the case binaries are not given a googletest seed that would say it does."""
+"""The order of a run's results. The seed places the counted loss and names the attempts; it does not reorder
+a binary's cases (nothing shuffles them: shuffled, the security cases depend on their order), so the case
+binaries are not given a googletest seed that would say it does. The report lists the results in the plan's
+order (cells, their areas, each binary's cases as they ran), not as cells run side by side ended."""
 import os
 import pathlib
 
@@ -35,3 +36,19 @@ class TestTheSeed:
         assert len(av_runs[1][0]) > 10
         assert av_runs[1][0] == av_runs[2][0]
 
+
+class TestTheReportFollowsThePlan:
+    VARIANTS = ["", "#ai_base", "#ai_base+ai_full", "#ai_base+hpc", "#ai_full", "#ai_full+hpc", "#hpc"]
+
+    def test_cells_run_side_by_side_are_reported_one_after_the_other(self, uet_run_here, tmp_path):
+        # Before: results.json listed the cases as they ended, so seven cells run at once came in the order they
+        # happened to end (and the JUnit's suites, the statement's lists with them): two runs of one seed differed.
+        status, outcome, said = uet_run_here("--matrix", *[f"{SOFTUET}{v}" for v in self.VARIANTS], "--only", "av",
+                                             "--jobs", "7", "--seed", "3", "--report", tmp_path, "--quiet")
+        assert status == 0, said[-2000:]
+        cells = [c["id"] for c in outcome.doc["cells"]]
+        assert cells == ["softuet"] + [f"softuet-{v[1:].replace('_', '-')}" for v in self.VARIANTS[1:]]
+        seen = [r["cell"] for r in outcome.doc["results"]]
+        assert seen == sorted(seen, key=cells.index)
+        by_cell = [[r["case"] for r in outcome.doc["results"] if r["cell"] == c] for c in cells]
+        assert all(cases == by_cell[0] for cases in by_cell)   # the same binary's cases, in its order in each cell
