@@ -80,26 +80,26 @@ def build_dir():
 @pytest.fixture(scope="session")
 def make_run():
     """make_run(runs, name, results, ci=None, **assemble) -> a run folder runs/name written by the run's own
-    writers (harness/run/run_suite.py assemble and write_outputs) for `results` (harness.results.results.Result,
+    writers (harness/run/outputs.py assemble and write_report) for `results` (harness.results.results.Result,
     cell 'udp'); `assemble` overrides assemble's arguments, ci(doc) adds the nightly-CI parts before it is
     written (harness/trends/ci_summary.py add)."""
     import datetime
     from harness.inputs import manifest as manifest_mod
-    from harness.run import run_suite
+    from harness.run import outputs
     from harness.run.run_cases import Cell
 
     def make(runs: pathlib.Path, name: str, results: list, ci=None, **assemble) -> pathlib.Path:
         folder = runs / name
         folder.mkdir(parents=True)
         udp = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
-        doc = run_suite.assemble(**dict(
+        doc = outputs.assemble(**dict(
             run_id=name, command="./uet run --provider udp.yaml", mode="provider", seed=7, spec_version="1.0.1",
             started=datetime.datetime(2026, 11, 28, 12, tzinfo=datetime.timezone.utc), cells=[Cell(udp, udp, ["msg"])],
             results=results, versions={"udp": "1.0"}, placement="none", partial=False, decode={}, run_dir=folder,
             timings={}, losses={}) | assemble)
         if ci:
             ci(doc)
-        run_suite.write_outputs(doc, folder, runs)
+        outputs.write_report(doc, folder, runs)
         return folder
     return make
 

@@ -64,6 +64,23 @@ def cmd_uet_run(build_dir):
     return UetRun(build_dir)
 
 
+@pytest.fixture(scope="session")
+def uet_run_here(build_dir):
+    """uet_run_here(*args) -> (exit status, RunOutcome, what it printed) of ./uet run ARGS carried out in this
+    process as ./uet run does it (harness/run/run_suite.py: plan, then run: execute, write_outputs), with the
+    build the tests use: a test of one file gets the results without a process and a results.json to read."""
+    import contextlib
+    import io
+    from harness.run import run_suite
+
+    def run(*args):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            status, outcome = run_suite.run(run_suite.plan([*map(str, args), "--build", str(build_dir)]))
+        return status, outcome, out.getvalue()
+    return run
+
+
 @pytest.fixture(name="results_of", scope="session")
 def results_of_fixture():
     """results_of(folder) -> the run's results.json (a run folder, or a report folder's latest run)."""

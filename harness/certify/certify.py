@@ -3,6 +3,7 @@ options and help: harness/commands/certify.py)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -10,26 +11,25 @@ import pathlib
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
-from harness.files.input_files import InputError
 from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import loader_environment
 from harness.inputs import manifest as manifest_mod
 from harness.certify import mustpass as mustpass_mod
 from harness.inputs import libfabric_prefix, side_builds
 from harness.certify import package_archive, package_sums, suite_identity
+from harness.files.untrusted import printable_tree
+from harness.run import execute as execute_mod
+from harness.run import outputs
 from harness.run import run_suite as run_suite_mod
 from harness.certify.package_manifests import copy_manifests
-from harness.results.results import read_results_json
 from harness.run.run_cases import TraitsError, area_traits
 from harness.commands import certify as certify_options
 from harness.commands import trust_options
 from harness.commands.run import SEED_MAX
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 RUN_MEMBER = "run"          # the run folder's place in the package
 
 
@@ -43,17 +43,28 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return certify_options.parse(argv)
 
 
-def run_suite(args, staging: pathlib.Path, refs: list[str], seed: int, report: pathlib.Path) -> int:
-    """Runs the suite on the package's manifests, `refs` inside `staging`: from that folder, so what the run
-    records (its manifests, what an opt-in let through) names them as the package does."""
+@contextlib.contextmanager
+def working_folder(folder: pathlib.Path):
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def run_suite(args, staging: pathlib.Path, refs: list[str], seed: int,
+              report: pathlib.Path) -> tuple[int, outputs.RunOutcome | None]:
+    """Runs the suite on the package's manifests, `refs` inside `staging`, as ./uet run with these options
+    would: from that folder, so what the run records (its manifests, what an opt-in let through) names them
+    as the package does. (exit status, the outcome: None when the run did not start or wrote no report)."""
     who = ["--provider", refs[0]] if args.provider else ["--initiator", refs[0], "--target", refs[1]]
-    cmd = [sys.executable, "-m", "harness.run.run_suite", *who, "--seed", str(seed), "--report", str(report.resolve()),
-           "--quiet", "--build", str(args.build.resolve())]
-    cmd += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
-    cmd += trust_options.given(args)  # the run records them in results.json, which the package carries
-    cmd += ["--libfabric", str(args.libfabric.absolute())] if args.libfabric else []
-    env = dict(os.environ, UET_BUILD=str(args.build.resolve()), PYTHONPATH=str(REPO))
-    return subprocess.run(cmd, cwd=staging, env=env).returncode
+    argv = [*who, "--seed", str(seed), "--report", str(report.resolve()), "--quiet", "--build", str(args.build.resolve())]
+    argv += [x for o in args.only for x in ("--only", o)] + (["--jobs", str(args.jobs)] if args.jobs else [])
+    argv += trust_options.given(args)  # the run records them in results.json, which the package carries
+    argv += ["--libfabric", str(args.libfabric.absolute())] if args.libfabric else []
+    with working_folder(staging):
+        return run_suite_mod.run(run_suite_mod.plan(argv))
 
 
 def links_in(folder: pathlib.Path) -> list[str]:
@@ -101,18 +112,14 @@ def certify(args) -> tuple[pathlib.Path, int]:
         print(f"uet certify: {', '.join(m.name for m in manifests)}: profiles "
               f"{', '.join(mustpass_mod.claimed_profiles(manifests))}, {sum(len(v) for v in mustpass['profiles'].values())} "
               f"mustpass statement(s) by profile, seed {seed}", flush=True)
-        rc = run_suite(args, staging, package_refs, seed, tmp / "runs")
-        latest = tmp / "runs" / "latest"
-        if rc not in (0, 1) or not (latest / "results.json").exists():
+        rc, outcome = run_suite(args, staging, package_refs, seed, tmp / "runs")
+        if rc not in (0, 1) or outcome is None:
             raise CertifyError(f"the run ended with exit status {rc} and no complete report: no package written", 3)
-        run_dir = latest.resolve()
+        run_dir = outcome.run_dir.resolve()
         if links := links_in(run_dir):
             raise CertifyError("the run folder holds symbolic links (a package has none): " + ", ".join(links[:5]), 3)
         shutil.copytree(run_dir, staging / RUN_MEMBER)
-        try:
-            results = read_results_json(run_dir)[1]["results"]
-        except InputError as exc:  # the run's own writer broke its format: a bug of the suite
-            raise CertifyError(str(exc), 3) from None
+        results = printable_tree(outcome.doc["results"])  # as results.json holds them
         mustpass = dict(mustpass_mod.with_checks(mustpass, results), seed=seed, run_exit_status=rc,
                         refs=package_refs, given_refs=refs)
         (staging / "mustpass.json").write_text(json.dumps(mustpass, indent=1) + "\n")
@@ -132,7 +139,7 @@ def main(argv: list[str]) -> int:
             manifests = load_manifests([r for r in (args.provider, args.initiator, args.target) if r],
                                        args.allow_loader_environment)
             try:  # a libfabric the run would refuse is refused here, as bad usage, not a failed run
-                trees = run_suite_mod.libfabric_trees(args, manifests)
+                trees = execute_mod.libfabric_trees(args, manifests)
             except libfabric_prefix.PrefixError as exc:
                 raise CertifyError(str(exc), 2) from None
             # ./uet builds them, as for ./uet run, after all of the suite's own tree: the package names the

@@ -32,8 +32,7 @@ from containers.choice import PLACEMENTS
 from harness.commands import manifest_ref, trust_options
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-# googletest parses --gtest_random_seed as an int32 (and folds it into 1..99999 itself); past it every binary
-# prints its help and runs nothing. The seeds the run draws are in this range, so their repro commands hold.
+# A 32-bit seed: the seeds the run draws are in this range, so their repro commands hold.
 SEED_MAX = (1 << 31) - 1
 CASE_DEADLINE_MAX_S = 86400.0
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
@@ -141,8 +140,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.ArgumentParser]
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
     if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
-        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX} (googletest's --gtest_random_seed "
-                "is a 32-bit integer; past it the case binaries run nothing)")
+        p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX}")
     for option, value in (("--case-deadline", args.case_deadline), ("--cell-deadline", args.cell_deadline),
                           ("--run-deadline", args.run_deadline)):
         if value is not None and not (math.isfinite(value) and 0 < value <= CASE_DEADLINE_MAX_S):

@@ -39,9 +39,10 @@ def _clock(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, total_cells: int, weights: dict[str, float], *, quiet=False, verbose=False, stream=sys.stdout):
+    def __init__(self, total_cells: int, weights: dict[str, float], *, quiet=False, verbose=False, stream=None):
         self.total_cells, self.weights = total_cells, weights  # weight: expected share of the work per cell
-        self.quiet, self.verbose, self.stream = quiet, verbose, stream
+        # sys.stdout as it is when the run starts (a caller of execute may have redirected it), not at import
+        self.quiet, self.verbose, self.stream = quiet, verbose, sys.stdout if stream is None else stream
         self.start = time.monotonic()
         self.done_weight = 0.0
         self.cells_done = 0

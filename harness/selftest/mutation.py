@@ -80,8 +80,8 @@ def _run_cases():
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
-# The seed of every run of cases here (gtest's order, the counted loss's offset): a baseline case that failed
-# runs again with the same one, so that a second failure is the same failure.
+# The seed of every run of cases here (the counted loss's offset): a baseline case that failed runs again with
+# the same one, so that a second failure is the same failure.
 SEED = 0
 
 

@@ -333,14 +333,14 @@ class TestReproCommand:
     parser and must give the options that shape what runs."""
 
     def repro(self, *argv):
-        from harness.run import run_suite
+        from harness.run import execute
         from harness.commands import run as run_options
         from harness.run.run_cases import Cell
         from harness.inputs import manifest as manifest_mod
         args, _ = run_options.parse([*argv, "--provider", str(MANIFESTS / "softuet.yaml")])
         m = manifest_mod.load(str(MANIFESTS / "softuet.yaml"))
-        line = run_suite.repro_command(Cell(m, m, ["msg"]), "Msg.SendIsDelivered", 5, "1.0.1",
-                                       run_suite.shaping_options(args))
+        line = execute.repro_command(Cell(m, m, ["msg"]), "Msg.SendIsDelivered", 5, "1.0.1",
+                                     execute.shaping_options(args))
         again, _ = run_options.parse(line.split()[2:])
         return line, again
 

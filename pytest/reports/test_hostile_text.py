@@ -8,7 +8,7 @@ import synthetic_results as syn
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-from harness.run import run_suite  # noqa: E402
+from harness.run import outputs  # noqa: E402
 
 COLOURED = "\x1b[31mExpected equality\x1b[0m\r\x00"
 SHOWN = "\\x1b[31mExpected equality\\x1b[0m\\x0d\\x00"
@@ -26,10 +26,10 @@ class TestReportPages:
         failing["message"] = COLOURED
         failing["reason"] = COLOURED
         # The synthetic coverage block has only what the pages show; summary.txt is not what this reads.
-        monkeypatch.setattr(run_suite.coverage_mod, "format_text", lambda coverage: "")
+        monkeypatch.setattr(outputs.coverage_mod, "format_text", lambda coverage: "")
         run_dir = tmp_path / "run"
         run_dir.mkdir()
-        run_suite.write_outputs(doc, run_dir, tmp_path)
+        outputs.write_report(doc, run_dir, tmp_path)
         for page in [run_dir / "index.html", *sorted((run_dir / "cells").glob("*.html")), run_dir / "conformance.html",
                      *sorted((run_dir / "conformance").glob("*.html"))]:
             raw = page.read_text()

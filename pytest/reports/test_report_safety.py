@@ -13,7 +13,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.trends import history_index  # noqa: E402
 
-from harness.run import run_suite
+from harness.run import outputs
 from reports.history_site import render_site  # noqa: E402
 
 CHROMIUM = pathlib.Path("/usr/bin/chromium")
@@ -68,7 +68,7 @@ def hostile_run(run_dir):
         if r["verdict"] == "error":
             r["reason"] = "the binary died; its log's last line: " + ESCAPES + MARKUP
     (run_dir / JS_URL).write_text("a log\n")
-    run_suite.write_outputs(doc, run_dir, run_dir.parent)
+    outputs.write_report(doc, run_dir, run_dir.parent)
     return doc
 
 
@@ -92,7 +92,7 @@ def assert_inert(dom, dumped, title):
 def runs(tmp_path_factory, monkeypatch_module):
     """A folder of runs: the hostile run, in a folder named like a javascript: URL."""
     # The synthetic coverage block has only what the pages show; summary.txt is not what this reads.
-    monkeypatch_module.setattr(run_suite.coverage_mod, "format_text", lambda coverage: "")
+    monkeypatch_module.setattr(outputs.coverage_mod, "format_text", lambda coverage: "")
     out = tmp_path_factory.mktemp("history")
     run_dir = out / JS_URL
     run_dir.mkdir()

@@ -15,7 +15,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.inputs import libfabric_prefix, manifest_init  # noqa: E402
 
-from harness.run import run_suite
+from harness.run import execute, run_suite
 
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 UDP = REPO / "cases" / "manifests" / "udp.yaml"
@@ -113,10 +113,10 @@ class TestAPrefixNobodyMade:
         assert (suite_tree, tree_line.split("\t")[:2]) == \
             ("uet-run", [str(REPO / "build-libfabric" / lf.key), str(prefix)])
         ran = []
-        monkeypatch.setattr(certify.subprocess, "run", lambda cmd, **_: ran.append(cmd) or type("P", (), {"returncode": 0}))
+        monkeypatch.setattr(certify.run_suite_mod, "run", lambda plan: ran.append(plan) or (0, None))
         args = certify.parse_args(["--provider", str(SOFTUET), "--libfabric", str(prefix)])
         certify.run_suite(args, tmp_path, ["manifests/softuet.yaml"], 7, tmp_path / "runs")
-        assert ran[0][ran[0].index("--libfabric") + 1] == str(prefix)
+        assert (ran[0].libfabric, ran[0].command.split("--libfabric ")[1]) == (prefix, str(prefix))
 
     def test_the_opt_in_lets_it_through(self, nobodys_libfabric, check_usage):
         prefix = nobodys_libfabric()
@@ -235,4 +235,4 @@ class TestTheOptInIsRecorded:
                                               "let_through": [f"{link}: {link} is a link owned by uid 65534 (nobody)"]}])
 
     def test_no_opt_in_no_record(self, check_usage):
-        assert run_suite.opt_ins(run_suite.parse_args(["--provider", str(UDP)]), []) == []
+        assert execute.opt_ins(run_suite.parse_args(["--provider", str(UDP)]), []) == []

@@ -29,7 +29,7 @@ from harness.inputs import fi_info_text, manifest_init, provider_probe  # noqa: 
 
 from harness.trends import history_index
 from harness.inputs import manifest as manifest_mod  # noqa: E402
-from harness.run import run_suite  # noqa: E402
+from harness.run import execute, run_suite  # noqa: E402
 from harness.commands import manifest as manifest_options  # noqa: E402
 from harness.results.results import Result  # noqa: E402
 
@@ -391,7 +391,7 @@ class TestReportTime:
             @classmethod
             def now(cls, tz=None):
                 return cls(2026, 11, 28, 12, 0, 0, tzinfo=tz)
-        monkeypatch.setattr(run_suite, "datetime", types.SimpleNamespace(datetime=Fixed,
+        monkeypatch.setattr(execute, "datetime", types.SimpleNamespace(datetime=Fixed,
                                                                          timezone=datetime.timezone))
         report = tmp_path / "runs"
         argv = ["--provider", "udp.yaml", "--same-host", "--no-decode-check", "--build", str(fake_build), "--report",
