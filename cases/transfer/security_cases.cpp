@@ -33,10 +33,16 @@ using w::Field;
 
 constexpr uint32_t kSecureJob = 0x5E0121;
 constexpr uint32_t kSdi = 0x00ABCD;
-// Two keys of the secure domain and their epochs.
+// Two keys of the secure domain.
 const std::string kKey1 = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 const std::string kKey2 = "f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff";
-constexpr uint16_t kEpoch1 = 1, kEpoch2 = 2;
+// Each key a case sets gets an epoch no case used before: a FEP keeps the domain's keys by epoch from one case
+// to the next and seals under the newest, so a case that went back to an epoch another had passed would not be
+// setting the key in use (the cases held only in the binary's own order).
+uint16_t NewEpoch() {
+  static uint16_t next = 1;
+  return next++;
+}
 
 class Security : public EntityGrants {
  protected:
@@ -64,9 +70,11 @@ class Security : public EntityGrants {
     return {[](const Manifest& m) -> const std::vector<std::string>& { return m.privileged_entity.security.bind; },
             {{"sdi", std::to_string(kSdi)}}};
   }
-  // Both sides open with kSecureJob, kSdi bound to it, under kKey1.
+  uint16_t first_epoch_ = 0;
+  // Both sides open with kSecureJob, kSdi bound to it, under kKey1 of a new epoch (first_epoch_).
   void OpenSecure() {
-    ASSERT_NO_FATAL_FAILURE(SetKey(kKey1, kEpoch1));
+    first_epoch_ = NewEpoch();
+    ASSERT_NO_FATAL_FAILURE(SetKey(kKey1, first_epoch_));
     ASSERT_NO_FATAL_FAILURE(Open(Placement::two_nodes, {kSecureJob}, kSecureJob, FI_MSG, Binding(), Binding()));
   }
   // A message from this side to the target arrives, and the request that carried it was sealed in kSdi under
@@ -114,7 +122,7 @@ TEST_P(Security, PacketsOfABoundJobIdAreSealedInItsSecureDomain) {
   covers({"2.2.9-a", "2.2.4.1-d", "2.2.10.2-a"});
   ASSERT_NO_FATAL_FAILURE(OpenSecure());
   if (IsSkipped()) return;
-  ExpectSealedMessage(kKey1, kEpoch1);
+  ExpectSealedMessage(kKey1, first_epoch_);
 }
 
 // The FEP asks its entity for the secure domain's key (2.2.9-d) with the domain's index (2.2.9-h), and the
@@ -153,9 +161,10 @@ TEST_P(Security, AKeyUpdateSealsTheNextPacketsUnderTheNewKey) {
   covers({"2.2.9-b", "2.2.9-c", "2.2.9-f", "2.2.9-g"});
   ASSERT_NO_FATAL_FAILURE(OpenSecure());
   if (IsSkipped()) return;
-  ASSERT_NO_FATAL_FAILURE(ExpectSealedMessage(kKey1, kEpoch1));
-  ASSERT_NO_FATAL_FAILURE(SetKey(kKey2, kEpoch2));
-  ExpectSealedMessage(kKey2, kEpoch2);
+  ASSERT_NO_FATAL_FAILURE(ExpectSealedMessage(kKey1, first_epoch_));
+  const uint16_t next_epoch = NewEpoch();
+  ASSERT_NO_FATAL_FAILURE(SetKey(kKey2, next_epoch));
+  ExpectSealedMessage(kKey2, next_epoch);
 }
 
 UET_INSTANTIATE_TWO_SIDED_RDM(Security);
