@@ -88,7 +88,8 @@ class TestRooms:
         assert wrong == []
 
     def test_no_import_circle(self):
-        graph = {name: {m for m in _imports(path) if m in dict(_modules())} for name, path in _modules()}
+        modules = dict(_modules())
+        graph = {name: _imports(path) & modules.keys() for name, path in modules.items()}
         circles = []
 
         def visit(node, stack, done):
