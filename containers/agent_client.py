@@ -25,11 +25,19 @@ import select
 import socket
 import time
 
+from .placement import InfraError
+
 AUTH_LABEL = b"uet-agent-auth-v1\n"
 
 
 class AgentError(RuntimeError):
     """An agent could not be reached or refused a request; the message names the agent and why."""
+
+
+class AgentUnreachable(AgentError, InfraError):
+    """No agent answers at the address: its container or node is gone or was never reached. Lost
+    infrastructure when no case of the cell has run yet (containers/placement.py InfraError says why only then);
+    a refused request (a wrong secret, a spawn that failed) stays an AgentError."""
 
 
 def _connect(spec: str, timeout: float) -> socket.socket:
@@ -51,12 +59,12 @@ def _connect(spec: str, timeout: float) -> socket.socket:
         except (FileNotFoundError, ConnectionRefusedError) as exc:  # not listening yet: within the deadline
             sock.close()
             if time.monotonic() + pause > deadline:
-                raise AgentError(f"the agent at {spec} did not answer within {timeout:g} s: {exc}") from None
+                raise AgentUnreachable(f"the agent at {spec} did not answer within {timeout:g} s: {exc}") from None
             time.sleep(pause)  # a poll interval inside a deadline, not a guess at readiness
             pause = min(pause * 2, 0.1)
         except OSError as exc:
             sock.close()
-            raise AgentError(f"the agent at {spec} is not reachable: {exc}") from None
+            raise AgentUnreachable(f"the agent at {spec} is not reachable: {exc}") from None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,10 +29,10 @@ import tempfile
 import time
 
 from . import agent_client
-from .host import pid_alive, tool
+from .host import NamespaceError, pid_alive, tool
 from .impair import impair_script
 from .netns import NamespacePair
-from .placement import Placement, PlacementError, agent_build
+from .placement import InfraError, Placement, PlacementError, agent_build
 from .slurm import SlurmCluster, SlurmError, kill_processes_of, missing_binaries
 
 LOCAL_NODES = ("uetn1", "uetn2")
@@ -145,7 +145,7 @@ class Nodes(Placement):
         except FileNotFoundError:
             raise PlacementError(f"'{argv[0]}' was not found: install Slurm's client (Debian package slurm-client)") from None
         except subprocess.TimeoutExpired:
-            raise PlacementError(f"{' '.join(argv[:3])} did not answer within {timeout:g} s: is Slurm reachable?") from None
+            raise InfraError(f"{' '.join(argv[:3])} did not answer within {timeout:g} s: is Slurm reachable?") from None
 
     def __enter__(self):
         try:
@@ -175,31 +175,36 @@ class Nodes(Placement):
             try:
                 self.cluster = SlurmCluster(self.folder, nodes=LOCAL_NODES, **hooks).start()
             except SlurmError as err:
-                raise PlacementError(f"the local Slurm did not start: {err}") from None
+                raise InfraError(f"the local Slurm did not start: {err}") from None
         partition = os.environ.get("UET_SLURM_PARTITION")
         got = self._slurm("salloc", "--no-shell", "-N2", "-J", "uet-cell", *(["-p", partition] if partition else []),
                           "--immediate=60", timeout=90)
         if got.returncode != 0 or "Granted job allocation" not in got.stderr:
             where = ("the site's Slurm (SLURM_CONF names it): is its controller reachable?" if self.site
                      else "the local Slurm")
-            raise PlacementError(f"salloc -N2 failed ({got.returncode}): {got.stderr.strip()[-500:]}; no allocation "
+            raise InfraError(f"salloc -N2 failed ({got.returncode}): {got.stderr.strip()[-500:]}; no allocation "
                                  f"of two nodes from {where}")
         self.job = got.stderr.split("Granted job allocation", 1)[1].split()[0]
         names = self._slurm("scontrol", "show", "hostnames",
                             self._slurm("squeue", "-h", "-j", self.job, "-o", "%N").stdout.strip()).stdout.split()
         if len(names) < 2:
-            raise PlacementError(f"allocation {self.job} has nodes {names}: two are needed")
+            raise InfraError(f"allocation {self.job} has nodes {names}: two are needed")
         for side, node in zip("ab", names[:2]):
             self.nodes[side] = node
             self.addresses[side] = self._node_address(node)
         if self.netns:
-            self.netns.up()
+            try:
+                self.netns.up()
+            except NamespaceError as exc:
+                raise InfraError(f"the nodes' namespaces could not be set up: {exc}") from exc
         for side in "ab":
             self._start_agent(side)
         if self.host_interface:
             for side in "ab":
                 try:
                     self.run_on(side, ["test", "-e", f"/sys/class/net/{self.host_interface}"])
+                except InfraError:
+                    raise
                 except PlacementError:
                     raise PlacementError(f"the capture interface {self.host_interface} (the manifest's host_interface) "
                                          f"does not exist on node {self.nodes[side]}") from None
@@ -247,13 +252,16 @@ class Nodes(Placement):
                     else:
                         self.agents[side] = self.peer_agents[side] = f"[{self.addresses[side]}]:{port}"
                     self.agent_pids[side] = int(event["pid"])
-                    agent_client.hello(self.agents[side], self.secret.value, READY_DEADLINE_S)
-                    # Held while this placement lives: a harness that dies takes its agents with it.
-                    self.leases.append(agent_client.Lease(self.agents[side], self.secret.value, READY_DEADLINE_S))
+                    try:
+                        agent_client.hello(self.agents[side], self.secret.value, READY_DEADLINE_S)
+                        # Held while this placement lives: a harness that dies takes its agents with it.
+                        self.leases.append(agent_client.Lease(self.agents[side], self.secret.value, READY_DEADLINE_S))
+                    except agent_client.AgentError as err:
+                        raise InfraError(f"node {node}'s agent (job {self.job}): {err}") from None
                     return
         finally:
             sel.close()
-        raise PlacementError(f"node {node} does not answer: its agent (job {self.job}) did not start within "
+        raise InfraError(f"node {node} does not answer: its agent (job {self.job}) did not start within "
                              f"{READY_DEADLINE_S:.0f} s: {said.strip()[-500:]}")
 
     def __exit__(self, *exc):

@@ -27,6 +27,20 @@ class PlacementError(RuntimeError):
     """A placement could not be made; the message names what is missing and how to get it."""
 
 
+class InfraError(PlacementError):
+    """The infrastructure under a cell failed before any of its provider code ran: a namespace or veth not
+    made, a container that did not start, a Slurm allocation refused, a node's agent that does not answer.
+    The harness makes each check it kept from running an `infra_error` and sets the cell up again
+    (harness/run/run_cases.py, harness/run/attempts.py).
+
+    Raised only where a placement sets its sides up, never for what happens once a case binary ran: the
+    provider then has code inside the placement with the rights to end it (root in a namespace, a container's
+    processes, a child of the node's agent), so a side lost after that stays the `error` it was, or a
+    provider that crashes or hangs could turn its own failure into one that is not held against it. A host
+    that lacks what a placement needs (root, a tool, Slurm) is a PlacementError: the user's to fix, and a
+    second try would meet the same."""
+
+
 def agent_build(mounts: list[tuple[str, str]]) -> pathlib.Path:
     """The build among a placement's volumes: the one holding bin/uet-agent, which each side runs."""
     for path, _ in mounts:
@@ -139,7 +153,13 @@ class Namespaces(Placement):
         self.pair = NamespacePair(**pair_options)
 
     def __enter__(self):
-        self.pair.up()
+        from .host import NamespaceError, require_root, tool
+        require_root()  # what the host lacks is not lost infrastructure (InfraError)
+        tool("ip")
+        try:
+            self.pair.up()
+        except NamespaceError as exc:
+            raise InfraError(f"the namespace pair could not be set up: {exc}") from exc
         return self
 
     def __exit__(self, *exc):

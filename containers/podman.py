@@ -23,10 +23,10 @@ import threading
 import uuid
 
 from . import agent_client
-from .host import ip, pid_alive, tool
+from .host import NamespaceError, ip, pid_alive, tool
 from .image import RUNROOT, ensure_image, podman, podman_env
 from .netns import NamespacePair
-from .placement import Placement, PlacementError, agent_build
+from .placement import InfraError, Placement, agent_build
 
 AGENT_PORT = 47990
 LEASE_WAIT_S = 120   # an agent nobody leased within this ends (a harness that died while starting it)
@@ -127,7 +127,7 @@ class ContainerPair(NamespacePair):
         for s, proc in zip((self.a, self.b), started):
             out, err = proc.communicate(timeout=120)
             if proc.returncode != 0:
-                raise PlacementError(f"podman run {self.container_names[s.side]} failed ({proc.returncode}): "
+                raise InfraError(f"podman run {self.container_names[s.side]} failed ({proc.returncode}): "
                                      f"{err.strip()[-800:]}")
         for s in (self.a, self.b):
             # The agent's hello gives the container's first process (the host's PID: --pid host) without
@@ -138,7 +138,7 @@ class ContainerPair(NamespacePair):
                 self.leases.append(agent_client.Lease(self.agent(s.side), self.secret.value, self.ready_timeout))
             except agent_client.AgentError as err:
                 logs = podman("logs", self.container_names[s.side], check=False)
-                raise PlacementError(f"container {self.container_names[s.side]}: {err}; its output: "
+                raise InfraError(f"container {self.container_names[s.side]}: {err}; its output: "
                                      f"{(logs.stdout + logs.stderr).strip()[-600:]}")
             self.container_pids[s.side] = pid
             ip("netns", "attach", s.netns, str(pid))
@@ -210,7 +210,10 @@ class Containers(Placement):
             self.pair = None
         if not self.pair:
             self.pair = ContainerPair(image, self.mounts, self.build, **self.pair_options)
-            self.pair.up()
+            try:
+                self.pair.up()
+            except NamespaceError as exc:  # the veth between the containers
+                raise InfraError(f"the containers' link could not be set up: {exc}") from exc
         return self
 
     def __exit__(self, exc_type, *exc):

@@ -19,10 +19,12 @@ MISSING = "—"
 PAGE_NAME_MAX = 120
 
 # The interoperability matrix's letter per area, one per verdict rank (harness/results/verdicts.py), the worst
-# of the area's verdicts deciding: a broken rule outranks a check that could not run, which outranks a SHOULD not met.
+# of the area's verdicts deciding: a broken rule outranks a check that could not conclude, which outranks one the
+# infrastructure kept from running, which outranks a SHOULD not met.
 AREA_CODES = (
     ("F", "any fail or flaky"),
     ("E", "any error or timeout"),
+    ("I", "an infrastructure error (not run: the placement was lost), no fail, error or timeout"),
     ("W", "a warning, the rest pass or not applicable"),
     ("P", "all pass (not-applicable checks aside)"),
     ("N", "all not applicable"),

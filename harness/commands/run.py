@@ -17,8 +17,9 @@ exit status: 0 every check passed or is not applicable; 1 a check failed, errore
 decoders disagreed; 2 bad usage (a bad manifest, an unloadable provider, no root, an unwritable report
 folder, a --libfabric or manifest libfabric that is not a libfabric >= 2.0, that another user can change or
 whose .pc has a flag the suite refuses, a manifest environment that sets a loader variable); 3 the suite is
-not built or failed unexpectedly (one line names the log with the traceback); 130 interrupted (the partial
-report is written).
+not built or failed unexpectedly (one line names the log with the traceback); 4 nothing failed but the
+infrastructure kept checks from running (infra_error: a namespace, container, node or agent lost before the
+case could run, still after --infra-retries); 130 interrupted (the partial report is written).
 """
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ SEED_MAX = (1 << 31) - 1
 CASE_DEADLINE_MAX_S = 86400.0
 CASE_DEADLINE_S = 90.0        # one case; the slowest passing case takes about 4 s
 CELL_DEADLINE_S = 1800.0      # one cell; softuet's cells take 1 to 2 minutes
-MAX_ATTEMPTS = 100            # --rerun-failures and --repeat
+MAX_ATTEMPTS = 100            # --rerun-failures and --repeat (and --infra-retries)
+INFRA_RETRIES = 1             # a cell lost to the infrastructure is set up again once by default
+EXIT_INFRA = 4                # the run's only problems are infrastructure errors
 
 
 def add_libfabric(p: argparse.ArgumentParser) -> None:
@@ -122,6 +125,10 @@ def add_ci_arguments(p: argparse.ArgumentParser) -> None:
     again.add_argument("--repeat", type=int, default=1, metavar="N",
                        help="run everything N times (the run's seed, then new ones) and report each check's pass "
                             "rate; e.g. --repeat 5")
+    ci.add_argument("--infra-retries", type=int, default=INFRA_RETRIES, metavar="N",
+                    help=f"set a cell up again up to N times (default {INFRA_RETRIES}; 0: never) when the "
+                         "infrastructure kept its cases from running (a namespace, container, Slurm allocation or "
+                         "node agent lost before they ran: infra_error), with the same seed; e.g. --infra-retries 2")
     ci.add_argument("--baseline", type=pathlib.Path, metavar="RUN",
                     help="an earlier run (its folder or results.json) to compare with: the report gets a section of "
                          "regressions, fixes, new and removed checks (./uet compare); e.g. --baseline out/runs/latest")
@@ -151,6 +158,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.ArgumentParser]
         p.error(f"--rerun-failures {args.rerun_failures} is out of range: 0 to {MAX_ATTEMPTS - 1}")
     if not 1 <= args.repeat <= MAX_ATTEMPTS:
         p.error(f"--repeat {args.repeat} is out of range: 1 to {MAX_ATTEMPTS}")
+    if not 0 <= args.infra_retries < MAX_ATTEMPTS:
+        p.error(f"--infra-retries {args.infra_retries} is out of range: 0 to {MAX_ATTEMPTS - 1}")
     return args, p
 
 

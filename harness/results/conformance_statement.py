@@ -29,7 +29,7 @@ from harness.inputs import not_applicable
 from harness.files import output_files
 from harness.results.conformance_terms import LEVEL_GROUPS, STATUSES
 from harness.results.results import claimed_unsupported
-from harness.results.verdicts import HELD, UNDECIDED, Verdict
+from harness.results.verdicts import HELD, INFRA, UNDECIDED, Verdict
 
 FORMAT = 1
 FOLDER = "conformance"
@@ -49,11 +49,15 @@ def status_of(level, verdicts):
     a MUST (the case's MUSTs held). A check that could not run (error, timeout) leaves the statement
     inconclusive unless another check already showed it not met: one cell's pass does not vouch for a cell
     that never concluded. Checks that are all not applicable make it not applicable; no check at all, not
-    observed. A flaky check alone leaves it inconclusive: its failing attempt may have been an error."""
+    observed. A flaky check alone leaves it inconclusive: its failing attempt may have been an error. A check the
+    infrastructure kept from running (infra_error) tested nothing: alone, the statement is not observed; beside
+    others, it is a cell that never concluded; never not met."""
     seen = set(verdicts)
     if Verdict.FAIL in seen or (Verdict.WARNING in seen and level in SHOULD_LEVELS):
         return "not_met"
-    if seen & set(UNDECIDED):
+    if seen and seen <= set(INFRA):
+        return "not_observed"
+    if seen & set(UNDECIDED + INFRA):
         return "inconclusive"
     if seen & set(HELD):
         return "met"
@@ -141,7 +145,9 @@ def _not_applicable_reasons(checks, reasons):
 def _statement_row(st, manifest, profile, checks, check_ids, reasons, unsupported_ids):
     verdicts = collections.Counter(c["verdict"] for c in checks)
     status = status_of(st.level, verdicts)
-    if status == "not_observed":
+    if status == "not_observed" and checks:
+        why = "not tested: the infrastructure kept its checks from running (infra_error)"
+    elif status == "not_observed":
         why = ("not observable: %s" % st.check_reason) if not st.observable else \
             "observable (%s), but no check of this run names it" % st.check
     else:

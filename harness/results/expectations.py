@@ -109,6 +109,11 @@ def apply(expectations: Expectations, results: list[dict], today: datetime.date)
     for r in results:
         # A not-applicable check checked nothing: it neither fails as expected nor passes unexpectedly.
         entry = None if r.get("verdict") == Verdict.NOT_APPLICABLE else next((e for e in live if e.matches(r)), None)
+        if entry is not None and r.get("verdict") == Verdict.INFRA_ERROR:
+            # Not run tonight (the infrastructure's doing): the entry still names a check, so it is not stale,
+            # and it says nothing of a check that did not run.
+            used[entry.index] = used.get(entry.index, 0)
+            entry = None
         if entry is None:
             r["expectation"] = None
             continue

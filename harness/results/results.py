@@ -19,7 +19,7 @@ from harness.inputs.diagnostic_statements import add_broken_statements
 from harness.inputs.not_applicable import check_code
 from harness.files import input_files, output_files
 from harness.files.untrusted import printable, printable_tree
-from harness.results.verdicts import JUNIT, NOT_HELD, UNDECIDED, VERDICTS, Verdict
+from harness.results.verdicts import INFRA, JUNIT, NOT_HELD, UNDECIDED, VERDICTS, Verdict
 
 
 def short_case(case: str) -> str:
@@ -113,9 +113,14 @@ def claimed_unsupported(result: dict) -> str | None:
 def result_of_line(event: dict, *, cell: str, area: str, binary: str) -> Result:
     expected, seen = expected_and_seen(event.get("message"))
     statements = event.get("statements")
-    result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=event["verdict"],
+    verdict, reason = event["verdict"], event.get("reason")
+    if verdict in INFRA:
+        # The provider runs inside the binary and can sign its lines: were its word taken, a provider could
+        # call its own failure the infrastructure's (not tested, never not met). Only the harness says it.
+        verdict, reason = Verdict.ERROR.value, f"the case binary reported {verdict!r}, a verdict only the harness gives"
+    result = Result(expected=expected, seen=seen, cell=cell, area=area, binary=binary, case=event["case"], verdict=verdict,
                   statements=[str(s) for s in statements if s] if isinstance(statements, list) else [],
-                  reason=event.get("reason"), reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
+                  reason=reason, reason_code=event.get("reason_code"), message=event.get("message"), detail=event.get("detail"),
                   blamed_side=event.get("blamed_side"), blame_basis=event.get("blame_basis"),
                   choices=list(event.get("choices") or []), notes=dict(event.get("notes") or {}), seconds=round(float(event.get("seconds", 0)), 3),
                   own_failures=event.get("own_failures") if isinstance(event.get("own_failures"), int) else None,
@@ -157,7 +162,7 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
     for (cell, area), rs in groups.items():
         c = counts(rs)
         suite = element(root, "testsuite", name=f"{cell}.{area}", tests=str(len(rs)),
-                        failures=str(sum(c[v] for v in NOT_HELD)), errors=str(sum(c[v] for v in UNDECIDED)),
+                        failures=str(sum(c[v] for v in NOT_HELD)), errors=str(sum(c[v] for v in UNDECIDED + INFRA)),
                         skipped=str(c[Verdict.NOT_APPLICABLE]), time=f"{sum(r.seconds for r in rs):.3f}")
         for r in rs:
             tc = element(suite, "testcase", classname=f"{cell}.{area}", name=r.case, time=f"{r.seconds:.3f}")
@@ -175,7 +180,10 @@ def write_junit(results: list[Result], path: pathlib.Path, run_id: str | None = 
             if kind == "failure":
                 element(tc, "failure", r.message or "", message=(r.detail or r.message or "")[:500])
             elif kind == "error":
-                element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500])
+                # type: the JUnit schema's attribute for the kind of an error, which CI tools show beside it; only an
+                # infrastructure error has one, so a CI filter tells a lost placement from the provider's errors.
+                element(tc, "error", r.message or "", message=f"{r.verdict}: {r.reason or ''}"[:500],
+                        **({"type": r.verdict} if r.verdict in INFRA else {}))
             elif kind == "skipped":
                 element(tc, "skipped", message=r.reason or "not applicable")
     ET.indent(root)

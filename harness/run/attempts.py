@@ -1,5 +1,6 @@
 """Several attempts at the same checks (./uet run --rerun-failures N, --repeat N): the seeds they run with,
-which checks a rerun takes, and one result per check from all its attempts, `flaky` where they disagree.
+which checks a rerun takes, and one result per check from all its attempts, `flaky` where they disagree; and
+within each attempt, the cells the infrastructure kept from running set up again (--infra-retries N).
 
 A rerun starts with the seed that failed (a deterministic failure fails again), then takes new seeds drawn
 from the run's, so the same command gives the same seeds (each is printed).
@@ -11,7 +12,7 @@ import random
 
 from harness.results.results import Result
 from harness.results import verdicts
-from harness.results.verdicts import HELD, Verdict
+from harness.results.verdicts import HELD, INFRA, Verdict
 
 # What a case binary reports as failing; flaky is this module's own conclusion from several of them, made when
 # one attempt's MUSTs held (HELD) and another's did not.
@@ -57,7 +58,9 @@ def record(r: Result, attempt: int, seed: int) -> dict:
 
 def classify(verdicts: list[str]) -> str:
     """One verdict from all attempts: flaky when its MUSTs held in one and failed in another; otherwise the
-    first attempt's (a check that failed, then timed out stays the failure it first was)."""
+    first attempt's (a check that failed, then timed out stays the failure it first was). An attempt the
+    infrastructure kept from running says nothing of the check: the others decide, if any ran."""
+    verdicts = [v for v in verdicts if v not in INFRA] or verdicts
     if any(v in HELD for v in verdicts) and any(v in FAILING for v in verdicts):
         return Verdict.FLAKY.value
     return verdicts[0]
@@ -120,3 +123,34 @@ def run_more(results: list[Result], plan: list, *, seed: int, repeat: int, rerun
         say(f"uet run: {len(tries)} attempts (seeds {', '.join(str(p['seed']) for p in passes)}): {len(flaky)} flaky"
             + "".join(f"\n    FLAKY: {i}" for i in flaky))
     return {"repeat": repeat, "rerun_failures": rerun, "passes": passes, "results": merged}
+
+
+def infra_lost(results: list[Result]) -> dict[str, set[str]]:
+    """{cell id: {area, ...}} of the areas the infrastructure kept from running (an infra_error)."""
+    out: dict[str, set[str]] = {}
+    for r in results:
+        if r.verdict in INFRA:
+            out.setdefault(r.cell, set()).add(r.area)
+    return out
+
+
+def retry_infra(results: list[Result], plan: list, *, retries: int, stop, run_again, say) -> tuple[list[Result], dict]:
+    """The areas of `plan` ((index, cell, gtest filter) as the attempt ran them) that the infrastructure kept
+    from running, run again up to `retries` times: run_again(entries) runs them as the attempt did (its seed, its
+    folder) and returns their results, which replace that area's. Returns the results and {cell id: how many
+    times it was set up} for every cell of `plan`. What is still lost after the last try stays infra_error."""
+    tries = {c.id: 1 for _, c, _ in plan}
+    for n in range(1, retries + 1):
+        lost = infra_lost(results)
+        again = [(i, dataclasses.replace(c, areas=[a for a in c.areas if a in lost[c.id]]), f)
+                 for i, c, f in plan if c.id in lost]
+        again = [entry for entry in again if entry[1].areas]
+        if stop.is_set() or not again:
+            break
+        say(f"uet run: infrastructure retry {n} of {retries}: {len(again)} cell(s) lost before their cases ran "
+            f"({', '.join(c.id for _, c, _ in again)}), set up again with the same seed")
+        redo = {(c.id, a) for _, c, _ in again for a in c.areas}
+        results = [r for r in results if (r.cell, r.area) not in redo] + run_again(again)
+        for _, c, _ in again:
+            tries[c.id] += 1
+    return results, tries

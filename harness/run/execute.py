@@ -27,7 +27,7 @@ from harness.inputs import run_info as run_info_mod
 from harness.inputs import side_builds
 from harness.inputs import spec_versions
 from harness.results.results import Result, counts
-from harness.results.verdicts import UNDECIDED
+from harness.results.verdicts import INFRA, UNDECIDED
 from harness.run import attempts as attempts_mod
 from harness.run import outputs
 from harness.run import plan as plan_mod
@@ -349,8 +349,8 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
             on_result(error)
         with lock:
             mine = [r for r in sink if r.cell == cell.id]
-            if attempt == 1:
-                placement.add(runner.placement or "none")
+            if attempt == 1 and (runner.placement or not any(r.verdict in INFRA for r in mine)):  # a set-up lost
+                placement.add(runner.placement or "none")  # to the infrastructure placed nothing
                 losses[cell.id] = runner.loss
                 capped[cell.id] = runner.logs_capped
                 placements[cell.id] = runner.placement_detail or None
@@ -369,10 +369,23 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
                 f.result()
         return sink
 
+    infra_tries: dict[str, int] = {}
+
+    def run_pass_again_if_lost(attempt: int, pass_seed: int, cells_filters: list, prog: Progress) -> list[Result]:
+        """run_pass, then the cells the infrastructure kept from running once more (same attempt, same seed)."""
+        sink, tries = attempts_mod.retry_infra(
+            run_pass(attempt, pass_seed, cells_filters, prog), cells_filters, retries=plan.infra_retries, stop=stop,
+            run_again=lambda again: run_pass(attempt, pass_seed, again, Progress(len(again), {}, quiet=plan.quiet,
+                                                                                 verbose=plan.verbose)),
+            say=progress.say)
+        if attempt == 1:
+            infra_tries.update(tries)
+        return sink
+
     first = [(i, c, sel.gtest_filter) for i, c in enumerate(cells)]
-    results = run_pass(1, seed, first, progress)
+    results = run_pass_again_if_lost(1, seed, first, progress)
     attempts_info = attempts_mod.run_more(results, first, seed=seed, repeat=plan.repeat, rerun=plan.rerun_failures,
-                                          seed_max=SEED_MAX, stop=stop, run_pass=run_pass,
+                                          seed_max=SEED_MAX, stop=stop, run_pass=run_pass_again_if_lost,
                                           progress=lambda n: Progress(n, {}, quiet=plan.quiet, verbose=plan.verbose),
                                           say=progress.say)
     results = attempts_info.pop("results")
@@ -391,7 +404,8 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
                                spec_version=plan.spec_version, started=started, cells=cells, results=results,
                                versions=ready.versions, placement=",".join(sorted(placement)) or "none",
                                partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                               placements=placements, logs_capped=capped, sides=sides, opt_ins=ready.opt_ins)
+                               placements=placements, logs_capped=capped, sides=sides, opt_ins=ready.opt_ins,
+                               infra=(plan.infra_retries, infra_tries))
     except OSError as exc:
         raise outputs.NotWritten(exc, run_dir) from None
     ci_summary.add(doc, attempts=attempts_info, expectations=plan.expectations_doc, baseline=plan.baseline_doc,

@@ -22,6 +22,7 @@ from harness.run import negotiation as negotiation_mod
 from harness.run import plan as plan_mod
 from harness.run.logcap import LOG_CAP_BYTES
 from harness.run.run_plan import RunPlan
+from harness.trends.ci_summary import exit_status
 from harness.wire import wire_oracle
 from harness.wire.capture_cap import CAPTURE_CAP_BYTES
 from reports.render import render_html
@@ -63,7 +64,7 @@ def free_space(folder: pathlib.Path) -> str:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None, logs_capped=None, sides=None, opt_ins=()) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None, sides=None, opt_ins=(), infra=(0, {})) -> dict:
     """results.json's content. The JUnit is written to the run's folder here: the coverage is read from it."""
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
@@ -72,11 +73,11 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     info.update(run_id=run_id, started=started.isoformat(timespec="seconds"),
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES,
-                capture_cap_bytes=CAPTURE_CAP_BYTES, opt_ins=list(opt_ins))
+                capture_cap_bytes=CAPTURE_CAP_BYTES, opt_ins=list(opt_ins), infra_retries=infra[0])
     summary = counts(results) | not_applicable_mod.breakdown(results)
     failing = sum(summary[v] for v in FAILING)
     summary["exit_status"] = 130 if partial else \
-        1 if failing or decode.get("disagreements") or decode.get("error") else 0
+        exit_status(summary, bool(failing or decode.get("disagreements") or decode.get("error")))
     junit = run_dir / "junit.xml"
     write_junit(results, junit, run_id=run_id)
     coverage = coverage_mod.compute(catalogue_mod.load(None), [junit], found=coverage_mod.checks_of_results(results, junit))
@@ -89,7 +90,7 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                           "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
                           "timing": timings.get(c.id), "loss": losses.get(c.id) or None,
                           "logs_capped": (logs_capped or {}).get(c.id) or None,
-                          "placement": (placements or {}).get(c.id)})
+                          "placement": (placements or {}).get(c.id), "infra_attempts": infra[1].get(c.id, 1)})
     doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
            "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
     doc["wire_oracle"] = wire_oracle.summary(doc["results"])
@@ -129,6 +130,9 @@ def summary_lines(outcome: RunOutcome) -> list[str]:
     decode = doc["decode_crosscheck"]
     return causes.console_lines(causes.rank(doc)) + [
         f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
-        f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
+        f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky"
+        # apart, and only when there is one: the provider's counts above say nothing of what never ran
+        + (f", {s['infra_error']} infrastructure error (not run: the placement was lost)" if s["infra_error"] else "")
+        + f"; coverage {doc['coverage']['covered_observable']} "
         f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
         f"disagreements; report {outcome.run_dir / 'index.html'}"]

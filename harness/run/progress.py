@@ -9,7 +9,7 @@ import threading
 import time
 
 from harness.results.results import Result
-from harness.results.verdicts import FAILING, VERDICTS
+from harness.results.verdicts import FAILING, INFRA, VERDICTS
 from harness.files.untrusted import printable
 
 
@@ -58,7 +58,7 @@ class Progress:
     def case(self, r: Result) -> None:
         with self.lock:
             self.totals[r.verdict] = self.totals.get(r.verdict, 0) + 1
-        if r.verdict in FAILING:
+        if r.verdict in FAILING or r.verdict in INFRA:
             why = r.reason or r.detail or first_failure(r.message or "")
             blame = f" [{r.blamed_side}]" if r.blamed_side else ""
             self.say(f"    {r.verdict.upper()}{blame}: {r.cell}/{r.area}: {r.case}: {why}"[:300])

@@ -35,7 +35,7 @@ from harness.run.entity import EntityError, suite_entity
 from containers.host import NamespaceError
 from containers.choice import open_placement, placement_class
 from containers.impair import counted_pattern
-from containers.placement import PlacementError
+from containers.placement import InfraError, PlacementError
 from harness.results.results import Result, counts, result_of_line
 from harness.results.verdicts import Verdict
 from harness.run.verdict_channel import MAX_BYTES as MAX_VERDICT_BYTES, VerdictChannel
@@ -154,6 +154,9 @@ class CellRun:
         self.loss: dict[str, dict] = {}  # per area: the drop pattern applied
         self.logs_capped: dict[str, int] = {}  # per log file past the cap: the bytes dropped from it
         self._area = ""
+        # Whether a case binary of this cell has started: until one has, no provider code ran in the placement,
+        # and what the placement loses is the infrastructure's (containers/placement.py InfraError).
+        self._provider_ran = False
 
     def _start_budget(self) -> None:
         self._budget_at = time.monotonic() + self.cell_deadline
@@ -224,8 +227,9 @@ class CellRun:
                                    **self._host_interface())
             place.__enter__()
         except (PlacementError, NamespaceError) as err:
+            verdict = Verdict.INFRA_ERROR if isinstance(err, InfraError) else Verdict.ERROR
             for area in self.cell.areas:
-                self._emit(Result(self.cell.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", "error",
+                self._emit(Result(self.cell.id, area, f"uet-cases-{area}", f"uet-cases-{area} (whole binary)", verdict.value,
                                   reason=f"the {self.placement_name} placement could not be made: {err}"))
             return self.results
         try:
@@ -239,7 +243,8 @@ class CellRun:
                                       reason=f"{binary} is missing or not executable (was the build changed during the run?)"))
                     continue
                 if (why := place.lost()):
-                    self._not_run(area, binary, self._with_plan(env, area, place), lost_earlier(place, why))
+                    self._not_run(area, binary, self._with_plan(env, area, place), lost_earlier(place, why),
+                                  verdict=Verdict.ERROR if self._provider_ran else Verdict.INFRA_ERROR)
                     continue
                 if self.budget_spent():
                     self._not_run(area, binary, self._with_plan(env, area, place), self._not_run_budget)
@@ -331,9 +336,12 @@ class CellRun:
             try:
                 proc = place.start(argv, env, str(log), inputs=channel.inputs)
             except Exception as err:  # an agent that refused or is gone: the binary could not start at all
-                self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)", "error",
+                lost = isinstance(err, InfraError) and not self._provider_ran
+                self._emit(Result(self.cell.id, area, binary.name, f"{binary.name} (whole binary)",
+                                  Verdict.INFRA_ERROR.value if lost else Verdict.ERROR.value,
                                   reason=f"could not start {binary.name} in the {place.name} placement: {err}"))
                 return
+            self._provider_ran = True
             try:
                 why, trusted = self._watch(proc, channel, place)
             finally:
@@ -391,7 +399,8 @@ class CellRun:
             if why in ("stopped", "lost", "budget"):
                 return
 
-    def _not_run(self, area: str, binary: pathlib.Path, env: dict, reason: str, whole_binary: bool = True) -> None:
+    def _not_run(self, area: str, binary: pathlib.Path, env: dict, reason: str, whole_binary: bool = True,
+                 verdict: Verdict = Verdict.ERROR) -> None:
         """An error for each case of `area` without a verdict yet, listed by the binary on this host (listing
         opens no fabric), so that a lost side leaves no case uncounted."""
         done = {r.case for r in self.results if r.area == area}
@@ -408,7 +417,7 @@ class CellRun:
                 cases.append(suite + line.split("#")[0].strip())
         missing = [c for c in cases if c not in done] or ([] if done or not whole_binary else [f"{binary.name} (whole binary)"])
         for case in missing:
-            self._emit(Result(self.cell.id, area, binary.name, case, "error", reason=reason))
+            self._emit(Result(self.cell.id, area, binary.name, case, verdict.value, reason=reason))
 
     def _watch(self, proc, channel: VerdictChannel, place) -> tuple[str, int]:
         """Waits for the binary; kills it at a case's deadline, a stop, when the placement loses a side, or

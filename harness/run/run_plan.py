@@ -33,6 +33,7 @@ class RunPlan:
     run_deadline: float | None
     repeat: int
     rerun_failures: int
+    infra_retries: int              # set-ups again of a cell the infrastructure kept from running
     expectations_doc: dict | None   # the files of --expectations and --baseline, read
     baseline_doc: dict | None
     no_decode_check: bool
@@ -62,5 +63,5 @@ def from_args(args: argparse.Namespace, argv: list[str]) -> RunPlan:
         same_host=args.same_host, libfabric=args.libfabric, trust_foreign_libfabric=args.trust_foreign_libfabric,
         allow_loader_environment=args.allow_loader_environment, case_deadline=args.case_deadline,
         cell_deadline=args.cell_deadline, run_deadline=args.run_deadline, repeat=args.repeat,
-        rerun_failures=args.rerun_failures, expectations_doc=args.expectations_doc, baseline_doc=args.baseline_doc,
+        rerun_failures=args.rerun_failures, infra_retries=args.infra_retries, expectations_doc=args.expectations_doc, baseline_doc=args.baseline_doc,
         no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet, verbose=args.verbose)

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import datetime
 
+from harness.commands.run import EXIT_INFRA
 from harness.trends import compare as compare_mod
 from harness.results import expectations as expectations_mod
+from harness.results.verdicts import INFRA
+
+
+def exit_status(summary: dict, failed: bool) -> int:
+    """A finished run's: 1 when `failed` (a provider's check failed, or the decoders disagreed), else EXIT_INFRA
+    when the infrastructure kept checks from running (a CI retries the job rather than blame the provider), else 0."""
+    return 1 if failed else EXIT_INFRA if any(summary.get(v) for v in INFRA) else 0
+
+
 def add(doc: dict, *, attempts: dict, expectations, baseline: dict | None, say, today: datetime.date | None = None) -> None:
     if len(attempts.get("passes") or []) > 1 or attempts.get("repeat", 1) > 1 or attempts.get("rerun_failures"):
         doc["attempts"] = {k: v for k, v in attempts.items() if k != "results"}
@@ -19,7 +29,7 @@ def add(doc: dict, *, attempts: dict, expectations, baseline: dict | None, say, 
     summary["unexpected"] = len(unexpected)
     decode = doc.get("decode_crosscheck") or {}
     if summary["exit_status"] != 130:
-        summary["exit_status"] = 1 if unexpected or decode.get("disagreements") or decode.get("error") else 0
+        summary["exit_status"] = exit_status(summary, bool(unexpected or decode.get("disagreements") or decode.get("error")))
     if baseline is not None:
         comparison = compare_mod.compare(baseline, dict(doc, _path="this run"))
         doc["comparison"] = comparison

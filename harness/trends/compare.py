@@ -9,7 +9,7 @@ import sys
 from harness.commands import compare as compare_options
 from harness.files.input_files import InputError
 from harness.results.results import read_results_json
-from harness.results.verdicts import FAILING, HELD
+from harness.results.verdicts import FAILING, HELD, INFRA
 from harness.files.untrusted import printable
 from harness.results.compare_categories import CATEGORIES, TITLES
 
@@ -65,7 +65,9 @@ def compare(old: dict, new: dict) -> dict:
             out["new_checks"].append({"id": ident, "verdict": n["verdict"], "why": why(n)})
             continue
         row = {"id": ident, "old": o["verdict"], "new": n["verdict"], "why": why(n), "blame": blame(n)}
-        if o["verdict"] in HELD and n["verdict"] in FAILING:
+        if n["verdict"] in INFRA and o["verdict"] not in INFRA:  # nothing ran: it says nothing of the provider
+            out["infra_errors"].append(row)
+        elif o["verdict"] in HELD and n["verdict"] in FAILING:
             out["regressions"].append(row)
         elif o["verdict"] in FAILING and n["verdict"] in HELD:
             out["fixes"].append(row)

@@ -58,8 +58,8 @@ class TestCompare:
         assert c["blame"] == [{"id": "c/msg/E", "verdict": "fail", "old": "initiator", "new": "target"}]
         assert c["areas"] == [{"area": "authz", "old_seconds": 4.0, "new_seconds": 7.0, "delta_seconds": 3.0},
                               {"area": "msg", "old_seconds": 3.5, "new_seconds": 4.5, "delta_seconds": 1.0}]
-        assert c["counts"] == {"regressions": 2, "fixes": 1, "changed": 0, "new_checks": 1, "removed_checks": 1,
-                               "reasons": 1, "blame": 1}
+        assert c["counts"] == {"regressions": 2, "fixes": 1, "infra_errors": 0, "changed": 0, "new_checks": 1,
+                               "removed_checks": 1, "reasons": 1, "blame": 1}
         assert c["exit_status"] == 1
 
     def test_a_verdict_change_that_is_neither(self):
@@ -71,7 +71,7 @@ class TestCompare:
         text = cmd_compare(old, new, "--html", tmp_path / "c.html")
         assert text.returncode == 1, text.stderr
         assert "regressions (held before, failing now) (2):\n  c/authz/A: pass -> timeout: deadline 90 s\n" in text.stdout
-        assert text.stdout.splitlines()[-1] == ("uet compare: 2 regressions, 1 fixes, 0 changed, 1 new checks, "
+        assert text.stdout.splitlines()[-1] == ("uet compare: 2 regressions, 1 fixes, 0 infra errors, 0 changed, 1 new checks, "
                                                 "1 removed checks, 1 reasons, 1 blame")
         as_json = json.loads(cmd_compare(old, new, "--json").stdout)
         assert as_json["counts"]["regressions"] == 2 and as_json["old"]["run_id"] == "old-run"

@@ -32,9 +32,11 @@ def word_collections(path: pathlib.Path):
 
 class TestOneVocabulary:
     def test_the_words_labels_and_failing_ones(self):
-        assert VERDICTS == ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky")
+        assert VERDICTS == ("pass", "fail", "not_applicable", "warning", "error", "timeout", "flaky", "infra_error")
         assert LABELS["not_applicable"] == "not applicable"
-        assert [LABELS[v] for v in VERDICTS if v != "not_applicable"] == [v for v in VERDICTS if v != "not_applicable"]
+        assert LABELS["infra_error"] == "infrastructure error"
+        plain = [v for v in VERDICTS if v not in ("not_applicable", "infra_error")]
+        assert [LABELS[v] for v in plain] == plain
         assert FAILING == ("fail", "error", "timeout", "flaky")
         assert all(type(v) is str for v in VERDICTS + FAILING + BY_RANK)   # a file gets the word, never the enum
 
@@ -51,12 +53,13 @@ class TestOneVocabulary:
 
 class TestOneOrder:
     def test_worst_first(self):
-        assert BY_RANK == ("fail", "flaky", "error", "timeout", "warning", "pass", "not_applicable")
+        assert BY_RANK == ("fail", "flaky", "error", "timeout", "infra_error", "warning", "pass", "not_applicable")
 
     @pytest.mark.parametrize("words,expected", [
         (["pass", "not_applicable"], "pass"), (["error", "flaky"], "flaky"), (["timeout", "error"], "error"),
         (["flaky", "fail"], "fail"), (["warning", "timeout"], "timeout"), (["not_applicable"], "not_applicable"),
-        (["pass", "no such verdict"], "pass"), ([], None)])
+        (["pass", "no such verdict"], "pass"), (["infra_error", "warning"], "infra_error"),
+        (["infra_error", "error"], "error"), ([], None)])
     def test_the_worst_of_several(self, words, expected):
         assert worst(words) == expected
 
@@ -65,7 +68,7 @@ class TestOneOrder:
 
     @pytest.mark.parametrize("words,letter", [
         (["pass", "flaky"], "F"), (["fail", "error"], "F"), (["timeout", "warning"], "E"), (["pass", "oops"], "E"),
-        (["warning", "not_applicable"], "W"), (["pass", "not_applicable"], "P"), (["not_applicable"], "N"), ([], "N")])
+        (["infra_error", "pass"], "I"), (["infra_error", "timeout"], "E"), (["warning", "not_applicable"], "W"), (["pass", "not_applicable"], "P"), (["not_applicable"], "N"), ([], "N")])
     def test_the_report_s_area_letter_is_the_worst_rank(self, words, letter):
         assert view.area_code(words) == letter
 
@@ -77,16 +80,19 @@ class TestOneOrder:
         write_junit(results, tmp_path / "junit.xml")
         suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
         assert {k: suite.get(k) for k in ("tests", "failures", "errors", "skipped")} == {
-            "tests": "7", "failures": "2", "errors": "2", "skipped": "1"}
+            "tests": "8", "failures": "2", "errors": "3", "skipped": "1"}
         kinds = {tc.get("name"): [e.tag for e in tc if e.tag != "properties"] for tc in suite.iter("testcase")}
         assert kinds == {"pass": [], "fail": ["failure"], "not_applicable": ["skipped"], "warning": [],
-                         "error": ["error"], "timeout": ["error"], "flaky": ["failure"]}
+                         "error": ["error"], "timeout": ["error"], "flaky": ["failure"], "infra_error": ["error"]}
+        # Only an infrastructure error says its kind: a CI filter on type tells a lost placement from the provider's.
+        types = {tc.get("name"): tc.find("error").get("type") for tc in suite.iter("testcase") if tc.find("error") is not None}
+        assert types == {"error": None, "timeout": None, "infra_error": "infra_error"}
 
     def test_a_statement_s_checks_are_shown_worst_first(self, monkeypatch):
         monkeypatch.setattr(conformance_view, "_shown_check", lambda ident, statement, run_dir, shown: {"verdict": ident})
         row = {"id": "x", "level": "MUST", "level_unconfirmed": False, "status": "met", "text": "t", "claim": "c",
                "choices": [], "not_observed_reason": None, "not_applicable_reasons": [],
-               "checks": ["not_applicable", "pass", "timeout", "flaky", "warning", "error", "fail"]}
+               "checks": ["not_applicable", "pass", "infra_error", "timeout", "flaky", "warning", "error", "fail"]}
         shown = conformance_view._row(row, {}, None, {})
-        assert [c["verdict"] for c in shown["checks"]] == ["flaky", "fail", "timeout", "error", "warning", "pass",
-                                                           "not_applicable"]
+        assert [c["verdict"] for c in shown["checks"]] == ["flaky", "fail", "timeout", "error", "infra_error", "warning",
+                                                           "pass", "not_applicable"]

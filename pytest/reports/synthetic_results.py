@@ -33,7 +33,7 @@ CELL_RESULTS = {
 }
 
 EXPECTED_COUNTS = {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
-                   "total": 13}
+                   "infra_error": 0, "total": 13}
 
 # cell id -> {area: letter}
 EXPECTED_CODES = {
