@@ -28,7 +28,7 @@ from harness.certify.package_manifests import copy_manifests
 from harness.run.run_cases import TraitsError, area_traits
 from harness.commands import certify as certify_options
 from harness.commands import trust_options
-from harness.commands.run import SEED_MAX
+from harness.commands.run import EXIT_INFRA, SEED_MAX
 
 RUN_MEMBER = "run"          # the run folder's place in the package
 
@@ -113,6 +113,9 @@ def certify(args) -> tuple[pathlib.Path, int]:
               f"{', '.join(mustpass_mod.claimed_profiles(manifests))}, {sum(len(v) for v in mustpass['profiles'].values())} "
               f"mustpass statement(s) by profile, seed {seed}", flush=True)
         rc, outcome = run_suite(args, staging, package_refs, seed, tmp / "runs")
+        if rc == EXIT_INFRA:  # a package vouches for every check it names: one that never ran vouches for nothing
+            raise CertifyError(f"the infrastructure kept checks from running (infra_error, exit status {rc}): no "
+                               "package written; certify again", 3)
         if rc not in (0, 1) or outcome is None:
             raise CertifyError(f"the run ended with exit status {rc} and no complete report: no package written", 3)
         run_dir = outcome.run_dir.resolve()

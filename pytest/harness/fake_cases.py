@@ -1,5 +1,6 @@
-"""A fake case binary for the harness's tests: it speaks the verdict protocol (signed lines, as
-cases/common/claims/verdict.cpp) and lists its cases as googletest does; each case does what it is told."""
+"""Misbehaving providers for the harness's tests: a fake case binary that speaks the verdict protocol (signed
+lines, as cases/common/claims/verdict.cpp) and lists its cases as googletest does, each case doing what it is
+told; and the manifest of the hostile provider (conftest.py hostile_provider) in one of its modes."""
 import json
 import pathlib
 
@@ -67,3 +68,11 @@ def fake_build(tmp_path, cases: dict, traits: str, startup: str = "none", area: 
     binary.write_text(FAKE % {"cases": json.dumps(cases), "startup": startup, "traits": traits})
     binary.chmod(0o755)
     return build
+
+
+def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str, **environment) -> pathlib.Path:
+    path = folder / f"hostile-{mode}.yaml"
+    path.write_text(f"provider: hostile\nuet: false\nprofiles: []\nendpoint_types: [rdm]\nfeatures: {{}}\n"
+                    f"peer_netns: true\nenvironment:\n  FI_PROVIDER_PATH: {lib}\n  HOSTILE_PROVIDER_MODE: {mode}\n"
+                    + "".join(f"  {k}: {v}\n" for k, v in environment.items()))
+    return path

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from fake_cases import fake_build
+from fake_cases import fake_build, hostile_manifest
 from harness.inputs import manifest as manifest_mod
 from harness.results import conformance_statement, expectations
 from harness.results.results import Result, result_of_line
@@ -256,3 +256,20 @@ class TestRunWithALostNamespace:
         assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
         assert [(r["case"], r["verdict"]) for r in doc["results"]] == [("Fake.A", "error")]
         assert doc["cells"][0]["infra_attempts"] == 2
+
+
+class TestAProviderThatCrashesAtStartUp:
+    def test_it_stays_an_error_after_a_lost_set_up_and_the_run_exits_1(self, hostile_provider, cmd_uet_run, results_of,
+                                                                       tmp_path, faulty_ip):
+        # A real provider (libhostile-fi.so) that segfaults in fi_getinfo, in a namespace pair the host refuses
+        # once: the retry's set-up works, the provider crashes, and its crash is its own, never infra_error.
+        faulty_ip.refuse("once")
+        manifest = hostile_manifest(tmp_path, hostile_provider, "getinfo-segv")
+        done = cmd_uet_run("--provider", manifest, "--placement", "namespaces", "--only", "discovery", "--seed", "7",
+                           "--report", tmp_path / "runs", "--case-deadline", "20", "--quiet", env=faulty_ip.env)
+        assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+        doc = results_of(tmp_path / "runs")
+        assert len(faulty_ip.refused) == 1 and doc["cells"][0]["infra_attempts"] == 2
+        assert doc["summary"]["infra_error"] == 0 and doc["summary"]["pass"] == 0
+        assert {r["verdict"] for r in doc["results"]} == {"error", "not_applicable"}  # uet: false: no UET check
+        assert "the case binary died of signal SIGSEGV" in {r["reason"] for r in doc["results"]}

@@ -3,7 +3,6 @@ inside it) does: a case that hangs, every case hanging, an exit 0 with cases lef
 any case starts. Fake case binaries speak the verdict protocol (signed lines, as cases/common/claims/verdict.cpp)
 and list their cases as googletest does."""
 import collections
-import json
 import pathlib
 import time
 
@@ -13,7 +12,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 from harness.inputs import manifest as manifest_mod  # noqa: E402
 from harness.run.run_cases import Cell, CellRun  # noqa: E402
-from fake_cases import fake_build  # noqa: E402
+from fake_cases import fake_build, hostile_manifest  # noqa: E402
 
 @pytest.fixture
 def run_cell(tmp_path, monkeypatch, traits_line):
@@ -115,14 +114,6 @@ class TestRunBudget:
         run = cmd_uet_run("--provider", "udp.yaml", option, value, "--check-usage", timeout=30)
         assert run.returncode == 2
         assert f"{option} {float(value)} is not a deadline: give seconds, more than 0 and at most 86400" in run.stderr
-
-
-def hostile_manifest(folder: pathlib.Path, lib: pathlib.Path, mode: str, **environment) -> pathlib.Path:
-    path = folder / f"hostile-{mode}.yaml"
-    path.write_text(f"provider: hostile\nuet: false\nprofiles: []\nendpoint_types: [rdm]\nfeatures: {{}}\n"
-                    f"peer_netns: true\nenvironment:\n  FI_PROVIDER_PATH: {lib}\n  HOSTILE_PROVIDER_MODE: {mode}\n"
-                    + "".join(f"  {k}: {v}\n" for k, v in environment.items()))
-    return path
 
 
 class TestHostileProvider:
