@@ -67,8 +67,8 @@ class TestExpectedFailure:
 
     def test_the_baseline_comparison_finds_no_change(self, runs):
         _, (_, doc, _) = runs
-        assert doc["comparison"]["counts"] == {"regressions": 0, "fixes": 0, "changed": 0, "new_checks": 0,
-                                               "removed_checks": 0, "reasons": 0, "blame": 0}
+        assert doc["comparison"]["counts"] == {"regressions": 0, "fixes": 0, "infra_errors": 0, "changed": 0,
+                                               "new_checks": 0, "removed_checks": 0, "reasons": 0, "blame": 0}
         assert [a["area"] for a in doc["comparison"]["areas"]] == ["authz"]
 
     def test_the_report_shows_the_expected_fail(self, runs):
@@ -80,4 +80,4 @@ class TestExpectedFailure:
         failure = next(d for d in page.iter("div") if d.get("data-result-id") == WIRE)
         assert [td.get("data-expectation") for td in failure.iter("td") if td.get("data-expectation")] == ["expected_fail"]
         assert {h.get("data-category") for h in ci.iter("h4") if h.get("data-category")} == {
-            "regressions", "fixes", "changed", "new_checks", "removed_checks", "reasons", "blame"}
+            "regressions", "fixes", "infra_errors", "changed", "new_checks", "removed_checks", "reasons", "blame"}

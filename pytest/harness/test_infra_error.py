@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from fake_cases import fake_build, hostile_manifest
+from containers import agent_client, choice
+from containers.placement import Placement
 from harness.inputs import manifest as manifest_mod
 from harness.results import conformance_statement, expectations
 from harness.results.results import Result, result_of_line
@@ -80,7 +82,51 @@ def namespaces_cell(tmp_path, monkeypatch, traits_line, faulty_ip):
     return run
 
 
+class AgentGone(Placement):
+    """Both sides on this host, each binary started through an agent: from the `after`-th start on, one that
+    answers nowhere (a socket nobody listens at, as an agent whose node is gone)."""
+    name = "agent-gone"
+    after = 0
+    starts = 0
+
+    def start(self, argv, env, output, inputs=None):
+        AgentGone.starts += 1
+        if AgentGone.starts <= self.after:
+            return super().start(argv, env, output, inputs)
+        nowhere = pathlib.Path(output).parent / "gone.sock"
+        return agent_client.AgentProcess(f"unix:{nowhere}", argv, env, secret="x", output=output, inputs=inputs,
+                                         timeout=0.5)
+
+
+@pytest.fixture
+def agent_gone(monkeypatch, tmp_path, traits_line):
+    """Runs a fake two-area cell in AgentGone, whose agent stops answering after `after` starts."""
+    monkeypatch.setitem(choice.CLASSES, AgentGone.name, AgentGone)
+    monkeypatch.setenv("UET_CASES_LAUNCHES", str(tmp_path / "launches"))
+
+    def run(after: int):
+        monkeypatch.setattr(AgentGone, "after", after)
+        monkeypatch.setattr(AgentGone, "starts", 0)
+        for area in ("one", "two"):
+            build = fake_build(tmp_path, {"Fake.A": "pass"}, traits_line, area=area)
+        m = manifest_mod.load(REPO / "cases" / "manifests" / "udp.yaml")
+        results = CellRun(Cell(m, m, ["one", "two"]), build, tmp_path / "cell", placement=AgentGone.name).run()
+        return [(r.area, r.verdict, r.reason) for r in results]
+    return run
+
+
 class TestWhereItIsRaised:
+    def test_an_agent_that_does_not_answer_before_any_case_ran_is_an_infra_error(self, agent_gone):
+        got = agent_gone(after=0)
+        assert [(area, verdict) for area, verdict, _ in got] == [("one", "infra_error"), ("two", "infra_error")]
+        assert got[0][2].startswith("could not start uet-cases-one in the agent-gone placement: the agent at unix:")
+        assert got[0][2].endswith("gone.sock did not answer within 0.5 s: [Errno 2] No such file or directory")
+
+    def test_an_agent_lost_once_a_case_binary_ran_is_an_error(self, agent_gone):
+        # The provider ran in the placement: it may have ended the agent itself.
+        got = agent_gone(after=1)
+        assert [(area, verdict) for area, verdict, _ in got] == [("one", "pass"), ("two", "error")]
+
     def test_a_namespace_the_host_cannot_make_is_an_infra_error_and_nothing_ran(self, namespaces_cell, faulty_ip):
         faulty_ip.refuse("always")
         got, launches = namespaces_cell({"Fake.A": "pass"})

@@ -46,17 +46,17 @@ EXPECTED_CODES = {
 # (side, profile) -> counts: FULL's three profiles each count FULL's cells on that side; ai_base counts all.
 EXPECTED_BY_PROFILE = {
     ("initiator", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
-                               "total": 13},
+                               "infra_error": 0, "total": 13},
     ("initiator", "ai_full"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0, "flaky": 0,
-                               "total": 7},
+                               "infra_error": 0, "total": 7},
     ("initiator", "hpc"): {"pass": 4, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0, "flaky": 0,
-                           "total": 7},
+                           "infra_error": 0, "total": 7},
     ("target", "ai_base"): {"pass": 6, "fail": 1, "not_applicable": 3, "warning": 1, "error": 1, "timeout": 1, "flaky": 0,
-                            "total": 13},
+                            "infra_error": 0, "total": 13},
     ("target", "ai_full"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1, "flaky": 0,
-                            "total": 6},
+                            "infra_error": 0, "total": 6},
     ("target", "hpc"): {"pass": 4, "fail": 0, "not_applicable": 0, "warning": 1, "error": 0, "timeout": 1, "flaky": 0,
-                        "total": 6},
+                        "infra_error": 0, "total": 6},
 }
 
 REASON_TAGGED = "not applicable: the target claims ai_base only; tagged messages need hpc"

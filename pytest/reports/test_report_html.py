@@ -172,7 +172,7 @@ class TestInteropMatrix:
     def test_legend_names_every_letter(self, run):
         _, _, root = run
         legend = [t for t in section(root, "interop-matrix").iter("table") if has_class(t, "legend")][0]
-        assert [r[0] for r in (([text(td) for td in tr]) for tr in legend.iter("tr"))] == ["F", "E", "W", "P", "N"]
+        assert [r[0] for r in (([text(td) for td in tr]) for tr in legend.iter("tr"))] == ["F", "E", "I", "W", "P", "N"]
 
     def test_absent_when_one_manifest_ran(self, render):
         doc = syn.results_document()
@@ -347,7 +347,7 @@ class TestCellPages:
         fail_cell = parse(run_dir / "cells" / "softuet__softuet-ai-base.html")
         counts = {el.get("data-count"): int(text(el)) for el in fail_cell.iter() if el.get("data-count")}
         assert counts == {"pass": 1, "fail": 1, "not_applicable": 2, "warning": 0, "error": 0, "timeout": 0,
-                          "flaky": 0, "total": 4}
+                          "flaky": 0, "infra_error": 0, "total": 4}
         assert [el.get("data-result-id") for el in by_class(fail_cell, "failure")] == [syn.FAIL_ID]
 
 
