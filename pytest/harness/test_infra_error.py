@@ -8,9 +8,12 @@ last line, the exit status (4 when nothing else failed), the conformance stateme
 The lost infrastructure is real: an `ip` first on PATH whose `netns add` fails as the kernel refuses a
 namespace (FaultyIp), once or every time; the rest goes to the real ip."""
 import collections
+import datetime
 import os
 import pathlib
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -234,7 +237,6 @@ class TestCountedApart:
         assert (c["regressions"], c["fixes"], c["exit_status"]) == ([], [], 0)
 
     def test_an_expectation_says_nothing_of_a_check_that_did_not_run_and_is_not_stale(self, tmp_path):
-        import datetime
         path = tmp_path / "x.yaml"
         path.write_text("expectations:\n  - match: 'c/a/X'\n    expect: fail\n    reason: known\n    link: https://x/1\n"
                         "    owner: lab\n    expires: 2099-01-01\n")
@@ -319,3 +321,16 @@ class TestAProviderThatCrashesAtStartUp:
         assert doc["summary"]["infra_error"] == 0 and doc["summary"]["pass"] == 0
         assert {r["verdict"] for r in doc["results"]} == {"error", "not_applicable"}  # uet: false: no UET check
         assert "the case binary died of signal SIGSEGV" in {r["reason"] for r in doc["results"]}
+
+
+class TestCertify:
+    def test_no_package_vouches_for_checks_that_never_ran(self, build_dir, tmp_path, faulty_ip):
+        faulty_ip.refuse("always")
+        done = subprocess.run([sys.executable, "-m", "harness.certify.certify", "--provider", "softuet.yaml#hpc",
+                               "--only", "discovery", "--seed", "7", "--out", str(tmp_path / "out")], cwd=REPO,
+                              env=dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO), **faulty_ip.env),
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+        assert ("uet certify: the infrastructure kept checks from running (infra_error, exit status 4): no package "
+                "written; certify again") in done.stderr
+        assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
