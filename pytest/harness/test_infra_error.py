@@ -251,6 +251,21 @@ class TestCountedApart:
         assert (r.verdict, r.reason) == ("error", "the case binary reported 'infra_error', a verdict only the harness gives")
 
 
+class TestTheOption:
+    def test_help_names_it_and_the_exit_status(self, cmd_uet_run):
+        done = cmd_uet_run("--help", timeout=60)
+        said = " ".join(done.stdout.split())
+        assert "--infra-retries N set a cell up again up to N times (default 1; 0: never)" in said
+        assert ("4 nothing failed but the infrastructure kept checks from running (infra_error: a namespace, container, "
+                "node or agent lost before the case could run, still after --infra-retries)") in said
+
+    @pytest.mark.parametrize("value", ["-1", "100"])
+    def test_out_of_range_is_usage(self, cmd_uet_run, value):
+        done = cmd_uet_run("--provider", "udp.yaml", "--infra-retries", value, "--check-usage", timeout=60)
+        assert done.returncode == 2
+        assert f"--infra-retries {value} is out of range: 0 to 99" in done.stderr
+
+
 class TestRunWithALostNamespace:
     """./uet run on a host that refuses a namespace: a fake build (the fake's one area) in the namespaces placement."""
 
