@@ -1,5 +1,5 @@
 """./uet plugfest: real submission packages of two providers (softuet and its personality extended-address,
-standing in for a second vendor) in both directions, plus softuet's own, ingested into a history database
+standing in for a second vendor) in both directions, plus softuet claiming HPC alone, ingested into a history database
 one step after another; the site each step leaves, read in headless Chromium; and what a lab might send
 wrongly: a package altered by one byte, one sent twice, a file that is no package.
 
@@ -26,10 +26,11 @@ from harness.trends import history_index
 from reports import plugfest_view
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SOFTUET = "cases/manifests/softuet.yaml#hpc"
-PERSONALITY = "cases/manifests/personalities/extended-address.yaml#hpc"
+SOFTUET = "cases/manifests/softuet.yaml"
+PERSONALITY = "cases/manifests/personalities/extended-address.yaml"
+SOFTUET_HPC = "cases/manifests/softuet.yaml#hpc"   # test_certify.py's package: softuet claiming HPC alone
 SEED = 4242
-I_SOFT, I_PERS = "softuet-hpc", "extended-address-hpc"
+I_SOFT, I_PERS, I_HPC = "softuet", "extended-address", "softuet-hpc"
 SCRIPT_PAGE = "<!DOCTYPE html><script>document.title = 'a lab ran this'</script>\n"
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="certify runs the suite in namespace pairs, which needs root")
 
@@ -100,7 +101,7 @@ def made(certify_package, tmp_path_factory):
     own with no lab), each unpacked once to read what it holds."""
     runs = {"a": certify_package("--initiator", SOFTUET, "--target", PERSONALITY, "--seed", SEED, "--lab", "Lab A"),
             "b": certify_package("--initiator", PERSONALITY, "--target", SOFTUET, "--seed", SEED, "--lab", "Lab B"),
-            "c": certify_package("--provider", SOFTUET, "--seed", SEED)}   # test_certify.py's: one run for both
+            "c": certify_package("--provider", SOFTUET_HPC, "--seed", SEED)}   # test_certify.py's: one run for both
     for key, run in runs.items():
         assert run.returncode == 0, (key, run.stdout[-2000:], run.stderr[-2000:])
     top = tmp_path_factory.mktemp("plugfest-packages")
@@ -220,7 +221,7 @@ class TestIngest:
         commit = suite_identity.commit()
         for line, key, lab, cell in ((out[0], "a", "Lab A", f"{I_SOFT} → {I_PERS}"),
                                      (out[1], "b", "Lab B", f"{I_PERS} → {I_SOFT}"),
-                                     (out[3], "c", "Lab C (by --lab)", f"{I_SOFT} → {I_SOFT}")):
+                                     (out[3], "c", "Lab C (by --lab)", f"{I_HPC} → {I_HPC}")):
             package, tree = made[key]
             assert line == (f"uet plugfest: {package}: accepted: lab {lab}, suite {commit[:12]}, {cell}, certified "
                             f"{started(tree).isoformat()}; VALID; evidence {story['site'] / 'evidence' / sha(package)[:16]}")
@@ -236,13 +237,13 @@ class TestIngest:
                              f"evidence/{sha(package)[:16]}", None))
         assert rows["packages"] == expected
         cells = (("a", I_SOFT, I_PERS, f"{I_SOFT}__{I_PERS}"), ("b", I_PERS, I_SOFT, f"{I_PERS}__{I_SOFT}"),
-                 ("c", I_SOFT, I_SOFT, I_SOFT))
+                 ("c", I_HPC, I_HPC, I_HPC))
         assert rows["cells"] == sorted(
             (sha(made[k][0]), cell, i, t, build_text(made[k][1], i), build_text(made[k][1], t), f"cells/{cell}.html")
             for k, i, t, cell in cells)
         assert rows["counts"] == sorted(
             (sha(made[k][0]), cell, v, n) for k, cell in (("a", f"{I_SOFT}__{I_PERS}"), ("b", f"{I_PERS}__{I_SOFT}"),
-                                                          ("c", I_SOFT)) for v, n in results_counts(made[k][1]).items())
+                                                          ("c", I_HPC)) for v, n in results_counts(made[k][1]).items())
         assert rows["runs"] == [(0,)]   # the history's runs are its own; the plugfest's sit beside them
 
     def test_the_same_package_sent_again_is_de_duplicated_and_changes_no_row(self, story, made):
@@ -295,23 +296,23 @@ class TestIngest:
 class TestSite:
     def test_rows_and_columns_are_the_implementations_in_order(self, story, dom_of):
         dom = dom_of(story["site"] / "index.html")
-        assert (dom.columns, dom.rows) == ([I_PERS, I_SOFT], [I_PERS, I_SOFT])
-        assert list(dom.cells) == [(I_PERS, I_PERS), (I_PERS, I_SOFT), (I_SOFT, I_PERS), (I_SOFT, I_SOFT)]
-        assert dom.cells[(I_PERS, I_PERS)]["attrs"]["data-packages"] == "0"
+        names = [I_PERS, I_SOFT, I_HPC]
+        assert (dom.columns, dom.rows, list(dom.cells)) == (names, names, [(i, t) for i in names for t in names])
 
     def test_each_cell_shows_its_counts_age_and_markings(self, story, made, older_commit, dom_of):
         dom = dom_of(story["site"] / "index.html")
         head = suite_identity.commit()[:12]
         a = results_counts(made["a"][1])
         shown = {k: (c["attrs"].get("data-packages"), c["attrs"].get("data-stale"), c["attrs"].get("data-mixed"),
-                     c["attrs"].get("data-age"), c["counts"], c["marks"]) for k, c in dom.cells.items()}
+                     c["attrs"].get("data-age"), c["counts"], c["marks"]) for k, c in dom.cells.items()
+                 if c["attrs"]["data-packages"] != "0"}
         assert shown == {
-            (I_PERS, I_PERS): ("0", None, None, None, {}, {}),
             (I_PERS, I_SOFT): ("1", "no", "no", "3", results_counts(made["b"][1]), {}),
             (I_SOFT, I_PERS): ("2", "yes", "yes", "3", {v: 2 * n for v, n in a.items()}, {
                 "stale": f"stale: it rests on suite commit {older_commit[:12]}, older than the newest ingested, {head}",
                 "mixed": f"mixed: its packages differ in suite commit ({', '.join(sorted([older_commit[:12], head]))})"}),
-            (I_SOFT, I_SOFT): ("1", "no", "no", "3", results_counts(made["c"][1]), {})}
+            (I_HPC, I_HPC): ("1", "no", "no", "3", results_counts(made["c"][1]), {})}
+        assert len(dom.cells) - len(shown) == 6   # the pairs no package covers say so
 
     def test_every_link_resolves_to_evidence_that_exists(self, story, made, dom_of):
         dom = dom_of(story["site"] / "index.html")
@@ -321,7 +322,10 @@ class TestSite:
         missing = [href for _, href in links if not (story["site"] / href).is_file()]
         assert missing == []
         b = made["b"][0]
-        assert dom.cells[(I_PERS, I_SOFT)]["links"]["evidence"] == [f"evidence/{sha(b)[:16]}/members/run/cells/{I_PERS}__{I_SOFT}.html"]
+        assert dom.cells[(I_PERS, I_SOFT)]["links"] == {
+            "evidence": [f"evidence/{sha(b)[:16]}/members/run/cells/{I_PERS}__{I_SOFT}.html"],
+            "verification": [f"evidence/{sha(b)[:16]}/verification.txt"],
+            "package": [f"evidence/{sha(b)[:16]}/package.tar.zst"]}
         assert (story["site"] / f"evidence/{sha(b)[:16]}/package.tar.zst").read_bytes() == b.read_bytes()
 
     def test_a_page_the_lab_wrote_is_not_published_but_rendered_again(self, story):
@@ -336,11 +340,11 @@ class TestSite:
         dom = dom_of(story["aged"] / "index.html")
         by_age = f"its oldest package was certified 91 days ago, more than {plugfest_view.STALE_AFTER_DAYS}"
         assert {k: (c["attrs"].get("data-age"), c["marks"].get("stale")) for k, c in dom.cells.items()
-                if k != (I_PERS, I_PERS)} == {
+                if c["attrs"]["data-packages"] != "0"} == {
             (I_PERS, I_SOFT): ("91", f"stale: {by_age}"),
             (I_SOFT, I_PERS): ("91", f"stale: {by_age}; it rests on suite commit {older_commit[:12]}, older than the "
                                      f"newest ingested, {suite_identity.commit()[:12]}"),
-            (I_SOFT, I_SOFT): ("91", f"stale: {by_age}")}
+            (I_HPC, I_HPC): ("91", f"stale: {by_age}")}
 
 
 class TestSchema:
