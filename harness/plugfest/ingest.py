@@ -80,6 +80,8 @@ def verified(package: pathlib.Path, staging: pathlib.Path, build: pathlib.Path) 
 
 def ingest_one(db, package: pathlib.Path, args, now: datetime.datetime) -> str:
     """One package recorded; the line that says so. Refused when it is not."""
+    if not package.is_file():
+        raise Refused("not a package: " + ("not a regular file" if package.exists() else "no such file"), 2)
     digest = suite_identity.file_sha256(package)   # the same bytes are the same package
     if seen := ledger.known(db, digest):
         return (f"de-duplicated: the same package (SHA-256 {digest[:16]}) as {seen['name']} of lab {seen['lab']}, "

@@ -10,6 +10,7 @@ another suite commit or other builds sit beside each other in their cell.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import sqlite3
 
 from harness.files.untrusted import printable
@@ -20,6 +21,15 @@ from harness.plugfest.provenance import Provenance
 class Recorded:
     supersedes: str | None       # the package this one replaced
     superseded_by: str | None    # the package that replaces this one at once (it was certified later)
+
+
+def _instant(text: str) -> tuple:
+    """An ISO 8601 time to compare (offsets taken into account); one that does not parse sorts first."""
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return (0, text)
+    return (1, (when if when.tzinfo else when.replace(tzinfo=datetime.timezone.utc)).timestamp())
 
 
 def known(db: sqlite3.Connection, content_sha256: str) -> dict | None:
@@ -36,7 +46,7 @@ def record(db: sqlite3.Connection, content_sha256: str, name: str, prov: Provena
     with db:
         current = db.execute("SELECT content_sha256, certified FROM plugfest_packages WHERE supersede_key = ? AND "
                              "superseded_by IS NULL", (key,)).fetchone()
-        later = current is not None and current[1] > prov.certified
+        later = current is not None and _instant(current[1]) > _instant(prov.certified)
         db.execute("INSERT INTO plugfest_packages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
             content_sha256, name, prov.lab, prov.lab_source, prov.suite_commit, prov.suite_commit_time, prov.certified,
             ingested, verdict, evidence, key, current[0] if later else None))

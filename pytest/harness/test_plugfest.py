@@ -75,9 +75,13 @@ def edit_json(path: pathlib.Path, change) -> None:
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
+def started_text(package_tree: pathlib.Path) -> str:
+    """run_info.started, as the run wrote it."""
+    return json.loads((package_tree / "run" / "results.json").read_text())["run_info"]["started"]
+
+
 def started(package_tree: pathlib.Path) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(json.loads((package_tree / "run" / "results.json").read_text())
-                                           ["run_info"]["started"])
+    return datetime.datetime.fromisoformat(started_text(package_tree))
 
 
 def results_counts(package_tree: pathlib.Path) -> dict:
@@ -224,7 +228,7 @@ class TestIngest:
                                      (out[3], "c", "Lab C (by --lab)", f"{I_HPC} → {I_HPC}")):
             package, tree = made[key]
             assert line == (f"uet plugfest: {package}: accepted: lab {lab}, suite {commit[:12]}, {cell}, certified "
-                            f"{started(tree).isoformat()}; VALID; evidence {story['site'] / 'evidence' / sha(package)[:16]}")
+                            f"{started_text(tree)}; VALID; evidence {story['site'] / 'evidence' / sha(package)[:16]}")
         assert out[2] == f"uet plugfest: 2 package(s) in the history; site {story['site'] / 'index.html'}"
         assert out[4] == f"uet plugfest: 3 package(s) in the history; site {story['site'] / 'index.html'}"
 
@@ -233,7 +237,7 @@ class TestIngest:
         expected = []
         for key, lab, source in (("a", "Lab A", "package"), ("b", "Lab B", "package"), ("c", "Lab C", "ingest option")):
             package, tree = made[key]
-            expected.append((sha(package), package.name, lab, source, commit, started(tree).isoformat(), "VALID",
+            expected.append((sha(package), package.name, lab, source, commit, started_text(tree), "VALID",
                              f"evidence/{sha(package)[:16]}", None))
         assert rows["packages"] == expected
         cells = (("a", I_SOFT, I_PERS, f"{I_SOFT}__{I_PERS}"), ("b", I_PERS, I_SOFT, f"{I_PERS}__{I_SOFT}"),
@@ -276,10 +280,10 @@ class TestIngest:
         assert (step.proc.returncode, step.proc.stderr) == (0, "")
         assert step.proc.stdout.splitlines()[0] == (
             f"uet plugfest: {package}: accepted: lab Lab D, suite {older_commit[:12]}, {I_SOFT} → {I_PERS}, certified "
-            f"{started(made['a'][1]).isoformat()}; VALID, with 1 caveat(s); evidence "
+            f"{started_text(made['a'][1])}; VALID, with 1 caveat(s); evidence "
             f"{story['site'] / 'evidence' / sha(package)[:16]}")
         assert step.rows["packages"] == before["packages"] + [
-            (sha(package), "older.tar.zst", "Lab D", "package", older_commit, started(made["a"][1]).isoformat(),
+            (sha(package), "older.tar.zst", "Lab D", "package", older_commit, started_text(made["a"][1]),
              "VALID, with 1 caveat(s)", f"evidence/{sha(package)[:16]}", None)]
 
     def test_a_later_certification_of_the_same_lab_commit_and_builds_supersedes_the_first(self, story, made):
