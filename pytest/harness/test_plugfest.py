@@ -84,12 +84,24 @@ def started(package_tree: pathlib.Path) -> datetime.datetime:
     return datetime.datetime.fromisoformat(started_text(package_tree))
 
 
-def results_counts(package_tree: pathlib.Path) -> dict:
-    results = json.loads((package_tree / "run" / "results.json").read_text())["results"]
+def cells_of(package_tree: pathlib.Path) -> list[dict]:
+    """The run's cells, in results.json's order (a pair's run has the pair and each side alone)."""
+    return json.loads((package_tree / "run" / "results.json").read_text())["cells"]
+
+
+def cell_counts(package_tree: pathlib.Path, initiator: str, target: str) -> dict:
+    """The verdict counts of the package's cell of that initiator and target."""
+    doc = json.loads((package_tree / "run" / "results.json").read_text())
+    cell = next(c["id"] for c in doc["cells"] if (c["initiator"], c["target"]) == (initiator, target))
     out = {}
-    for r in results:
-        out[r["verdict"]] = out.get(r["verdict"], 0) + 1
+    for r in doc["results"]:
+        if r["cell"] == cell:
+            out[r["verdict"]] = out.get(r["verdict"], 0) + 1
     return out
+
+
+def summed(*counts: dict) -> dict:
+    return {v: sum(c.get(v, 0) for c in counts) for v in {v for c in counts for v in c}}
 
 
 def build_text(package_tree: pathlib.Path, name: str) -> str:
@@ -223,12 +235,12 @@ class TestIngest:
         assert (pairs.proc.returncode, pairs.proc.stderr, provider.proc.returncode, provider.proc.stderr) == (0, "", 0, "")
         out = pairs.proc.stdout.splitlines() + provider.proc.stdout.splitlines()
         commit = suite_identity.commit()
-        for line, key, lab, cell in ((out[0], "a", "Lab A", f"{I_SOFT} → {I_PERS}"),
-                                     (out[1], "b", "Lab B", f"{I_PERS} → {I_SOFT}"),
-                                     (out[3], "c", "Lab C (by --lab)", f"{I_HPC} → {I_HPC}")):
+        for line, key, lab in ((out[0], "a", "Lab A"), (out[1], "b", "Lab B"), (out[3], "c", "Lab C (by --lab)")):
             package, tree = made[key]
-            assert line == (f"uet plugfest: {package}: accepted: lab {lab}, suite {commit[:12]}, {cell}, certified "
+            cells = ", ".join(f"{c['initiator']} → {c['target']}" for c in cells_of(tree))
+            assert line == (f"uet plugfest: {package}: accepted: lab {lab}, suite {commit[:12]}, {cells}, certified "
                             f"{started_text(tree)}; VALID; evidence {story['site'] / 'evidence' / sha(package)[:16]}")
+        assert [c["id"] for c in cells_of(made["a"][1])] == [I_SOFT, I_PERS, f"{I_SOFT}__{I_PERS}"]
         assert out[2] == f"uet plugfest: 2 package(s) in the history; site {story['site'] / 'index.html'}"
         assert out[4] == f"uet plugfest: 3 package(s) in the history; site {story['site'] / 'index.html'}"
 
@@ -240,14 +252,12 @@ class TestIngest:
             expected.append((sha(package), package.name, lab, source, commit, started_text(tree), "VALID",
                              f"evidence/{sha(package)[:16]}", None))
         assert rows["packages"] == expected
-        cells = (("a", I_SOFT, I_PERS, f"{I_SOFT}__{I_PERS}"), ("b", I_PERS, I_SOFT, f"{I_PERS}__{I_SOFT}"),
-                 ("c", I_HPC, I_HPC, I_HPC))
         assert rows["cells"] == sorted(
-            (sha(made[k][0]), cell, i, t, build_text(made[k][1], i), build_text(made[k][1], t), f"cells/{cell}.html")
-            for k, i, t, cell in cells)
+            (sha(package), c["id"], c["initiator"], c["target"], build_text(tree, c["initiator"]),
+             build_text(tree, c["target"]), f"cells/{c['id']}.html") for package, tree in made.values() for c in cells_of(tree))
         assert rows["counts"] == sorted(
-            (sha(made[k][0]), cell, v, n) for k, cell in (("a", f"{I_SOFT}__{I_PERS}"), ("b", f"{I_PERS}__{I_SOFT}"),
-                                                          ("c", I_HPC)) for v, n in results_counts(made[k][1]).items())
+            (sha(package), c["id"], v, n) for package, tree in made.values() for c in cells_of(tree)
+            for v, n in cell_counts(tree, c["initiator"], c["target"]).items())
         assert rows["runs"] == [(0,)]   # the history's runs are its own; the plugfest's sit beside them
 
     def test_the_same_package_sent_again_is_de_duplicated_and_changes_no_row(self, story, made):
@@ -293,7 +303,7 @@ class TestIngest:
         assert step.proc.stdout.splitlines()[0].endswith(
             f"; it supersedes {sha(first)[:16]} (the same lab, suite commit and builds, certified earlier)")
         superseded = [r for r in step.rows["packages"] if r[-1] is not None]
-        assert superseded == [before["packages"][0][:-1] + (sha(package),)]
+        assert superseded == [before["packages"][0][:-1] + (sha(package),)] and before["packages"][0][0] == sha(first)
         assert len(step.rows["packages"]) == len(before["packages"]) + 1
 
 
@@ -304,25 +314,31 @@ class TestSite:
         assert (dom.columns, dom.rows, list(dom.cells)) == (names, names, [(i, t) for i in names for t in names])
 
     def test_each_cell_shows_its_counts_age_and_markings(self, story, made, older_commit, dom_of):
+        """Lab A's package is superseded by its later certification (the same counts), which sits with Lab D's
+        of an older suite commit (the same counts again) in every cell of that pair's run."""
         dom = dom_of(story["site"] / "index.html")
         head = suite_identity.commit()[:12]
-        a = results_counts(made["a"][1])
+        a, b, c = made["a"][1], made["b"][1], made["c"][1]
+        stale = f"stale: it rests on suite commit {older_commit[:12]}, older than the newest ingested, {head}"
+        mixed = f"mixed: its packages differ in suite commit ({', '.join(sorted([older_commit[:12], head]))})"
+        older = {"stale": stale, "mixed": mixed}
         shown = {k: (c["attrs"].get("data-packages"), c["attrs"].get("data-stale"), c["attrs"].get("data-mixed"),
                      c["attrs"].get("data-age"), c["counts"], c["marks"]) for k, c in dom.cells.items()
                  if c["attrs"]["data-packages"] != "0"}
+        twice = lambda i, t: summed(cell_counts(a, i, t), cell_counts(a, i, t))   # noqa: E731
         assert shown == {
-            (I_PERS, I_SOFT): ("1", "no", "no", "3", results_counts(made["b"][1]), {}),
-            (I_SOFT, I_PERS): ("2", "yes", "yes", "3", {v: 2 * n for v, n in a.items()}, {
-                "stale": f"stale: it rests on suite commit {older_commit[:12]}, older than the newest ingested, {head}",
-                "mixed": f"mixed: its packages differ in suite commit ({', '.join(sorted([older_commit[:12], head]))})"}),
-            (I_HPC, I_HPC): ("1", "no", "no", "3", results_counts(made["c"][1]), {})}
-        assert len(dom.cells) - len(shown) == 6   # the pairs no package covers say so
+            (I_PERS, I_PERS): ("3", "yes", "yes", "3", summed(cell_counts(b, I_PERS, I_PERS), twice(I_PERS, I_PERS)), older),
+            (I_PERS, I_SOFT): ("1", "no", "no", "3", cell_counts(b, I_PERS, I_SOFT), {}),
+            (I_SOFT, I_PERS): ("2", "yes", "yes", "3", twice(I_SOFT, I_PERS), older),
+            (I_SOFT, I_SOFT): ("3", "yes", "yes", "3", summed(cell_counts(b, I_SOFT, I_SOFT), twice(I_SOFT, I_SOFT)), older),
+            (I_HPC, I_HPC): ("1", "no", "no", "3", cell_counts(c, I_HPC, I_HPC), {})}
+        assert len(dom.cells) - len(shown) == 4   # the pairs no package covers say so
 
     def test_every_link_resolves_to_evidence_that_exists(self, story, made, dom_of):
         dom = dom_of(story["site"] / "index.html")
         links = [(kind, href) for c in dom.cells.values() for kind, hrefs in c["links"].items() for href in hrefs]
         assert sorted({kind for kind, _ in links}) == ["evidence", "package", "verification"]
-        assert len(links) == 3 * 4 + 1     # four counted packages, and the superseded one's report
+        assert len(links) == 3 * 10 + 3    # ten counted packages of cells, and the superseded one's report in 3
         missing = [href for _, href in links if not (story["site"] / href).is_file()]
         assert missing == []
         b = made["b"][0]
@@ -343,11 +359,12 @@ class TestSite:
         assert (step.proc.returncode, step.proc.stderr) == (0, "")
         dom = dom_of(story["aged"] / "index.html")
         by_age = f"its oldest package was certified 91 days ago, more than {plugfest_view.STALE_AFTER_DAYS}"
+        head = suite_identity.commit()[:12]
+        also = f"; it rests on suite commit {older_commit[:12]}, older than the newest ingested, {head}"
         assert {k: (c["attrs"].get("data-age"), c["marks"].get("stale")) for k, c in dom.cells.items()
                 if c["attrs"]["data-packages"] != "0"} == {
-            (I_PERS, I_SOFT): ("91", f"stale: {by_age}"),
-            (I_SOFT, I_PERS): ("91", f"stale: {by_age}; it rests on suite commit {older_commit[:12]}, older than the "
-                                     f"newest ingested, {suite_identity.commit()[:12]}"),
+            (I_PERS, I_PERS): ("91", f"stale: {by_age}{also}"), (I_PERS, I_SOFT): ("91", f"stale: {by_age}"),
+            (I_SOFT, I_PERS): ("91", f"stale: {by_age}{also}"), (I_SOFT, I_SOFT): ("91", f"stale: {by_age}{also}"),
             (I_HPC, I_HPC): ("91", f"stale: {by_age}")}
 
 
