@@ -17,7 +17,12 @@ import urllib.parse
 from reports import view
 
 STALE_AFTER_DAYS = 90
+# A package's evidence folder in the site (written by harness/plugfest/ingest.py): its members, verify's
+# report, and the package's bytes as verified.
 EVIDENCE_FOLDER = "evidence"
+MEMBERS = "members"
+PACKAGE_COPY = "package.tar.zst"
+VERIFICATION = "verification.txt"   # the name ./uet verify gives its report (harness/certify/verify.py)
 
 
 def evidence_folder(content_sha256: str) -> str:
@@ -45,8 +50,8 @@ def _entry(package: dict, cell: dict, now: datetime.datetime) -> dict:
             "commit": package["suite_commit"][:12], "commit_time": package["suite_commit_time"],
             "certified": package["certified"], "age": _age_days(package["certified"], now), "name": package["name"],
             "builds": (cell["initiator_build"], cell["target_build"]), "counts": cell["counts"],
-            "report": _link(folder, "run/" + (cell["page"] or "index.html")), "run": _link(folder, "run/index.html"),
-            "verification": _link(folder, "verification.txt"), "package": _link(folder, "package.tar.zst")}
+            "report": _link(folder, f"{MEMBERS}/run/{cell['page'] or 'index.html'}"),
+            "verification": _link(folder, VERIFICATION), "package": _link(folder, PACKAGE_COPY)}
 
 
 def _cell(entries: list[dict], superseded: list[dict], newest: dict | None) -> dict:

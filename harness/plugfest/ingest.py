@@ -32,10 +32,8 @@ from harness.trends import history_index
 from reports import plugfest_site, plugfest_view
 from reports.render import render_html
 
-MEMBERS = "members"              # the package's members, inside its evidence folder
-PACKAGE_COPY = "package.tar.zst"  # the bytes that were verified, for anyone to verify again
 # What a browser would run or style: a lab's pages are not published, the suite renders them again.
-PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg", ".xml", ".xsl", ".css", ".js")
+PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg", ".xml", ".xsl", ".xslt", ".css", ".js")
 
 
 class Refused(Exception):
@@ -66,7 +64,7 @@ def verified(package: pathlib.Path, staging: pathlib.Path, build: pathlib.Path) 
     args = argparse.Namespace(package=package, build=build, reasons=not_applicable.REASONS_PATH, report=None)
     t0 = time.monotonic()
     try:
-        findings, stats = verify_mod.verify(args, into=staging / MEMBERS)
+        findings, stats = verify_mod.verify(args, into=staging / plugfest_view.MEMBERS)
     except package_archive.UnreadablePackage as exc:
         raise Refused(f"not a package: {exc}", 2) from None
     except package_limits.PackageRefused as exc:
@@ -92,11 +90,11 @@ def ingest_one(db, package: pathlib.Path, args, now: datetime.datetime) -> str:
     try:
         verdict = verified(package, staging, args.build)
         try:
-            prov = provenance.read(staging / MEMBERS, args.lab)
+            prov = provenance.read(staging / plugfest_view.MEMBERS, args.lab)
         except provenance.ProvenanceError as exc:
             raise Refused(str(exc), 2) from None
-        republish(staging / MEMBERS)
-        shutil.copyfile(package, staging / PACKAGE_COPY)
+        republish(staging / plugfest_view.MEMBERS)
+        shutil.copyfile(package, staging / plugfest_view.PACKAGE_COPY)
         if evidence.exists():   # a folder an ingest left when it stopped before its transaction: no row names it
             shutil.rmtree(evidence)
         staging.rename(evidence)

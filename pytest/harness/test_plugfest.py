@@ -289,7 +289,8 @@ class TestIngest:
         package = story["top"] / "older.tar.zst"
         assert (step.proc.returncode, step.proc.stderr) == (0, "")
         assert step.proc.stdout.splitlines()[0] == (
-            f"uet plugfest: {package}: accepted: lab Lab D, suite {older_commit[:12]}, {I_SOFT} → {I_PERS}, certified "
+            f"uet plugfest: {package}: accepted: lab Lab D, suite {older_commit[:12]}, {I_SOFT} → {I_SOFT}, "
+            f"{I_PERS} → {I_PERS}, {I_SOFT} → {I_PERS}, certified "
             f"{started_text(made['a'][1])}; VALID, with 1 caveat(s); evidence "
             f"{story['site'] / 'evidence' / sha(package)[:16]}")
         assert step.rows["packages"] == before["packages"] + [
@@ -397,3 +398,46 @@ class TestSchema:
             history_index.connect(db)
         assert str(caught.value) == (f"{db}: schema version 1, this suite reads 2 (index into a new --db, or delete it "
                                      "to rebuild from the run folders)")
+
+
+class TestRefusedProvenanceAndACrashBetween:
+    @pytest.fixture
+    def ingest(self, build_dir, tmp_path):
+        env = dict(os.environ, PYTHONPATH=str(REPO), UET_BUILD=str(build_dir))
+
+        def run(*args, action="ingest"):
+            return subprocess.run([sys.executable, "-m", "harness.commands.guard", "./uet plugfest",
+                                   "harness.plugfest.ingest", action, *map(str, args), "--out", str(tmp_path / "site"),
+                                   "--db", str(tmp_path / "h.sqlite")], cwd=REPO, env=env, capture_output=True,
+                                  text=True, timeout=1800)
+        return run
+
+    def test_a_package_without_a_lab_needs_one(self, made, ingest, tmp_path):
+        package = made["c"][0]
+        run = ingest(package)
+        assert (run.returncode, run.stderr) == (2, f"uet plugfest: refused {package}: it names no lab (made without "
+                                                   "./uet certify --lab): give --lab NAME; nothing recorded\n")
+        assert rows_of(tmp_path / "h.sqlite")["packages"] == []
+        assert [p.name for p in (tmp_path / "site" / "evidence").iterdir()] == []
+
+    def test_a_lab_given_against_the_packages_own_is_refused(self, made, ingest, tmp_path):
+        package = made["a"][0]
+        run = ingest(package, "--lab", "Lab Z")
+        assert (run.returncode, run.stderr) == (2, f"uet plugfest: refused {package}: the package says it comes from "
+                                                   "lab 'Lab A', not 'Lab Z' (--lab); nothing recorded\n")
+        assert rows_of(tmp_path / "h.sqlite")["packages"] == []
+
+    def test_accepted_means_recorded_and_the_next_render_catches_up(self, made, ingest, tmp_path, dom_of):
+        """The pages cannot be written (a folder where index.html goes): the package is recorded all the same,
+        and once they can be, render shows it."""
+        package, site = made["c"][0], tmp_path / "site"
+        (site / "index.html").mkdir(parents=True)
+        run = ingest(package, "--lab", "Lab C")
+        assert run.returncode == 2 and run.stdout.startswith(f"uet plugfest: {package}: accepted: lab Lab C (by --lab)")
+        assert run.stderr.startswith(f"uet plugfest: cannot write the site into {site}: ")
+        assert [r[0] for r in rows_of(tmp_path / "h.sqlite")["packages"]] == [sha(package)]
+        (site / "index.html").rmdir()
+        run = ingest(action="render")
+        assert (run.returncode, run.stdout) == (0, f"uet plugfest: 1 package(s) in the history; site {site / 'index.html'}\n")
+        dom = dom_of(site / "index.html")
+        assert {k: c["attrs"]["data-packages"] for k, c in dom.cells.items()} == {(I_HPC, I_HPC): "1"}
