@@ -76,14 +76,19 @@ def verified(package: pathlib.Path, staging: pathlib.Path, build: pathlib.Path) 
     return verdict
 
 
+def de_duplicated(db, digest: str) -> str:
+    seen = ledger.known(db, digest)
+    return (f"de-duplicated: the same package (SHA-256 {digest[:16]}) as {seen['name']} of lab {seen['lab']}, "
+            f"ingested {seen['ingested']}: nothing recorded")
+
+
 def ingest_one(db, package: pathlib.Path, args, now: datetime.datetime) -> str:
     """One package recorded; the line that says so. Refused when it is not."""
     if not package.is_file():
         raise Refused("not a package: " + ("not a regular file" if package.exists() else "no such file"), 2)
     digest = suite_identity.file_sha256(package)   # the same bytes are the same package
-    if seen := ledger.known(db, digest):
-        return (f"de-duplicated: the same package (SHA-256 {digest[:16]}) as {seen['name']} of lab {seen['lab']}, "
-                f"ingested {seen['ingested']}: nothing recorded")
+    if ledger.known(db, digest):
+        return de_duplicated(db, digest)
     evidence = args.out / plugfest_view.evidence_folder(digest)
     os.close(output_files.open_folder(evidence.parent, shared_ok=False))
     staging = pathlib.Path(tempfile.mkdtemp(prefix=".ingest-", dir=evidence.parent))
@@ -95,13 +100,18 @@ def ingest_one(db, package: pathlib.Path, args, now: datetime.datetime) -> str:
             raise Refused(str(exc), 2) from None
         republish(staging / plugfest_view.MEMBERS)
         shutil.copyfile(package, staging / plugfest_view.PACKAGE_COPY)
+        if ledger.known(db, digest):   # another ingest of the same bytes recorded it while this one verified
+            return de_duplicated(db, digest)
         if evidence.exists():   # a folder an ingest left when it stopped before its transaction: no row names it
             shutil.rmtree(evidence)
         staging.rename(evidence)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    done = ledger.record(db, digest, package.name, prov, now.isoformat(timespec="seconds"), verdict,
-                         plugfest_view.evidence_folder(digest))
+    try:
+        done = ledger.record(db, digest, package.name, prov, now.isoformat(timespec="seconds"), verdict,
+                             plugfest_view.evidence_folder(digest))
+    except ledger.AlreadyRecorded:   # another ingest of the same bytes recorded it meanwhile: the same evidence
+        return de_duplicated(db, digest)
     cells = ", ".join(f"{c.initiator} → {c.target}" for c in prov.cells)
     line = (f"accepted: lab {prov.lab}{' (by --lab)' if prov.lab_source != 'package' else ''}, suite "
             f"{prov.suite_commit[:12]}, {cells}, certified {prov.certified}; {verdict}; evidence {evidence}")

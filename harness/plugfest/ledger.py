@@ -23,6 +23,10 @@ class Recorded:
     superseded_by: str | None    # the package that replaces this one at once (it was certified later)
 
 
+class AlreadyRecorded(Exception):
+    """The package's content hash is recorded already."""
+
+
 def _instant(text: str) -> tuple:
     """An ISO 8601 time to compare (offsets taken into account); one that does not parse sorts first."""
     try:
@@ -41,9 +45,14 @@ def known(db: sqlite3.Connection, content_sha256: str) -> dict | None:
 
 def record(db: sqlite3.Connection, content_sha256: str, name: str, prov: Provenance, ingested: str, verdict: str,
            evidence: str) -> Recorded:
-    """Records the package, its cells and counts, and the supersede rule's outcome, in one transaction."""
+    """Records the package, its cells and counts, and the supersede rule's outcome, in one transaction;
+    AlreadyRecorded when its hash is recorded (by another ingest since this one looked)."""
     key = prov.supersede_key()
-    with db:
+    # the rule reads and writes under one write lock: two ingests at once cannot both find no current package
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if known(db, content_sha256):
+            raise AlreadyRecorded(content_sha256)
         current = db.execute("SELECT content_sha256, certified FROM plugfest_packages WHERE supersede_key = ? AND "
                              "superseded_by IS NULL", (key,)).fetchone()
         later = current is not None and _instant(current[1]) > _instant(prov.certified)
@@ -58,6 +67,10 @@ def record(db: sqlite3.Connection, content_sha256: str, name: str, prov: Provena
                 content_sha256, c.cell, c.initiator, c.target, c.initiator_build, c.target_build, c.page))
             db.executemany("INSERT INTO plugfest_counts VALUES (?, ?, ?, ?)",
                            [(content_sha256, c.cell, v, n) for v, n in sorted(c.counts.items())])
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
     if current is None:
         return Recorded(None, None)
     return Recorded(None, current[0]) if later else Recorded(current[0], None)

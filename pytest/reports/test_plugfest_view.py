@@ -71,3 +71,10 @@ class TestRules:
         assert (the_cell(db)["age"], the_cell(db)["stale"]) == (limit, [])
         record(db, "2", provenance(lab="Lab B", certified=(NOW - datetime.timedelta(days=limit + 1)).isoformat()))
         assert the_cell(db)["stale"] == [f"its oldest package was certified {limit + 1} days ago, more than {limit}"]
+
+    def test_a_package_recorded_meanwhile_is_refused_by_the_ledger_and_changes_no_row(self, db):
+        record(db, "1", provenance())
+        before = ledger.packages(db)
+        with pytest.raises(ledger.AlreadyRecorded):
+            record(db, "1", provenance(lab="Lab B"))
+        assert ledger.packages(db) == before and not db.in_transaction
