@@ -1,6 +1,7 @@
 """Runs of the suite for the tests, Wireshark-style: the command (cmd_uet_run), the one reader of a run's
 results (results_of), and the runs several tests look at, each made once per pytest session (suite_run for
-`./uet run` as a user runs it, cell_run for one cell's case binaries, as the mutation run makes them).
+`./uet run` as a user runs it, cell_run for one cell's case binaries, as the mutation run makes them,
+certify_package for a submission package of `./uet certify`).
 
 A shared run is made once in the whole session, also under `pytest -n N --dist loadfile`: loadfile gives each
 worker whole files, so two files that need the same run are usually on two workers, each with a session of
@@ -24,6 +25,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 UET_RUN = (sys.executable, "-m", "harness.run.run_suite")  # what ./uet run runs after its build
+UET_CERTIFY = (sys.executable, "-m", "harness.certify.certify")
 
 
 def results_of(folder) -> dict:
@@ -188,4 +190,33 @@ def cell_run(build_dir, tmp_path_factory):
                                    case_filter=case_filter, extra_env=env, **options)
             return CellRunRecord(folder, pickle.dumps(results))
         return _once(shared, key, make)
+    return run
+
+
+@dataclasses.dataclass
+class CertifyRun:
+    """One `./uet certify` of the session: its exit status and output, and the package it wrote (None when none)."""
+    returncode: int
+    stdout: str
+    stderr: str
+    package: pathlib.Path | None
+
+
+@pytest.fixture(scope="session")
+def certify_package(build_dir, tmp_path_factory):
+    """certify_package(*args, timeout=1800) -> CertifyRun of `./uet certify ARGS --out FOLDER` (its harness, with the
+    build the tests use), made once per session for the same ARGS: a real package is a whole mustpass run.
+    The package is valid only when made from a clean checkout (commit your changes first)."""
+    shared = _shared_folder(tmp_path_factory)
+
+    def run(*args, timeout=1800):
+        args = [str(a) for a in args]
+
+        def make(folder):
+            env = dict(os.environ, UET_BUILD=str(build_dir), PYTHONPATH=str(REPO))
+            proc = subprocess.run([*UET_CERTIFY, *args, "--out", str(folder)], cwd=REPO, env=env, capture_output=True,
+                                  text=True, timeout=timeout)
+            packages = sorted(folder.glob("*.tar.zst"))
+            return CertifyRun(proc.returncode, proc.stdout, proc.stderr, packages[0] if packages else None)
+        return _once(shared, "certify\0" + "\0".join(args), make)
     return run

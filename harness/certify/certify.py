@@ -124,7 +124,7 @@ def certify(args) -> tuple[pathlib.Path, int]:
         shutil.copytree(run_dir, staging / RUN_MEMBER)
         results = printable_tree(outcome.doc["results"])  # as results.json holds them
         mustpass = dict(mustpass_mod.with_checks(mustpass, results), seed=seed, run_exit_status=rc,
-                        refs=package_refs, given_refs=refs)
+                        refs=package_refs, given_refs=refs, **({"lab": args.lab} if args.lab else {}))
         (staging / "mustpass.json").write_text(json.dumps(mustpass, indent=1) + "\n")
         (staging / "suite.json").write_text(json.dumps(suite, indent=1) + "\n")
         names = sorted(str(p.relative_to(staging)) for p in staging.rglob("*") if p.is_file())

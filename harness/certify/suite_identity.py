@@ -90,3 +90,11 @@ def describe(build: pathlib.Path, repo: pathlib.Path = REPO) -> dict:
     changed = changes(repo)
     return {"commit": commit(repo), "modified": bool(changed), "changes": changed,
             "built_sha256": hashes(built_files(build)), "spec_sha256": hashes(spec_files(repo / "spec"))}
+
+
+def commit_time(commit: str, repo: pathlib.Path = REPO) -> int | None:
+    """The commit's time (seconds since the epoch, its committer's), as this checkout's history knows it; None
+    when it does not know the commit."""
+    proc = _git("show", "-s", "--format=%ct", f"{commit}^{{commit}}", "--", repo=repo)
+    text = proc.stdout.strip()
+    return int(text) if proc.returncode == 0 and text.isdigit() else None

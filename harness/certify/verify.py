@@ -61,11 +61,13 @@ def check_extracted(root: pathlib.Path, members: list[str], args,
     return findings + capture_problems + oracle_problems, stats
 
 
-def verify(args) -> tuple[list[Finding], dict]:
-    """Findings and counts; raises package_archive.UnreadablePackage and package_limits.PackageRefused."""
+def verify(args, into: pathlib.Path | None = None) -> tuple[list[Finding], dict]:
+    """Findings and counts; raises package_archive.UnreadablePackage and package_limits.PackageRefused.
+    `into`: a new folder of the caller's where the members are left once judged (./uet plugfest keeps them
+    as evidence); by default they go with a temporary folder."""
     limits = package_limits.Limits()
     with tempfile.TemporaryDirectory(prefix="uet-verify-") as tmp:
-        root = pathlib.Path(tmp) / "package"
+        root = into or pathlib.Path(tmp) / "package"
         members, unsafe = package_archive.extract(args.package, root, limits)
         if unsafe:  # judged no further; what was written before the first is removed with the folder
             return [Finding("unsafe-member", u) for u in unsafe], {"members": None}
@@ -74,6 +76,14 @@ def verify(args) -> tuple[list[Finding], dict]:
         except (TypeError, AttributeError, KeyError, ValueError) as exc:  # JSON of a shape no suite writes
             findings, stats = [Finding("integrity", f"the package's JSON has a shape the suite never writes ({exc!r})")], {}
         return findings, dict(stats, members=len(members))
+
+
+def verdict_of(findings: list[Finding]) -> tuple[list[Finding], str]:
+    """(the findings that invalidate the package, the verdict line: VALID, with its caveats, or INVALID)."""
+    bad = [f for f in findings if f.invalidates]
+    caveats = len(findings) - len(bad)
+    return bad, (f"INVALID: {len(bad)} finding(s) ({', '.join(sorted({f.kind for f in bad}))})" if bad else
+                 "VALID" + (f", with {caveats} caveat(s)" if caveats else ""))
 
 
 def write_report(folder: pathlib.Path, package: pathlib.Path, findings: list[Finding], stats: dict, seconds: float,
@@ -103,10 +113,7 @@ def main(argv: list[str]) -> int:
         return 2
     for f in findings:
         print(printable(f"uet verify: [{f.kind}] {f.message}"))
-    bad = [f for f in findings if f.invalidates]
-    caveats = len(findings) - len(bad)
-    verdict = (f"INVALID: {len(bad)} finding(s) ({', '.join(sorted({f.kind for f in bad}))})" if bad else
-               "VALID" + (f", with {caveats} caveat(s)" if caveats else ""))
+    bad, verdict = verdict_of(findings)
     name = args.package.name.removesuffix(".tar.zst")
     report = args.report or REPO / "out" / "verifications" / name
     write_report(report, args.package, findings, stats, time.monotonic() - t0, verdict)

@@ -3,6 +3,7 @@
 examples:
   ./uet certify --provider cases/manifests/softuet.yaml#hpc
   ./uet certify --initiator a.yaml --target b.yaml --seed 7
+  ./uet certify --provider vendor.yaml --lab "Example Lab"    # the lab a plugfest's results site names
 
 It derives the mustpass (harness/certify/mustpass.py), runs the suite with nothing left out and a fixed seed
 (printed), and writes out/submissions/<provider>-<date>-<suite commit>.tar.zst: the whole run folder, the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import re
 import sys
 
 from harness.commands import manifest_ref, trust_options
@@ -25,6 +27,17 @@ from harness.commands import run as run_options
 from harness.commands.run import SEED_MAX
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# A lab's name as the package carries it (mustpass.json "lab") and ./uet plugfest shows it: plain enough for a
+# page, a terminal and a file name, whoever wrote it.
+LAB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}")
+LAB_RULE = "1 to 64 of letters, digits, space, '.', '_' and '-', starting with a letter or digit"
+
+
+def lab_name(text: str) -> str:
+    """argparse's type of a lab name."""
+    if not LAB_NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a lab name ({LAB_RULE})")
+    return text
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -38,6 +51,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=None, help=f"the run's seed, 0 to {SEED_MAX} (default: a new one, printed)")
     p.add_argument("--out", type=pathlib.Path, default=REPO / "out" / "submissions",
                    help="where the package is written (default out/submissions)")
+    p.add_argument("--lab", type=lab_name, default=None,
+                   help="the lab that ran it, recorded in the package (mustpass.json) for ./uet plugfest ingest")
     p.add_argument("--jobs", type=int, default=None, help="passed to ./uet run")
     run_options.add_libfabric(p)
     trust_options.add(p)

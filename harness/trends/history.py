@@ -3,12 +3,10 @@ help: harness/commands/history.py)."""
 from __future__ import annotations
 
 import pathlib
-import sqlite3
 import sys
 
 from harness.trends import history_index
 
-from harness.files import output_files
 from harness.files.untrusted import printable
 from harness.commands import history as history_options
 from reports.history_site import render_site
@@ -29,15 +27,9 @@ def main(argv: list[str]) -> int:
         return 2
     db_path = args.db or args.out / "history.sqlite"
     try:
-        db = history_index.connect(db_path)
-    except history_index.SchemaMismatch as exc:
+        db = history_index.open_index(db_path)
+    except history_index.IndexRefused as exc:
         print(f"history: {exc}", file=sys.stderr)
-        return 2
-    except output_files.UnsafeFolder as exc:
-        print(f"history: cannot write the database {shown(db_path)}: {shown(exc)}", file=sys.stderr)
-        return 2
-    except (sqlite3.DatabaseError, OSError) as exc:
-        print(f"history: {shown(db_path)}: not a history database: {shown(exc)}", file=sys.stderr)
         return 2
     tally = {"added": 0, "updated": 0, "unchanged": 0, "skipped": 0}
     for folder in (f for d in args.dirs for f in history_index.run_folders(d)):

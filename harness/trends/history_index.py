@@ -1,5 +1,6 @@
 """The run history's SQLite index: one row per run folder's results.json, its verdict counts per provider,
-cell and profile, and every result's verdict (the schema: reports/HISTORY-INDEX.md).
+cell and profile, and every result's verdict; and the plugfest's submission packages (./uet plugfest,
+harness/plugfest/), kept in the same history (the schema: reports/HISTORY-INDEX.md).
 
 Indexing is idempotent: a run is keyed by its run_id, and a results.json whose hash is already stored is
 left alone; one whose hash changed (a re-rendered or finished run) replaces its rows in one transaction.
@@ -20,9 +21,9 @@ from harness.results.results import parse_results_json
 from harness.files.untrusted import printable
 from reports import view
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-SCHEMA = """
+RUN_SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (
     run_id TEXT PRIMARY KEY, folder TEXT NOT NULL, results_sha256 TEXT NOT NULL,
@@ -40,6 +41,28 @@ CREATE TABLE results (
 CREATE INDEX runs_by_start ON runs (started, run_id);
 """
 
+# Version 2 added these, and nothing else: a version-1 index of exactly version 1's objects is upgraded in place.
+PLUGFEST_SCHEMA = """
+CREATE TABLE plugfest_packages (
+    content_sha256 TEXT PRIMARY KEY, name TEXT NOT NULL, lab TEXT NOT NULL,
+    lab_source TEXT NOT NULL CHECK (lab_source IN ('package', 'ingest option')),
+    suite_commit TEXT NOT NULL, suite_commit_time INTEGER NOT NULL, certified TEXT NOT NULL, ingested TEXT NOT NULL,
+    verdict TEXT NOT NULL, evidence TEXT NOT NULL, supersede_key TEXT NOT NULL,
+    superseded_by TEXT REFERENCES plugfest_packages(content_sha256));
+CREATE TABLE plugfest_cells (
+    content_sha256 TEXT NOT NULL REFERENCES plugfest_packages(content_sha256) ON DELETE CASCADE,
+    cell TEXT NOT NULL, initiator TEXT NOT NULL, target TEXT NOT NULL,
+    initiator_build TEXT NOT NULL, target_build TEXT NOT NULL, page TEXT NOT NULL,
+    PRIMARY KEY (content_sha256, cell));
+CREATE TABLE plugfest_counts (
+    content_sha256 TEXT NOT NULL, cell TEXT NOT NULL, verdict TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (content_sha256, cell, verdict),
+    FOREIGN KEY (content_sha256, cell) REFERENCES plugfest_cells(content_sha256, cell) ON DELETE CASCADE);
+CREATE INDEX plugfest_by_key ON plugfest_packages (supersede_key);
+"""
+SCHEMA = RUN_SCHEMA + PLUGFEST_SCHEMA
+UPGRADES = {"1": (RUN_SCHEMA, PLUGFEST_SCHEMA)}   # version -> (its objects' schema, what upgrades it to this one)
+
 
 class BrokenRun(ValueError):
     """A run folder whose results.json cannot be indexed; the message names the file and what is wrong."""
@@ -53,13 +76,32 @@ def _objects(db: sqlite3.Connection) -> list[tuple]:
     return sorted(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"), key=repr)
 
 
-def _expected_objects() -> list[tuple]:
+def _expected_objects(schema: str = SCHEMA) -> list[tuple]:
     db = sqlite3.connect(":memory:")
     try:
-        db.executescript(SCHEMA)
+        db.executescript(schema)
         return _objects(db)
     finally:
         db.close()
+
+
+def _upgraded(db: sqlite3.Connection, version: str, objects: list[tuple]) -> bool:
+    """Upgrades an index of an older version in place, in one transaction, when its objects are exactly that
+    version's (an upgrade only adds tables, so every row it held stays as it was); False when it cannot."""
+    if version not in UPGRADES or objects != _expected_objects(UPGRADES[version][0]):
+        return False
+    # sqlite3 opens no transaction before a CREATE on its own (executescript commits first): an explicit one,
+    # so a crash half-way leaves version 1 as it was
+    db.execute("BEGIN")
+    try:
+        for statement in filter(str.strip, UPGRADES[version][1].split(";")):
+            db.execute(statement)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    return True
 
 
 def connect(path: pathlib.Path) -> sqlite3.Connection:
@@ -91,6 +133,8 @@ def connect(path: pathlib.Path) -> sqlite3.Connection:
             row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() \
                 if meta in objects else None   # read only from a table of this schema's shape, never a view
             version = printable(str(row[0])) if row else "unknown"
+            if version != str(SCHEMA_VERSION) and _upgraded(db, version, objects):
+                objects, version = _objects(db), str(SCHEMA_VERSION)
             if version != str(SCHEMA_VERSION):
                 raise SchemaMismatch(f"{path}: schema version {version}, this suite reads {SCHEMA_VERSION} (index "
                                      "into a new --db, or delete it to rebuild from the run folders)")
@@ -102,6 +146,22 @@ def connect(path: pathlib.Path) -> sqlite3.Connection:
         raise
     db.execute("PRAGMA foreign_keys = ON")
     return db
+
+
+class IndexRefused(Exception):
+    """The index cannot be opened for a reason of the user's to fix; the message names the file and why."""
+
+
+def open_index(path: pathlib.Path) -> sqlite3.Connection:
+    """connect(path), every refusal an IndexRefused whose message names the file and the problem."""
+    try:
+        return connect(path)
+    except SchemaMismatch as exc:
+        raise IndexRefused(str(exc)) from None
+    except output_files.UnsafeFolder as exc:
+        raise IndexRefused(f"cannot write the database {printable(str(path))}: {printable(str(exc))}") from None
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise IndexRefused(f"{printable(str(path))}: not a history database: {printable(str(exc))}") from None
 
 
 def _is_flaky(result: dict) -> bool:

@@ -46,7 +46,7 @@ def nothing_set_up(run: subprocess.CompletedProcess) -> None:
 # Every command ./uet has, with a word of its help (the commands in Python show their parser's usage line).
 HELP = [("run", "usage: ./uet run"), ("certify", "usage: ./uet certify"), ("verify", "usage: ./uet verify"),
         ("selftest", "usage: ./uet selftest"), ("compare", "usage: ./uet compare"),
-        ("history", "usage: ./uet history"), ("manifest", "usage: ./uet manifest"),
+        ("history", "usage: ./uet history"), ("plugfest", "usage: ./uet plugfest"), ("manifest", "usage: ./uet manifest"),
         ("manifest init", "usage: ./uet manifest init"), ("manifest check", "usage: ./uet manifest check"),
         ("fuzz", "usage: python3 -m harness.selftest.fuzz campaign"), ("test", "./uet test [--workers N]"),
         ("build", "./uet build [--all]"), ("setup", "./uet setup"), ("bench", "./uet bench decode")]
@@ -68,6 +68,9 @@ BAD_USAGE = [
     (["compare", "a", "b"], 2, "uet compare: a: cannot read: No such file or directory"),
     (["compare", "--bogus"], 2, "./uet compare: error:"),
     (["history", "/nonexistent-run-folder"], 2, "history: no such folder: /nonexistent-run-folder"),
+    (["plugfest", "ingest", "missing.tar.zst"], 2, "uet plugfest: not a package: "),
+    (["plugfest", "ingest", "p.tar.zst", "--lab", "../x"], 2, "'../x' is not a lab name"),
+    (["plugfest"], 2, "the following arguments are required: ingest|render"),
     (["manifest", "check", "missing.yaml"], 1, "missing.yaml: cannot read: No such file or directory"),
     (["manifest", "bogus"], 2, "invalid choice: 'bogus'"),
     (["manifest", "init"], 2, "the following arguments are required: --provider"),

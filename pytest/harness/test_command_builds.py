@@ -20,6 +20,7 @@ EXPECTED = {
     ("certify", "--provider", SOFTUET): RUN,
     ("selftest",): [("build", "uet-selftest")],  # the wire checks it runs need their probes
     ("verify", "package.tar.zst"): RUN,
+    ("plugfest", "ingest", "package.tar.zst"): RUN,   # it checks each package as verify does
     ("build",): RUN,
     ("build", "--all"): [("build", "all"), *TESTS],
     ("test",): [("build", "uet-pytest"), *TESTS],

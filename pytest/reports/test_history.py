@@ -117,7 +117,7 @@ class TestIndex:
         con.commit()
         con.close()
         proc = history("--db", db, "--out", tmp_path / "site", runs_dir)
-        assert proc.returncode == 2 and "%s: schema version 0, this suite reads 1" % db in proc.stderr
+        assert proc.returncode == 2 and "%s: schema version 0, this suite reads %d" % (db, history_index.SCHEMA_VERSION) in proc.stderr
         (tmp_path / "junk.sqlite").write_text("not a database at all, just text" * 10)
         proc = history("--db", tmp_path / "junk.sqlite", "--out", tmp_path / "site", runs_dir)
         assert proc.returncode == 2 and "junk.sqlite: not a history database" in proc.stderr

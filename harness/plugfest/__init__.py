@@ -1,0 +1,1 @@
+"""./uet plugfest: submission packages of many labs, verified, kept in the run history, shown as a site."""
