@@ -4,6 +4,7 @@
 
 
 #include <cstring>
+#include <set>
 
 #include "softuet.hpp"
 #include "transport_shared.hpp"
@@ -285,10 +286,14 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
 void restate_answers(Domain* d, PeerPdc& p) {
   if (!p.tgt || fault(d, Fault::no_ack)) return;
   const pds::Psn cack = p.tgt->cack_psn();
-  for (const auto& [psn, a] : p.unconfirmed) {
+  // Newest first: several packets of one message may have been answered with its response; once is enough.
+  std::set<uint64_t> restated;
+  for (auto it = p.unconfirmed.rbegin(); it != p.unconfirmed.rend(); ++it) {
+    const auto& [psn, a] = *it;
     const auto rsp = p.given.find(a.response_key);
     const auto offset = static_cast<int32_t>(psn - cack);  // ACK_PSN = CACK_PSN + ack_psn_offset
-    if (rsp == p.given.end() || offset < INT16_MIN || offset > INT16_MAX) continue;
+    if (rsp == p.given.end() || offset < INT16_MIN || offset > INT16_MAX || !restated.insert(a.response_key).second)
+      continue;
     send_ack(d, p, false, static_cast<int16_t>(offset), a.message_id, a.job_id, &rsp->second);
   }
 }
