@@ -4,6 +4,7 @@
 
 
 #include <cstring>
+#include <set>
 
 #include "softuet.hpp"
 #include "transport_shared.hpp"
@@ -238,6 +239,7 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
       p.tgt.reset();
       p.given.clear();
       p.given_order.clear();
+      p.unconfirmed.clear();
     }
     if (!p.tgt) {
       p.tgt = std::make_unique<pds::TargetPdc>(mode);
@@ -267,9 +269,33 @@ void handle_rdm_request(Domain* d, Ep* ep, const uet::codec::Decoded& pkt, InReq
     auto g = p.given.find(response_key);
     if (g != p.given.end()) answer = &g->second;
   }
-  if ((v.send_ack || answer || later) && !fault(d, Fault::no_ack))
+  // CLEAR_PSN is the oldest PSN the peer still waits to see ACKed: the answers below it reached it.
+  const pds::Psn clear_psn = f.psn + static_cast<pds::Psn>(f.clear_psn_offset);
+  for (auto it = p.unconfirmed.begin(); it != p.unconfirmed.end() && pds::psn_before(it->first, clear_psn);)
+    it = p.unconfirmed.erase(it);
+  if ((v.send_ack || answer || later) && !fault(d, Fault::no_ack)) {
     send_ack(d, p, f.retransmit, v.ack_psn_offset, message_id, job_id, answer);
+    if (answer) {
+      p.unconfirmed.insert_or_assign(f.psn, PeerPdc::Answer{message_id, job_id, response_key});
+      if (p.unconfirmed.size() > kGivenResponses) p.unconfirmed.erase(p.unconfirmed.begin());
+    }
+  }
   if (v.nack_psn) send_nack(d, p, *v.nack_psn);
+}
+
+void restate_answers(Domain* d, PeerPdc& p) {
+  if (!p.tgt || fault(d, Fault::no_ack)) return;
+  const pds::Psn cack = p.tgt->cack_psn();
+  // Newest first: several packets of one message may have been answered with its response; once is enough.
+  std::set<uint64_t> restated;
+  for (auto it = p.unconfirmed.rbegin(); it != p.unconfirmed.rend(); ++it) {
+    const auto& [psn, a] = *it;
+    const auto rsp = p.given.find(a.response_key);
+    const auto offset = static_cast<int32_t>(psn - cack);  // ACK_PSN = CACK_PSN + ack_psn_offset
+    if (rsp == p.given.end() || offset < INT16_MIN || offset > INT16_MAX || !restated.insert(a.response_key).second)
+      continue;
+    send_ack(d, p, false, static_cast<int16_t>(offset), a.message_id, a.job_id, &rsp->second);
+  }
 }
 
 // An ACK or NACK for one of our initiator PDCs (named by dpdcid, from the peer it belongs to).

@@ -537,6 +537,15 @@ struct PeerPdc {
   // oldest are forgotten first.
   std::map<uint64_t, Response> given;
   std::deque<uint64_t> given_order;
+  // Target side: the answers (ACK and response) the peer may still lack, by the PSN of the request each
+  // answered: those its requests' CLEAR_PSN has not passed yet. A closing endpoint restates them
+  // (restate_answers).
+  struct Answer {
+    uint16_t message_id = 0;
+    uint32_t job_id = 0;
+    uint64_t response_key = 0;  // in `given`
+  };
+  std::map<pds::Psn, Answer, bool (*)(pds::Psn, pds::Psn)> unconfirmed{pds::psn_before};
   std::optional<uint32_t> reused_psn;  // fault knob psn_reuse
 };
 

@@ -41,6 +41,12 @@ const size_t kPdsReqSize = wire::node_info(Node::uet_pds_rud_rod_req).size;
 // After an RDM endpoint's last frame, how long it keeps answering before it closes, and at most how long.
 constexpr auto kLingerQuiet = std::chrono::milliseconds(200);
 constexpr auto kLingerMax = std::chrono::milliseconds(3000);
+// How many times a closing RDM endpoint restates the answers its peers may still lack (restate_answers),
+// one per round of its linger. Nothing acknowledges the last answer of a PDC (UET's CLOSE handshake, CP
+// CLOSE_CMD/CLOSE_REQ, is not in softuet; the digest names those packets only), so a peer that is not run
+// before this endpoint is gone would ask again in vain: a restated answer waits for it in its socket
+// instead, and it misses its answer only when every copy is lost, however late it runs.
+constexpr unsigned kCloseRestatements = 3;
 
 constexpr unsigned kResponseTries = 8;
 // A rendezvous's response waits for the receive and the pull: the initiator asks again at most this often,
@@ -553,6 +559,7 @@ void transport_close_ep(Ep* ep) {
   Domain* d = ep->domain;
   const auto start = Clock::now();
   auto quiet_since = start;
+  unsigned restated = 0;
   for (;;) {
     {
       std::lock_guard lock(d->mu);
@@ -561,15 +568,18 @@ void transport_close_ep(Ep* ep) {
         if (p->ep != ep) continue;
         mine = true;
         unacked |= !p->sent.empty();
+        if (restated < kCloseRestatements) restate_answers(d, *p);
       }
       // Nothing ever sent or received on RDM: nobody waits for an answer from this endpoint.
       if (!mine || ep->type != FI_EP_RDM) break;
+      if (restated < kCloseRestatements) ++restated;
       const auto now = Clock::now();
       if (progress(d)) quiet_since = now;
       if (now - start >= kLingerMax) break;
-      // Done when our own packets are all ACKed and the peers have been quiet for a while: a peer whose
-      // ACK from us was lost retransmits within its timeout, and we answer it.
-      if (!unacked && now - quiet_since >= kLingerQuiet) break;
+      // Done when our own packets are all ACKed, our answers restated, and the peers have been quiet for a
+      // while: a peer whose ACK from us was lost and that runs retransmits within its timeout, and we
+      // answer it.
+      if (!unacked && restated == kCloseRestatements && now - quiet_since >= kLingerQuiet) break;
     }
     pollfd pfd{d->sock, POLLIN, 0};
     int wait_ms;

@@ -57,6 +57,8 @@ void send_ack(Domain* d, PeerPdc& p, bool retx, int16_t ack_psn_offset, uint16_t
               const Response* rsp);
 // Keep `rsp` for a duplicate of message `key`.
 void remember_response(PeerPdc& p, uint64_t key, const Response& rsp);
+// The answers on `p` its peer may still lack (PeerPdc::unconfirmed), sent again.
+void restate_answers(Domain* d, PeerPdc& p);
 // Drop a message being reassembled.
 std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly>::iterator forget_reassembly(
     Domain* d, std::map<std::tuple<UdpPeer, uint16_t, uint16_t>, Reassembly>::iterator it);

@@ -31,20 +31,27 @@ def built_probe(build_dir, name):
     return str(path)
 
 
-def server_address(server, timeout=20.0):
-    """The "addr HEX" line a probe server (build/bin/softuet-*-probe serve) prints once it is ready."""
+def read_until(proc, prefix, timeout):
+    """The lines `proc` prints up to and including the first that starts with `prefix`."""
     sel = selectors.DefaultSelector()
-    sel.register(server.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    lines, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not sel.select(timeout=deadline - time.monotonic()):
             break
-        line = server.stdout.readline()
+        line = proc.stdout.readline()
         if not line:
-            raise AssertionError(f"probe server exited with {server.wait(timeout=10)}: {server.stderr.read()}")
-        if line.startswith("addr "):
-            return line.split()[1]
-    raise AssertionError(f"probe server printed no address within {timeout} s")
+            raise AssertionError(f"exited with {proc.wait(timeout=10)} before '{prefix}': {''.join(lines)}"
+                                 f"{proc.stderr.read() if proc.stderr else ''}")
+        lines.append(line)
+        if line.startswith(prefix):
+            return lines
+    raise AssertionError(f"no '{prefix}' within {timeout} s (a hang); so far: {''.join(lines[-20:])}")
+
+
+def server_address(server, timeout=20.0):
+    """The "addr HEX" line a probe server (build/bin/softuet-*-probe serve) prints once it is ready."""
+    return read_until(server, "addr ", timeout)[-1].split()[1]
 
 
 def wait_listening(pair, side, port, proc, timeout=20.0):
@@ -108,6 +115,17 @@ def response_key(f):
     if mid:
         return ("message_id", mid)
     return ("psn", (f["uet.pds.cack_psn"] + f["uet.pds.ack_psn_offset"]) % 2**32)
+
+
+def unconfirmed_keys(requests):
+    """The request_keys of one PDC's requests whose answers its initiator had not confirmed at the end: at or
+    after the CLEAR_PSN of its last request (the oldest PSN it still waited to see ACKed). A closing target
+    restates those answers (fep/src/transport.cpp, kCloseRestatements): they may have more responses than
+    copies of the request."""
+    start = requests[0]["uet.pds.psn"]
+    last = max(requests, key=lambda f: (f["uet.pds.psn"] - start) % 2**32)
+    clear = (last["uet.pds.psn"] + last["uet.pds.clear_psn_offset"]) % 2**32
+    return {request_key(f) for f in requests if (f["uet.pds.psn"] - clear) % 2**32 < 2**31}
 
 
 OPTIMIZED_KEY_BIT = 1 << 62

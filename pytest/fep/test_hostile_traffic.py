@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from softuet_helpers import built_probe, server_address
+from softuet_helpers import built_probe, read_until, server_address
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root (CAP_SYS_ADMIN)")
 
@@ -32,24 +32,6 @@ TO_INJECT = 2500     # the transfer runs until each injector has sent this many 
 NORMAL = 256         # messages of the normal exchange afterwards
 COPIES = 2           # mutated copies of each frame
 DEADLINE = 150       # seconds for one phase: the probe's own per-batch deadline is 60 s
-
-
-def read_until(proc, prefix, timeout):
-    """The lines `proc` prints up to and including the first that starts with `prefix`."""
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
-    lines, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not sel.select(timeout=deadline - time.monotonic()):
-            break
-        line = proc.stdout.readline()
-        if not line:
-            raise AssertionError(f"exited with {proc.wait(timeout=10)} before '{prefix}': {''.join(lines)}"
-                                 f"{proc.stderr.read() if proc.stderr else ''}")
-        lines.append(line)
-        if line.startswith(prefix):
-            return lines
-    raise AssertionError(f"no '{prefix}' within {timeout} s (a hang); so far: {''.join(lines[-20:])}")
 
 
 def start_injector(pair, side, seed):
