@@ -79,3 +79,31 @@ def stub_cmake():
     """stub_cmake(folder) -> folder, for the front of PATH: its cmake compiles nothing, appends each call's
     arguments to $CMAKE_CALLS, and fails the build of the tree $CMAKE_FAIL_TREE names (so a command stops there)."""
     return _stub_cmake
+
+
+# A small run cut in two (one cell, softuet, cut by area: msg and av), seed 7: the shards test_merge.py merges.
+SMALL_RUN = ("--provider", "softuet.yaml", "--only", "msg", "--only", "av", "--quiet")
+
+
+@pytest.fixture(scope="session")
+def small_run():
+    """SMALL_RUN's arguments (without its seed and shard)."""
+    return SMALL_RUN
+
+
+@pytest.fixture(scope="session")
+def small_shards(suite_run):
+    """[shard 1/2, shard 2/2] (fixtures_uet.SuiteRun) of SMALL_RUN with seed 7, each made once per session."""
+    return [suite_run(*SMALL_RUN, "--seed", "7", "--shard", f"{i}/2") for i in (1, 2)]
+
+
+@pytest.fixture(scope="session")
+def small_unsharded(suite_run):
+    """SMALL_RUN with seed 7 as one run: what the merge of small_shards must equal."""
+    return suite_run(*SMALL_RUN, "--seed", "7")
+
+
+@pytest.fixture(scope="session")
+def small_shard_of_another_seed(suite_run):
+    """Shard 2/2 of SMALL_RUN with seed 8: a shard of another run."""
+    return suite_run(*SMALL_RUN, "--seed", "8", "--shard", "2/2")
