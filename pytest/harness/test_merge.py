@@ -5,17 +5,14 @@ import os
 import pathlib
 import shlex
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from harness.merge import merge_run
-from harness.results.results import read_results_json, write_results_json
+from harness.results.results import read_results_json, schema, write_results_json
 from harness.shards import fingerprint
 from same_run import differences
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="softuet's cells run in namespace pairs: root")
 
 
@@ -39,16 +36,6 @@ def refit(doc) -> None:
     doc["run_info"]["shard"]["fingerprint"] = fingerprint.of(doc["run_info"]["shard"]["parts"])
 
 
-@pytest.fixture(scope="module")
-def merged(small_shards, tmp_path_factory):
-    """The small run's two shards merged by ./uet merge as a user runs it: (process, the merged run's folder)."""
-    report = tmp_path_factory.mktemp("merged")
-    done = subprocess.run([sys.executable, "-m", "harness.merge.merge_run", "--report", str(report),
-                           *(str(s.folder) for s in small_shards)], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=600)
-    return done, (report / "latest").resolve()
-
-
 class TestTheShardsOfARun:
     def test_the_shards_ran_and_each_ran_its_part(self, small_shards):
         records = [s.results()["run_info"]["shard"] for s in small_shards]
@@ -58,33 +45,39 @@ class TestTheShardsOfARun:
         assert records[0]["fingerprint"] == records[1]["fingerprint"] == fingerprint.of(records[0]["parts"])
         assert [{r["area"] for r in s.results()["results"]} for s in small_shards] == [{"msg"}, {"av"}]
 
+    def test_a_shard_s_results_keep_to_the_schema(self, small_shards, closed_schema_problems):
+        assert [closed_schema_problems(schema(), s.results()) for s in small_shards] == [[], []]
+
 
 class TestTheMergedRun:
-    def test_it_exits_as_the_run_would(self, merged, small_unsharded):
-        done, _ = merged
+    def test_it_exits_as_the_run_would(self, small_merged, small_unsharded):
+        done, _ = small_merged
         assert done.returncode == small_unsharded.returncode == 0, done.stderr
 
-    def test_it_decided_what_the_run_made_whole_decided(self, merged, small_unsharded):
-        assert differences(small_unsharded.folder, merged[1]) == []
+    def test_it_decided_what_the_run_made_whole_decided(self, small_merged, small_unsharded):
+        assert differences(small_unsharded.folder, small_merged[1]) == []
 
-    def test_it_says_it_was_merged_and_from_which_shards(self, small_run, merged, small_shards):
-        info = read_results_json(merged[1])[1]["run_info"]
+    def test_it_says_it_was_merged_and_from_which_shards(self, small_run, small_merged, small_shards):
+        info = read_results_json(small_merged[1])[1]["run_info"]
         assert "shard" not in info
         assert [(s["index"], s["folder"], s["units"]) for s in info["merged"]["shards"]] == [
             (1, str(small_shards[0].folder), ["softuet/msg"]), (2, str(small_shards[1].folder), ["softuet/av"])]
         assert info["command"] == "./uet run " + " ".join(shlex.quote(a) for a in [
             *small_run, "--seed", "7", "--report", str(small_shards[0].report)])
 
-    def test_the_shards_evidence_is_in_it_linked(self, merged, small_shards):
-        run = merged[1]
+    def test_the_shards_evidence_is_in_it_linked(self, small_merged, small_shards):
+        run = small_merged[1]
         for shard, area in zip(small_shards, ("msg", "av")):
             log = run / "cells" / "softuet" / f"{area}.log"
             assert log.stat().st_ino == (shard.folder / "cells" / "softuet" / f"{area}.log").stat().st_ino
         doc = read_results_json(run)[1]
         assert all((run / r["evidence"]["log"]).is_file() for r in doc["results"] if r["area"] != "harness")
 
-    def test_it_writes_the_report_s_files(self, merged):
-        run = merged[1]
+    def test_its_results_keep_to_the_schema(self, small_merged, closed_schema_problems):
+        assert closed_schema_problems(schema(), read_results_json(small_merged[1])[1]) == []
+
+    def test_it_writes_the_report_s_files(self, small_merged):
+        run = small_merged[1]
         assert sorted(p.name for p in run.iterdir() if p.is_file()) == [
             "conformance.html", "index.html", "junit.xml", "results.json", "summary.txt"]
         assert (run / "conformance" / "statement.json").is_file() and (run / "cells" / "softuet.html").is_file()
