@@ -25,23 +25,24 @@ def _result(d: dict) -> Result:
     return Result(**{k: v for k, v in d.items() if k != "id"})
 
 
-def _plan_cells(shards: list[checks.Shard]) -> tuple[list[dict], bool]:
-    """The whole plan's cell rows in plan order (a cell cut by area joined into one), and whether it was cut
-    by area."""
-    all_units = shards[0].record["all_units"]
-    rows = [row for s in shards for row in s.doc.get("cells") or []]
-    by_id = {row["id"]: row for row in rows}
-    if all(u in by_id for u in all_units):
-        return [by_id[u] for u in all_units], False
-    areas = [u.rpartition("/")[2] for u in all_units]
-    return [_joined_row(rows, areas)], True
+def _plan_cells(shards: list[checks.Shard]) -> list[dict]:
+    """The whole plan's cell rows in plan order, a cell whose areas ran in several shards joined into one."""
+    rows_of: dict[str, list[dict]] = {}
+    for s in shards:
+        for row in s.doc.get("cells") or []:
+            rows_of.setdefault(row["id"], []).append(row)
+    areas_of: dict[str, list[str]] = {}
+    for unit in shards[0].record["all_units"]:
+        cell, _, area = (unit, "", "") if unit in rows_of else unit.rpartition("/")
+        areas_of.setdefault(cell, []).extend([area] if area else [])
+    return [rows_of[cell][0] if not areas else _joined_row(rows_of[cell], areas)
+            for cell, areas in areas_of.items() if cell in rows_of]
 
 
 def _joined_row(rows: list[dict], areas: list[str]) -> dict:
     """One cell's row from the rows of the shards that each ran some of its areas."""
     row = dict(rows[0])
     row["areas"] = [a for a in areas if any(a in r.get("areas", []) for r in rows)]
-    row["seconds"] = round(sum(r.get("seconds") or 0 for r in rows), 1)
     timings = [r["timing"] for r in rows if r.get("timing")]
     row["timing"] = {"wall": round(sum(t.get("wall") or 0 for t in timings), 2),
                      "binaries": {a: b for t in timings for a, b in (t.get("binaries") or {}).items()}} if timings else None
@@ -130,14 +131,14 @@ def _expectations(shards: list[checks.Shard], results: list[dict]) -> dict | Non
 
 def merged(shards: list[checks.Shard], run_id: str, run_dir: pathlib.Path, command: str) -> tuple[dict, list[Result]]:
     """The whole run's results document and results (the JUnit written in `run_dir` on the way)."""
-    rows, by_area = _plan_cells(shards)
+    rows = _plan_cells(shards)
     results = [_result(r) for s in shards for r in s.doc["results"]]
     info = _run_info(shards, rows, run_id, command)
     cells = _stand_ins(rows, {m.get("name"): m for m in info["manifests"]})
     results.sort(key=execute_mod.order_in(cells))
-    for row in rows:
-        if by_area:
-            row["counts"] = counts([r for r in results if r.cell == row["id"]])
+    for row in rows:  # as the run counts them (harness/run/outputs.py assemble)
+        mine = [r for r in results if r.cell == row["id"]]
+        row["counts"], row["seconds"] = counts(mine), round(sum(r.seconds for r in mine), 1)
     decode = next(s.doc for s in shards if s.record["index"] == 1).get("decode_crosscheck") or \
         {"captures": 0, "frames": 0, "disagreements": 0, "skipped": True}
     doc = {"format": 1, "run_info": info, "summary": outputs.summary_of(results, decode, False), "cells": rows,

@@ -288,9 +288,10 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
     progress.say(f"uet run: {plan.mode}, {len(cells)} cell(s), spec {plan.spec_version}, seed {seed}, {plan.jobs} at a time; "
                  f"writing {run_dir}")
     if ready.shard:
-        progress.say(f"uet run: shard {ready.shard['index']}/{ready.shard['count']}: {len(ready.shard['units'])} of "
-                     f"{len(ready.shard['all_units'])} units ({', '.join(ready.shard['units'])}); fingerprint "
-                     f"{ready.shard['fingerprint'][:16]}")
+        units = ready.shard["units"]
+        progress.say(f"uet run: shard {ready.shard['index']}/{ready.shard['count']}: {len(units)} of "
+                     f"{len(ready.shard['all_units'])} units ({', '.join(units[:6])}{', ...' if len(units) > 6 else ''}; "
+                     f"results.json run_info.shard lists them); fingerprint {ready.shard['fingerprint'][:16]}")
     rounds = -(-len(cells) // plan.jobs)
     bound = rounds * plan.cell_deadline if plan.run_deadline is None else min(plan.run_deadline, rounds * plan.cell_deadline)
     progress.say(f"uet run: budget: a case {plan.case_deadline:.0f} s, a cell {plan.cell_deadline:.0f} s, the run at most "

@@ -25,7 +25,8 @@ def cut_of(cells, count, recorded=None):
 
 @pytest.fixture(scope="module")
 def default_cells():
-    """The default run's cells: softuet and its six profile-set variants, and the 42 negotiation pairs."""
+    """The default run's cells: softuet and its six profile-set variants (each against itself), and the 42
+    negotiation pairs."""
     return plan_mod.cells("default", [], TRAITS, set())
 
 
@@ -35,44 +36,64 @@ def one_cell():
 
 
 class TestTheCutOfSeveralCells:
-    def test_every_cell_is_in_exactly_one_shard(self, default_cells):
+    def test_every_unit_is_in_exactly_one_shard(self, default_cells):
         _, shards = cut_of(default_cells, 3)
-        ids = [c.id for c in default_cells]
-        assert sorted(u for s in shards for u in s) == sorted(ids)
-        assert len(ids) == 49 and len(set(ids)) == 49
+        units = [u for s in shards for u in s]
+        assert sorted(units) == sorted(u.name for u in partition.units_of(default_cells))
+        assert len(units) == len(set(units)) == 7 * 5 + 42
 
-    def test_a_cell_is_never_split(self, default_cells):
+    def test_an_interop_cell_is_never_split(self, default_cells):
         _, shards = cut_of(default_cells, 3)
-        assert all("/" not in u for s in shards for u in s)
-        kept = partition.cells_of_shard(default_cells, shards[0])
-        assert [c.areas for _, c in kept] == [default_cells[i].areas for i, _ in kept]
+        pairs = [c for c in default_cells if not c.solo]
+        assert len(pairs) == 42
+        assert sorted(u for s in shards for u in s if "/" not in u) == sorted(c.id for c in pairs)
+        for s in shards:
+            kept = [(i, c) for i, c in partition.cells_of_shard(default_cells, s) if not c.solo]
+            assert all(c is default_cells[i] for i, c in kept)
+
+    def test_a_cell_of_one_manifest_is_cut_by_area_its_areas_in_one_shard_each(self, default_cells):
+        _, shards = cut_of(default_cells, 3)
+        softuet = default_cells[0]
+        ran = [c.areas for s in shards for i, c in partition.cells_of_shard(default_cells, s) if i == 0]
+        assert softuet.id == "softuet" and softuet.solo and len(ran) > 1
+        assert sorted(a for areas in ran for a in areas) == sorted(softuet.areas)
+        assert all(areas == [a for a in softuet.areas if a in areas] for areas in ran)  # each in the cell's order
 
     def test_each_cell_keeps_its_index_in_the_whole_plan(self, default_cells):
         _, shards = cut_of(default_cells, 3)
         for s in shards:
             for index, cell in partition.cells_of_shard(default_cells, s):
-                assert default_cells[index] is cell
+                assert default_cells[index].id == cell.id
 
     def test_the_cut_is_the_same_every_time(self, default_cells):
         again = plan_mod.cells("default", [], TRAITS, set())
         assert cut_of(default_cells, 3) == cut_of(again, 3)
 
-    def test_the_heavy_cells_are_shared_out_and_the_shards_weigh_near_the_same(self, default_cells):
+    def test_the_shards_weigh_near_the_same(self, default_cells):
         weights, shards = cut_of(default_cells, 3)
-        # softuet and its six variants weigh 1 + 6 + 1 + 3.5 + 2 + 0.5 = 14 each, a negotiation pair 1.5
-        assert [weights[c.id] for c in default_cells[:8]] == [14.0] * 7 + [1.5]
-        heavy = [sum(1 for u in s if weights[u] == 14.0) for s in shards]
+        # an area weighs its declared weight (7 x 13), a negotiation pair 1 + 0.5 (42 x 1.5): 154 in all
+        assert [weights[u] for u in ("softuet/msg", "softuet/negotiation", "softuet__softuet-hpc")] == [6.0, 0.5, 1.5]
         loads = [sum(weights[u] for u in s) for s in shards]
-        assert (heavy, loads) == ([3, 2, 2], [54.0, 53.5, 53.5])  # 161 in all
+        assert loads == [53.0, 50.5, 50.5]
+
+    def test_each_cell_of_one_manifest_is_spread_over_the_shards(self, default_cells):
+        # its areas run one after another: a cell whole in one shard would be that shard's long pole
+        weights, shards = cut_of(default_cells, 3)
+        for cell in (c for c in default_cells if c.solo):
+            portions = [sum(weights[u] for u in s if u.startswith(cell.id + "/")) for s in shards]
+            # msg (6) alone in one shard, authz (3.5) in another, the rest (3.5) in the third
+            assert sorted(portions) == [3.5, 3.5, 6.0], (cell.id, portions)
 
     def test_each_shard_lists_its_units_in_plan_order(self, default_cells):
         _, shards = cut_of(default_cells, 3)
-        order = [c.id for c in default_cells]
+        order = [u.name for u in partition.units_of(default_cells)]
         assert all(s == sorted(s, key=order.index) for s in shards)
 
     def test_one_shard_is_the_whole_plan(self, default_cells):
         _, shards = cut_of(default_cells, 1)
-        assert shards == [[c.id for c in default_cells]]
+        assert shards == [[u.name for u in partition.units_of(default_cells)]]
+        assert [(i, c.areas) for i, c in partition.cells_of_shard(default_cells, shards[0])] == \
+            [(i, c.areas) for i, c in enumerate(default_cells)]
 
 
 class TestTheCutOfOneCell:
