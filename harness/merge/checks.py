@@ -121,6 +121,8 @@ def check(paths: list[pathlib.Path]) -> list[Shard]:
     for s in sorted(by_index.values(), key=lambda s: s.record["index"]):
         units = set(s.record["units"])
         for r in s.doc["results"]:
+            if r["id"] in owner and cell_wide(r, s.record):
+                continue  # one record of the cell in the whole run: merge_run keeps the first shard's
             if r["id"] in owner:
                 raise Refused(f"{r['id']} is counted twice: in {owner[r['id']].folder} ({owner[r['id']].label}) and in "
                               f"{s.folder} ({s.label})")
@@ -128,6 +130,12 @@ def check(paths: list[pathlib.Path]) -> list[Shard]:
             if unit_of(r, s.record) not in units:
                 raise Refused(f"{s.folder}: {r['id']} is not a check of {s.label} (its units: {', '.join(sorted(units))})")
     return [by_index[i] for i in range(1, count + 1)]
+
+
+def cell_wide(result: dict, record: dict) -> bool:
+    """A harness record of a whole cell ("the cell could not run") whose areas ran in several shards: each of
+    them may say it, as the whole run says it once."""
+    return result.get("area") == "harness" and result.get("cell") not in record["all_units"]
 
 
 def unit_of(result: dict, record: dict) -> str:

@@ -132,7 +132,11 @@ def _expectations(shards: list[checks.Shard], results: list[dict]) -> dict | Non
 def merged(shards: list[checks.Shard], run_id: str, run_dir: pathlib.Path, command: str) -> tuple[dict, list[Result]]:
     """The whole run's results document and results (the JUnit written in `run_dir` on the way)."""
     rows = _plan_cells(shards)
-    results = [_result(r) for s in shards for r in s.doc["results"]]
+    first: dict[str, dict] = {}  # a cell-wide record each shard of a cell made (checks.cell_wide): the first's
+    for s in shards:
+        for r in s.doc["results"]:
+            first.setdefault(r["id"], r)
+    results = [_result(r) for r in first.values()]
     info = _run_info(shards, rows, run_id, command)
     cells = _stand_ins(rows, {m.get("name"): m for m in info["manifests"]})
     results.sort(key=execute_mod.order_in(cells))

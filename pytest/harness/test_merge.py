@@ -118,6 +118,22 @@ class TestAMergeThatRefuses:
         assert (status, err) == (2, f"uet merge: {stolen['id']} is counted twice: in {small_shards[0].folder} "
                                     f"(shard 1/2) and in {copy} (shard 2/2)\n")
 
+    def test_a_cell_s_own_error_in_each_shard_of_it_is_the_run_s_one(self, small_shards, tmp_path, capsys):
+        # the cell could not run: each shard that ran some of its areas says so, as the whole run says it once
+        def could_not_run(words):
+            def change(doc):
+                doc["results"].append({"id": "softuet/harness/softuet (cell)", "cell": "softuet", "area": "harness",
+                                       "binary": "-", "case": "softuet (cell)", "verdict": "error",
+                                       "reason": f"the cell could not run: {words}", "judged_by": "harness"})
+            return change
+        copies = [tampered(s, tmp_path / f"shard-{i}", could_not_run(f"shard {i}"))
+                  for i, s in enumerate(small_shards, 1)]
+        status, err = merge(capsys, tmp_path / "runs", *copies)
+        assert status == 1, err
+        doc = read_results_json(tmp_path / "runs" / "latest")[1]
+        errors = [r for r in doc["results"] if r["area"] == "harness"]
+        assert [(r["reason"], doc["results"][-1] is r) for r in errors] == [("the cell could not run: shard 1", True)]
+
     def test_a_check_outside_the_shard_s_units_is_refused(self, small_shards, tmp_path, capsys):
         foreign = dict(small_shards[0].results()["results"][0], case="Claimed/Msg.Other/rdm")
         foreign["id"] = f"{foreign['cell']}/{foreign['area']}/{foreign['case']}"
