@@ -183,6 +183,14 @@ class TestTheOption:
             run_options.parse(["--shard-weights", "out/runs/latest"])
         assert "--shard-weights goes with --shard I/N" in capsys.readouterr().err
 
+    def test_more_shards_than_units_exits_2_before_anything_runs(self, cmd_uet_run, tmp_path):
+        done = cmd_uet_run("--provider", "softuet.yaml", "--only", "av", "--only", "mr", "--seed", "7", "--shard", "3/3",
+                           "--report", tmp_path, "--quiet")
+        assert (done.returncode, done.stderr) == (2, "uet run: --shard 3/3: this run has 2 unit(s) to share out "
+                                                     "(softuet/av, softuet/mr), fewer than 3 shards: a shard would run "
+                                                     "nothing; give at most 2 shards\n")
+        assert list(tmp_path.iterdir()) == []
+
     def test_a_good_shard_is_its_numbers(self):
         args, _ = run_options.parse(["--shard", "2/3", "--seed", "7"])
         assert args.shard == (2, 3)
