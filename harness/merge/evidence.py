@@ -19,7 +19,10 @@ def bring(shard_folder: pathlib.Path, run_dir: pathlib.Path) -> list[str]:
     skipped = []
     for top in EVIDENCE:
         source = shard_folder / top
-        if not source.is_dir() or source.is_symlink():
+        if source.is_symlink():
+            skipped.append(top)
+            continue
+        if not source.is_dir():
             continue
         for folder, dirs, files in os.walk(source, followlinks=False):
             here = pathlib.Path(folder)

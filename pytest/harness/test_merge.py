@@ -92,6 +92,16 @@ class TestTheMergedRun:
         assert f"{copy / 'cells' / 'softuet' / 'secret.log'}: not a regular file, not brought in" in err
 
 
+    def test_a_shard_s_evidence_folder_that_is_a_link_is_not_followed(self, small_shards, tmp_path, capsys):
+        copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: None)
+        shutil.rmtree(copy / "cells")
+        (copy / "cells").symlink_to(small_shards[0].folder / "cells")
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        assert status == 0, err
+        assert f"{copy / 'cells'}: not a regular file, not brought in" in err
+        assert not (tmp_path / "runs" / "latest" / "cells" / "softuet" / "av.log").exists()
+
+
 class TestAMergeThatRefuses:
     def test_a_missing_shard_is_named_with_the_command_that_runs_it(self, small_run, small_shards, tmp_path, capsys):
         status, err = merge(capsys, tmp_path, small_shards[0].folder)
