@@ -40,6 +40,8 @@ class RunPlan:
     corpus: pathlib.Path
     quiet: bool
     verbose: bool
+    shard: tuple[int, int] | None = None        # --shard I/N (harness/shards/)
+    shard_weights: pathlib.Path | None = None   # --shard-weights RUN: an earlier run's durations
 
 
 def mode_and_refs(args) -> tuple[str, list[str]]:
@@ -63,5 +65,6 @@ def from_args(args: argparse.Namespace, argv: list[str]) -> RunPlan:
         same_host=args.same_host, libfabric=args.libfabric, trust_foreign_libfabric=args.trust_foreign_libfabric,
         allow_loader_environment=args.allow_loader_environment, case_deadline=args.case_deadline,
         cell_deadline=args.cell_deadline, run_deadline=args.run_deadline, repeat=args.repeat,
-        rerun_failures=args.rerun_failures, infra_retries=args.infra_retries, expectations_doc=args.expectations_doc, baseline_doc=args.baseline_doc,
-        no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet, verbose=args.verbose)
+        rerun_failures=args.rerun_failures, infra_retries=args.infra_retries, expectations_doc=args.expectations_doc,
+        baseline_doc=args.baseline_doc, no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet,
+        verbose=args.verbose, shard=args.shard, shard_weights=args.shard_weights)
