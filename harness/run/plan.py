@@ -100,6 +100,19 @@ def cells(mode: str, refs: list[str], all_areas: dict[str, dict], chosen: set[st
     return [c for c in out if c.areas]
 
 
+def involving(cells: list[Cell], ref: str | None) -> list[Cell]:
+    """--involving: the cells whose initiator or target is the manifest `ref`, known by its name (a matrix's
+    names are unique); ManifestError when the matrix has no such manifest."""
+    if ref is None:
+        return cells
+    name = manifest_mod.load(ref).name
+    kept = [c for c in cells if name in (c.initiator.name, c.target.name)]
+    if cells and not kept:  # no cell at all is --only's to name
+        raise manifest_mod.ManifestError([f"--involving {ref}: its provider {name} is not one of the matrix's "
+                                          f"({', '.join(m.name for m in manifests_of(cells))})"])
+    return kept
+
+
 def manifests_of(cells: list[Cell]) -> list[manifest_mod.Manifest]:
     """Each manifest the cells name, once, by name, in the order they first appear as initiator then target."""
     return list(({c.initiator.name: c.initiator for c in cells} | {c.target.name: c.target for c in cells}).values())

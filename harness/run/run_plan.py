@@ -39,6 +39,7 @@ class RunPlan:
     corpus: pathlib.Path
     quiet: bool
     verbose: bool
+    involving: str | None = None    # --involving: only the matrix's cells whose initiator or target it is
 
 
 def mode_and_refs(args) -> tuple[str, list[str]]:
@@ -63,4 +64,5 @@ def from_args(args: argparse.Namespace, argv: list[str]) -> RunPlan:
         allow_loader_environment=args.allow_loader_environment, case_deadline=args.case_deadline,
         cell_deadline=args.cell_deadline, run_deadline=args.run_deadline, repeat=args.repeat,
         rerun_failures=args.rerun_failures, expectations_doc=args.expectations_doc, baseline_doc=args.baseline_doc,
-        no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet, verbose=args.verbose)
+        no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet, verbose=args.verbose,
+        involving=args.involving)

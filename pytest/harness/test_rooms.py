@@ -22,7 +22,7 @@ LAYERS = (
     ("harness.trends",),     # runs against runs
     ("harness.wire",),       # captures and what is judged on them
     ("harness.run",),        # running the suite
-    ("harness.certify", "harness.selftest"),
+    ("harness.certify", "harness.selftest", "harness.engines"),
 )
 ROOM_LIMIT = 15
 
