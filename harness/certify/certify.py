@@ -19,7 +19,8 @@ from harness.inputs import loader_environment
 from harness.inputs import manifest as manifest_mod
 from harness.certify import mustpass as mustpass_mod
 from harness.inputs import libfabric_prefix, side_builds
-from harness.certify import package_archive, package_sums, suite_identity
+from harness.certify import package_archive, package_sums
+from harness.files import suite_identity
 from harness.files.untrusted import printable_tree
 from harness.run import execute as execute_mod
 from harness.run import outputs
@@ -143,7 +144,7 @@ def main(argv: list[str]) -> int:
             except libfabric_prefix.PrefixError as exc:
                 raise CertifyError(str(exc), 2) from None
             # ./uet builds them, as for ./uet run, after all of the suite's own tree: the package names the
-            # suite by the hashes of its binaries there (harness/certify/suite_identity.py), which verify rebuilds
+            # suite by the hashes of its binaries there (harness/files/suite_identity.py), which verify rebuilds
             print(side_builds.RUN_TARGET + "\n" + "".join(t.line() + "\n" for t in trees), end="")
             return 0
         package, rc = certify(args)

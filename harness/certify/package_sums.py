@@ -7,7 +7,7 @@ import re
 
 from harness.certify.package_archive import read_member
 from harness.certify.package_limits import Limits, over
-from harness.certify.suite_identity import file_sha256
+from harness.files.suite_identity import file_sha256
 
 NAME = "SHA256SUMS"
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")

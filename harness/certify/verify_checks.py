@@ -15,7 +15,7 @@ from harness.results import causes
 from harness.inputs import manifest as manifest_mod
 from harness.certify import mustpass as mustpass_mod
 from harness.inputs import loader_environment, not_applicable
-from harness.certify import suite_identity
+from harness.files import suite_identity
 from harness.certify.certify import RUN_MEMBER
 from harness.wire.decode_compare import capture_ports, cross_check, decode_cpp_head, kept_line
 from harness.certify.package_archive import read_member

@@ -103,6 +103,7 @@ def parser(prog: str = "./uet run") -> argparse.ArgumentParser:
     out.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     out.add_argument("--verbose", action="store_true", help="also print every case as it ends")
     add_ci_arguments(p)
+    add_shard_arguments(p)
     p.add_argument("--build", type=pathlib.Path, default=pathlib.Path(os.environ.get("UET_BUILD", REPO / "build")),
                    help=argparse.SUPPRESS)
     p.add_argument("--corpus", type=pathlib.Path, default=REPO / "captures" / "golden", help=argparse.SUPPRESS)
@@ -128,6 +129,31 @@ def add_ci_arguments(p: argparse.ArgumentParser) -> None:
     ci.add_argument("--baseline", type=pathlib.Path, metavar="RUN",
                     help="an earlier run (its folder or results.json) to compare with: the report gets a section of "
                          "regressions, fixes, new and removed checks (./uet compare); e.g. --baseline out/runs/latest")
+
+
+def add_shard_arguments(p: argparse.ArgumentParser) -> None:
+    """--shard and its weights (harness/shards/); ./uet merge joins the shards' run folders."""
+    shards = p.add_argument_group("shards (several machines, one run: ./uet merge joins them)")
+    shards.add_argument("--shard", metavar="I/N", help="run only shard I of N (1 <= I <= N): a deterministic part of "
+                        "the plan, cut by cell (a run of one cell: by area), the same on every machine given the "
+                        "same suite, manifests, options and --seed (give one: every shard needs the same); e.g. "
+                        "--shard 2/3 --seed 7")
+    shards.add_argument("--shard-weights", type=pathlib.Path, metavar="RUN",
+                        help="balance the shards by the durations an earlier run recorded (its folder or "
+                             "results.json) instead of the areas' declared weights; e.g. --shard-weights out/runs/latest")
+
+
+def shard(text: str) -> tuple[int, int] | None:
+    """(I, N) of --shard I/N; ValueError naming what is wrong (the standard library only: the front door's)."""
+    index, slash, count = text.partition("/")
+    if not (slash and index.isdigit() and count.isdigit()):
+        raise ValueError(f"--shard {text}: give I/N, this shard's number and the number of shards, e.g. --shard 2/3")
+    i, n = int(index), int(count)
+    if n < 1:
+        raise ValueError(f"--shard {text}: a run has at least 1 shard")
+    if not 1 <= i <= n:
+        raise ValueError(f"--shard {text}: the shard's number is 1 to {n}")
+    return i, n
 
 
 def parse(argv: list[str], prog: str = "./uet run") -> tuple[argparse.Namespace, argparse.ArgumentParser]:
@@ -157,6 +183,16 @@ def parse(argv: list[str], prog: str = "./uet run") -> tuple[argparse.Namespace,
         p.error(f"--rerun-failures {args.rerun_failures} is out of range: 0 to {MAX_ATTEMPTS - 1}")
     if not 1 <= args.repeat <= MAX_ATTEMPTS:
         p.error(f"--repeat {args.repeat} is out of range: 1 to {MAX_ATTEMPTS}")
+    if args.shard is not None:
+        try:
+            args.shard = shard(args.shard)
+        except ValueError as exc:
+            p.error(str(exc))
+        if args.seed is None:  # a seed drawn on each machine would make each shard part of another run
+            p.error(f"--shard needs --seed: every shard of a run runs with the same seed (e.g. --shard "
+                    f"{args.shard[0]}/{args.shard[1]} --seed 7)")
+    elif args.shard_weights is not None:
+        p.error("--shard-weights goes with --shard I/N")
     return args, p
 
 
@@ -164,7 +200,7 @@ def unreadable_inputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """(manifests, other files) named that are not there at all; what they hold is checked after the set-up."""
     refs = [r for r in (args.provider, args.initiator, args.target, args.involving) if r] + list(args.matrix or [])
     files = [f"{option} {path}: no such file" for option, path in (("--pair", args.pair),
-             ("--expectations", args.expectations)) if path is not None and not path.exists()]
+             ("--expectations", args.expectations), ("--shard-weights", args.shard_weights)) if path is not None and not path.exists()]
     return [p for p in map(manifest_ref.unreadable, refs) if p], files
 
 

@@ -34,6 +34,8 @@ from harness.run import plan as plan_mod
 from harness.run.progress import Progress
 from harness.run.run_cases import INITIATOR_PORT, Cell, CellRun, TraitsError, area_traits, case_binaries
 from harness.run.run_plan import RunPlan
+from harness.shards import partition as partition_mod
+from harness.shards import shard as shard_mod
 from harness.trends import ci_summary
 from harness.wire import evidence as evidence_mod
 from reports.render import write_pending
@@ -219,14 +221,17 @@ def order_in(cells: list[Cell]):
 
 @dataclasses.dataclass
 class _Ready:
-    """What the checks before the run found: the cells, the areas' traits, the selection, each side's tree,
-    the providers' versions, the trust options and what they let through."""
+    """What the checks before the run found: the cells it runs, each cell's index in the whole plan (its ports:
+    a shard's cell keeps the whole plan's), the areas' traits, the selection, each side's tree, the providers'
+    versions, the trust options and what they let through, and the shard (run_info.shard) when it is one."""
     cells: list[Cell]
+    places: list[int]
     traits: dict[str, dict]
     selection: plan_mod.Selection
     sides: dict[str, side_builds.Side]
     versions: dict[str, str]
     opt_ins: list[dict]
+    shard: dict | None
 
 
 def _ready(plan: RunPlan) -> _Ready:
@@ -252,6 +257,11 @@ def _ready(plan: RunPlan) -> _Ready:
             folder_inside(plan.report, c.id)
         check_report_folder(plan.report)
         sides = side_builds.of_run(plan_mod.manifests_of(cells), plan.build, plan.trust_foreign_libfabric)
+        places, shard = list(range(len(cells))), None
+        if plan.shard:  # the whole plan's cells, manifests and sides decide the cut and the fingerprint
+            kept, shard = shard_mod.of_run(plan, cells, traits, plan_mod.manifests_of(cells), sides)
+            places, cells = [i for i, _ in kept], [c for _, c in kept]
+            sides = {name: sides[name] for name in (m.name for m in plan_mod.manifests_of(cells))}
         unbuilt = unbuilt_sides(sides, sorted({a for c in cells for a in c.areas}))
         if unbuilt:
             raise Refused(f"no case binaries built in {', '.join(unbuilt)} (./uet run builds them)", 3)
@@ -259,9 +269,9 @@ def _ready(plan: RunPlan) -> _Ready:
         trusted = opt_ins(plan, plan_mod.manifests_of(cells))
     except manifest_mod.ManifestError as exc:
         raise bad_manifest(exc) from None
-    except (UsageError, OutsideFolder, libfabric_prefix.PrefixError) as exc:
+    except (UsageError, OutsideFolder, libfabric_prefix.PrefixError, partition_mod.ShardError) as exc:
         raise Refused(str(exc), 2) from None
-    return _Ready(cells, traits, sel, sides, versions, trusted)
+    return _Ready(cells, places, traits, sel, sides, versions, trusted, shard)
 
 
 def execute(plan: RunPlan) -> outputs.RunOutcome:
@@ -274,10 +284,14 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
     started = datetime.datetime.now(datetime.timezone.utc)
     run_id, run_dir = make_run_dir(plan.report, f"{started:%Y%m%d-%H%M%S}-s{seed}")
     write_pending(run_dir, run_id)
-    weights = {c.id: 1.0 + sum(ready.traits[a]["weight"] for a in c.areas) for c in cells}
+    weights = {c.id: partition_mod.declared_weight(c, ready.traits) for c in cells}
     progress = Progress(len(cells), weights, quiet=plan.quiet, verbose=plan.verbose)
     progress.say(f"uet run: {plan.mode}, {len(cells)} cell(s), spec {plan.spec_version}, seed {seed}, {plan.jobs} at a time; "
                  f"writing {run_dir}")
+    if ready.shard:
+        progress.say(f"uet run: shard {ready.shard['index']}/{ready.shard['count']}: {len(ready.shard['units'])} of "
+                     f"{len(ready.shard['all_units'])} units ({', '.join(ready.shard['units'])}); fingerprint "
+                     f"{ready.shard['fingerprint'][:16]}")
     rounds = -(-len(cells) // plan.jobs)
     bound = rounds * plan.cell_deadline if plan.run_deadline is None else min(plan.run_deadline, rounds * plan.cell_deadline)
     progress.say(f"uet run: budget: a case {plan.case_deadline:.0f} s, a cell {plan.cell_deadline:.0f} s, the run at most "
@@ -302,7 +316,8 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
         stop.set()
     previous = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     decode = {"captures": 0, "frames": 0, "disagreements": 0, "skipped": True}
-    if plan.mode == "default" and not plan.no_decode_check:
+    # a sharded run checks the decoders once, in its first shard (./uet merge takes that shard's)
+    if plan.mode == "default" and not plan.no_decode_check and (not ready.shard or ready.shard["index"] == 1):
         decode = decode_crosscheck(plan, progress)
 
     lock = threading.Lock()
@@ -370,7 +385,7 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
                 f.result()
         return sink
 
-    first = [(i, c, sel.gtest_filter) for i, c in enumerate(cells)]
+    first = [(i, c, sel.gtest_filter) for i, c in zip(ready.places, cells)]
     results = run_pass(1, seed, first, progress)
     attempts_info = attempts_mod.run_more(results, first, seed=seed, repeat=plan.repeat, rerun=plan.rerun_failures,
                                           seed_max=SEED_MAX, stop=stop, run_pass=run_pass,
@@ -392,7 +407,8 @@ def execute(plan: RunPlan) -> outputs.RunOutcome:
                                spec_version=plan.spec_version, started=started, cells=cells, results=results,
                                versions=ready.versions, placement=",".join(sorted(placement)) or "none",
                                partial=stop.is_set(), decode=decode, run_dir=run_dir, timings=timings, losses=losses,
-                               placements=placements, logs_capped=capped, sides=sides, opt_ins=ready.opt_ins)
+                               placements=placements, logs_capped=capped, sides=sides, opt_ins=ready.opt_ins,
+                               shard=ready.shard)
     except OSError as exc:
         raise outputs.NotWritten(exc, run_dir) from None
     ci_summary.add(doc, attempts=attempts_info, expectations=plan.expectations_doc, baseline=plan.baseline_doc,

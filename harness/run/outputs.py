@@ -63,7 +63,7 @@ def free_space(folder: pathlib.Path) -> str:
 
 
 def assemble(*, run_id, command, mode, seed, spec_version, started, cells, results, versions, placement, partial, decode,
-             run_dir, timings, losses, placements=None, logs_capped=None, sides=None, opt_ins=()) -> dict:
+             run_dir, timings, losses, placements=None, logs_capped=None, sides=None, opt_ins=(), shard=None) -> dict:
     """results.json's content. The JUnit is written to the run's folder here: the coverage is read from it."""
     finished = datetime.datetime.now(datetime.timezone.utc)
     manifests = plan_mod.manifests_of(cells)
@@ -73,14 +73,10 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                 finished=finished.isoformat(timespec="seconds"),
                 seconds=round((finished - started).total_seconds(), 1), partial=partial, log_cap_bytes=LOG_CAP_BYTES,
                 capture_cap_bytes=CAPTURE_CAP_BYTES, opt_ins=list(opt_ins))
-    summary = counts(results) | not_applicable_mod.breakdown(results)
-    failing = sum(summary[v] for v in FAILING)
-    summary["exit_status"] = 130 if partial else \
-        1 if failing or decode.get("disagreements") or decode.get("error") else 0
-    junit = run_dir / "junit.xml"
-    write_junit(results, junit, run_id=run_id)
-    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit], found=coverage_mod.checks_of_results(results, junit))
-    coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
+    if shard:
+        info["shard"] = shard
+    summary = summary_of(results, decode, partial)
+    coverage = junit_and_coverage(results, run_dir, run_id)
     cell_rows = []
     for c in cells:
         mine = [r for r in results if r.cell == c.id]
@@ -97,6 +93,24 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
     if negotiation:
         doc["negotiation"] = negotiation
     return doc
+
+
+def summary_of(results: list[Result], decode: dict, partial: bool) -> dict:
+    """results.json's summary: the counts by verdict and reason code, and the exit status."""
+    summary = counts(results) | not_applicable_mod.breakdown(results)
+    failing = sum(summary[v] for v in FAILING)
+    summary["exit_status"] = 130 if partial else \
+        1 if failing or decode.get("disagreements") or decode.get("error") else 0
+    return summary
+
+
+def junit_and_coverage(results: list[Result], run_dir: pathlib.Path, run_id: str) -> dict:
+    """Writes the run's JUnit and returns its coverage, which is read from it."""
+    junit = run_dir / "junit.xml"
+    write_junit(results, junit, run_id=run_id)
+    coverage = coverage_mod.compute(catalogue_mod.load(None), [junit], found=coverage_mod.checks_of_results(results, junit))
+    coverage["junit_files"] = ["junit.xml"]  # relative to the run folder
+    return coverage
 
 
 def write_report(doc: dict, run_dir: pathlib.Path, report_root: pathlib.Path) -> None:
@@ -125,10 +139,15 @@ def write_outputs(outcome: RunOutcome) -> None:
 
 def summary_lines(outcome: RunOutcome) -> list[str]:
     """What the console says at the end: the likely causes of the failures, then the counts."""
-    doc, s = outcome.doc, outcome.doc["summary"]
+    return closing_lines(outcome.doc, outcome.run_dir)
+
+
+def closing_lines(doc: dict, run_dir: pathlib.Path, command: str = "uet run") -> list[str]:
+    """summary_lines of a run's results document `doc`, written in `run_dir`."""
+    s = doc["summary"]
     decode = doc["decode_crosscheck"]
     return causes.console_lines(causes.rank(doc)) + [
-        f"uet run: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
+        f"{command}: {s['pass']} pass, {s['fail']} fail, {s['not_applicable']} not applicable, {s['warning']} "
         f"warning, {s['error']} error, {s['timeout']} timeout, {s['flaky']} flaky; coverage {doc['coverage']['covered_observable']} "
         f"of {doc['coverage']['observable']} observable statements; decoders: {decode['disagreements']} "
-        f"disagreements; report {outcome.run_dir / 'index.html'}"]
+        f"disagreements; report {run_dir / 'index.html'}"]

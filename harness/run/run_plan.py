@@ -40,6 +40,8 @@ class RunPlan:
     quiet: bool
     verbose: bool
     involving: str | None = None    # --involving: only the matrix's cells whose initiator or target it is
+    shard: tuple[int, int] | None = None        # --shard I/N (harness/shards/)
+    shard_weights: pathlib.Path | None = None   # --shard-weights RUN: an earlier run's durations
 
 
 def mode_and_refs(args) -> tuple[str, list[str]]:
@@ -65,4 +67,4 @@ def from_args(args: argparse.Namespace, argv: list[str]) -> RunPlan:
         cell_deadline=args.cell_deadline, run_deadline=args.run_deadline, repeat=args.repeat,
         rerun_failures=args.rerun_failures, expectations_doc=args.expectations_doc, baseline_doc=args.baseline_doc,
         no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet, verbose=args.verbose,
-        involving=args.involving)
+        involving=args.involving, shard=args.shard, shard_weights=args.shard_weights)

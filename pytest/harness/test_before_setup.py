@@ -45,7 +45,7 @@ def nothing_set_up(run: subprocess.CompletedProcess) -> None:
 
 # Every command ./uet has, with a word of its help (the commands in Python show their parser's usage line).
 HELP = [("run", "usage: ./uet run"), ("certify", "usage: ./uet certify"), ("verify", "usage: ./uet verify"),
-        ("selftest", "usage: ./uet selftest"), ("compare", "usage: ./uet compare"),
+        ("selftest", "usage: ./uet selftest"), ("compare", "usage: ./uet compare"), ("merge", "usage: ./uet merge"),
         ("history", "usage: ./uet history"), ("manifest", "usage: ./uet manifest"),
         ("manifest init", "usage: ./uet manifest init"), ("manifest check", "usage: ./uet manifest check"),
         ("fuzz", "usage: python3 -m harness.selftest.fuzz campaign"), ("test", "./uet test [--workers N]"),
@@ -74,6 +74,13 @@ BAD_USAGE = [
     (["selftest", "--knob", "nope"], 2, "no such knob: nope"),
     (["compare", "a", "b"], 2, "uet compare: a: cannot read: No such file or directory"),
     (["compare", "--bogus"], 2, "./uet compare: error:"),
+    (["merge", "/nonexistent-shard"], 2, "uet merge: /nonexistent-shard: no such folder"),
+    (["merge"], 2, "the following arguments are required: SHARD_DIR"),
+    (["run", "--shard", "0/3"], 2, "--shard 0/3: the shard's number is 1 to 3"),
+    (["run", "--shard", "4/3"], 2, "--shard 4/3: the shard's number is 1 to 3"),
+    (["run", "--shard", "1/0"], 2, "--shard 1/0: a run has at least 1 shard"),
+    (["run", "--shard", "x"], 2, "--shard x: give I/N"),
+    (["run", "--shard", "1/3"], 2, "--shard needs --seed"),
     (["history", "/nonexistent-run-folder"], 2, "history: no such folder: /nonexistent-run-folder"),
     (["manifest", "check", "missing.yaml"], 1, "missing.yaml: cannot read: No such file or directory"),
     (["manifest", "bogus"], 2, "invalid choice: 'bogus'"),

@@ -22,7 +22,8 @@ import tarfile
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-from harness.certify import package_archive, package_sums, suite_identity  # noqa: E402
+from harness.certify import package_archive, package_sums
+from harness.files import suite_identity  # noqa: E402
 from harness.certify import verify as verify_mod  # noqa: E402
 from harness.certify import verify_checks  # noqa: E402
 from harness.results import causes  # noqa: E402

@@ -21,8 +21,9 @@ LAYERS = (
     ("reports",),            # the pages, from the results model and the inputs
     ("harness.trends",),     # runs against runs
     ("harness.wire",),       # captures and what is judged on them
+    ("harness.shards",),     # a run cut into shards: the cut and the plan's fingerprint
     ("harness.run",),        # running the suite
-    ("harness.certify", "harness.selftest", "harness.engines"),
+    ("harness.certify", "harness.selftest", "harness.merge", "harness.engines"),
 )
 ROOM_LIMIT = 15
 

@@ -9,7 +9,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-from harness.certify import suite_identity  # noqa: E402
+from harness.files import suite_identity  # noqa: E402
 
 
 @pytest.fixture

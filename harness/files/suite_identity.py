@@ -1,6 +1,7 @@
 """What a submission says about the suite that made it (suite.json): the commit, whether the tree had
 changes, and the SHA-256 of what decided its verdicts (the case binaries, the suite's libraries, the decoder
-and the spec data). ./uet certify writes it; ./uet verify compares it with this checkout.
+and the spec data). ./uet certify writes it; ./uet verify compares it with this checkout; a shard of a run (./uet run --shard,
+harness/shards/fingerprint.py) puts it in its fingerprint.
 """
 from __future__ import annotations
 

@@ -1,0 +1,153 @@
+"""What ./uet merge checks before it writes anything: each folder is a whole shard's run, read by results.json's
+one reader; together they are every shard of one plan, each once, no check in two. Each refusal names the
+folder and the problem, and for a missing or interrupted shard the command that runs it again."""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import shlex
+
+from harness.files import input_files
+from harness.results.results import read_results_json
+from harness.shards import fingerprint
+
+# How a refusal names a fingerprint's part.
+PART_WORDS = {"suite": "the suite's commit", "binaries": "the binaries", "libfabric": "libfabric",
+              "manifests": "the manifests", "seed": "the seed", "count": "N (the number of shards)",
+              "spec_version": "the spec version", "mode": "the run's mode", "options": "the options",
+              "weights": "the weights the cut was made by", "cut": "the cut"}
+
+
+class Refused(Exception):
+    """The merge would give a smaller or mixed run: exit 2 with this message."""
+
+
+@dataclasses.dataclass
+class Shard:
+    folder: pathlib.Path
+    doc: dict
+
+    @property
+    def record(self) -> dict:
+        return self.doc["run_info"]["shard"]
+
+    @property
+    def label(self) -> str:
+        return f"shard {self.record['index']}/{self.record['count']}"
+
+
+def run_folder(path: pathlib.Path) -> pathlib.Path:
+    """The run folder `path` names: itself, or the run its `latest` names when it is a report folder (a link
+    that leads out of it is not followed)."""
+    path = pathlib.Path(path)
+    latest = path / "latest"
+    if not (path / "results.json").exists() and latest.is_symlink():
+        target = latest.resolve()
+        if target.parent == path.resolve():
+            return target
+    return path
+
+
+def read(path: pathlib.Path) -> Shard:
+    folder = run_folder(path)
+    if not (folder / "results.json").is_file():
+        raise Refused(f"{path}: not a shard's run folder (no results.json in it)")
+    try:
+        doc = read_results_json(folder)[1]
+    except input_files.InputError as exc:
+        raise Refused(f"{path}: not a shard's run: {exc}") from None
+    record = (doc.get("run_info") or {}).get("shard")
+    if not isinstance(record, dict) or not {"index", "count", "fingerprint", "parts", "units", "all_units", "cut"} <= record.keys():
+        raise Refused(f"{path}: not a shard's run (its results.json has no run_info.shard: it ran without --shard I/N)")
+    if fingerprint.of(record["parts"]) != record["fingerprint"]:
+        raise Refused(f"{path}: its fingerprint is not that of the parts it lists (run_info.shard was changed)")
+    return Shard(folder, doc)
+
+
+def rerun_command(shard: Shard, index: int) -> str:
+    """The command that runs shard `index` of `shard`'s plan: its command with --shard index/N and the seed."""
+    words = shlex.split(shard.doc["run_info"].get("command") or "./uet run")
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        if w in ("--shard", "--seed"):
+            skip = True
+            continue
+        if not w.startswith(("--shard=", "--seed=")):
+            out.append(w)
+    out += ["--shard", f"{index}/{shard.record['count']}", "--seed", str(shard.doc["run_info"]["seed"])]
+    return " ".join(shlex.quote(w) if i > 1 else w for i, w in enumerate(out))
+
+
+def check(paths: list[pathlib.Path]) -> list[Shard]:
+    """The shards of `paths`, in shard order; Refused naming the first problem found."""
+    seen: dict[pathlib.Path, pathlib.Path] = {}
+    shards = []
+    for path in paths:
+        real = run_folder(path).resolve()
+        if real in seen:
+            raise Refused(f"{path}: given twice (also as {seen[real]}): its checks would be counted twice")
+        seen[real] = path
+        shards.append(read(path))
+    first = shards[0]
+    for s in shards:
+        if s.doc["run_info"].get("partial"):
+            raise Refused(f"{s.folder}: {s.label} was interrupted (run_info.partial): run it again: "
+                          f"{rerun_command(s, s.record['index'])}")
+    for s in shards[1:]:
+        differ = fingerprint.differing(first.record["parts"], s.record["parts"])
+        if not differ and first.record["cut"] != s.record["cut"]:
+            differ = ["cut"]
+        if differ:
+            what = "; ".join(f"{PART_WORDS.get(p, p)} ({_difference(first.record['parts'].get(p), s.record['parts'].get(p))}"
+                             f" in {first.folder} and {s.folder})" for p in differ[:3])
+            raise Refused(f"the shards are not of one run: their fingerprints differ in {what}")
+    count = first.record["count"]
+    by_index: dict[int, Shard] = {}
+    for s in shards:
+        if s.record["index"] in by_index:
+            raise Refused(f"{s.label} given twice: {by_index[s.record['index']].folder} and {s.folder}: its checks "
+                          "would be counted twice")
+        by_index[s.record["index"]] = s
+    missing = [i for i in range(1, count + 1) if i not in by_index]
+    if missing:
+        raise Refused("; ".join(f"shard {i}/{count} is missing (units: {', '.join(first.record['cut'][i - 1])}); run it: "
+                                f"{rerun_command(first, i)}" for i in missing))
+    owner: dict[str, Shard] = {}
+    for s in sorted(by_index.values(), key=lambda s: s.record["index"]):
+        units = set(s.record["units"])
+        for r in s.doc["results"]:
+            if r["id"] in owner:
+                raise Refused(f"{r['id']} is counted twice: in {owner[r['id']].folder} ({owner[r['id']].label}) and in "
+                              f"{s.folder} ({s.label})")
+            owner[r["id"]] = s
+            if unit_of(r, s.record) not in units:
+                raise Refused(f"{s.folder}: {r['id']} is not a check of {s.label} (its units: {', '.join(sorted(units))})")
+    return [by_index[i] for i in range(1, count + 1)]
+
+
+def unit_of(result: dict, record: dict) -> str:
+    """The unit a result belongs to: its cell, or cell/area when the plan's one cell is cut by area (a cell's
+    own error, area "harness", belongs to the cell's first unit of the shard)."""
+    cell = result.get("cell") or ""
+    if cell in record["all_units"]:
+        return cell
+    unit = f"{cell}/{result.get('area')}"
+    if unit in record["all_units"] or not record["units"]:
+        return unit
+    return next((u for u in record["units"] if u.startswith(cell + "/")), unit)
+
+
+def _shown(value) -> str:
+    text = fingerprint.canonical(value).decode()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _difference(a, b) -> str:
+    """How two values of a part differ: the keys that differ when both are objects (a binary, an option)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in sorted(a.keys() | b.keys()) if fingerprint.canonical(a.get(k)) != fingerprint.canonical(b.get(k))]
+        return "; ".join(f"{k}: {_difference(a.get(k), b.get(k))}" for k in keys[:3]) + ("; ..." if len(keys) > 3 else "")
+    return f"{_shown(a)} vs {_shown(b)}"
