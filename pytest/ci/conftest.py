@@ -72,13 +72,16 @@ class GitHubRun:
         self.artifacts: dict[str, pathlib.Path] = {}
         self.jobs: list[Job] = []
 
-    def expand(self, text: str, context: dict) -> str:
+    def expand(self, text, context: dict):
+        if not isinstance(text, str):  # a YAML boolean or number stays one
+            return text
+
         def one(m):
             expr = m.group(1)
             if expr in context:
                 return str(context[expr])
             raise AssertionError(f"an expression this test does not know: ${{{{ {expr} }}}}")
-        return EXPRESSION_RE.sub(one, str(text))
+        return EXPRESSION_RE.sub(one, text)
 
     def condition(self, expr: str | None, failed: bool) -> bool:
         if expr is None:
@@ -149,7 +152,7 @@ class GitHubRun:
             files = _files(workspace, paths, [p[1:] for p in lines if p.startswith("!")])
             if not files:
                 return (1 if given.get("if-no-files-found") == "error" else 0), f"no files for {given['name']}\n"
-            assert given["name"] not in self.artifacts or given.get("overwrite") in (True, "true"), given["name"]
+            assert given["name"] not in self.artifacts or given.get("overwrite") is True, given["name"]
             # one path: its folder is the artifact's root; several: their common folder
             root = workspace / os.path.commonpath([p.rstrip("/") for p in paths]) if len(paths) > 1 else \
                 workspace / paths[0].rstrip("/")
@@ -162,7 +165,7 @@ class GitHubRun:
             to = workspace / given.get("path", ".")
             chosen = [n for n in self.artifacts if fnmatch.fnmatch(n, given.get("pattern", given.get("name", "*")))]
             for n in chosen:
-                shutil.copytree(self.artifacts[n], to if given.get("merge-multiple") in (True, "true") else to / n,
+                shutil.copytree(self.artifacts[n], to if given.get("merge-multiple") is True else to / n,
                                 dirs_exist_ok=True)
             return (0, "") if chosen else (1, "no artifact to download\n")
         raise AssertionError(f"an action this test does not know: {uses}")

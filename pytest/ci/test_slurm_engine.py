@@ -58,7 +58,11 @@ def submit(slurm, report: pathlib.Path, *options) -> Submitted:
 
 def ended(slurm, job: str) -> dict:
     """The job's line of the job-completion record, as key=value pairs, once it has ended."""
-    slurm.wait_for(lambda: slurm.ended(int(job)), f"job {job} to end", deadline=JOB_DEADLINE_S)
+    def done() -> bool:
+        reason = slurm.run("squeue", "-h", "-j", job, "-o", "%r").stdout.strip()
+        assert reason != "DependencyNeverSatisfied", f"job {job} waits on a dependency that can no longer be met"
+        return slurm.ended(int(job))
+    slurm.wait_for(done, f"job {job} to end", deadline=JOB_DEADLINE_S)
     line = next(line for line in (slurm.logs / "jobcomp.txt").read_text().splitlines() if line.startswith(f"JobId={job} "))
     return dict(word.split("=", 1) for word in line.split() if "=" in word)
 
