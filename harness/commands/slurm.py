@@ -1,6 +1,7 @@
 """./uet slurm submit: a sharded ./uet run on the lab's own Slurm, as a job array and a merge job.
 
-usage: ./uet slurm submit [--shards N] [--report DIR] [--seed S] [--sbatch-option=OPTION]... [RUN OPTIONS...]
+usage: ./uet slurm submit [--shards N] [--report DIR] [--shard-report DIR] [--seed S] [--sbatch-option=OPTION]...
+                          [RUN OPTIONS...]
 
 examples:
   ./uet slurm submit --shards 3 --matrix a.yaml b.yaml c.yaml
@@ -8,7 +9,7 @@ examples:
   SBATCH_ACCOUNT=lab SBATCH_TIMELIMIT=4:00:00 ./uet slurm submit --shards 4 --provider vendor.yaml
 
 It draws one seed (or takes --seed) and prints it, then sbatches ci/slurm/uet-shard.sbatch as a job array
---array=1-N, whose task I runs ./uet run RUN OPTIONS --shard I/N --seed S into DIR/shards/<submission>/I,
+--array=1-N, whose task I runs ./uet run RUN OPTIONS --shard I/N --seed S into SHARD_DIR/<submission>/I,
 and ci/slurm/uet-merge.sbatch with --dependency=afterany on the array: it runs ./uet merge over the N shards
 and writes the merged run in DIR (DIR/latest), refusing, by name, a shard that is missing (afterany: a task
 lost with its node does not hide the merge). It prints the job ids, where the merged run will be, and the
@@ -44,8 +45,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--shards", type=int, default=SHARDS_DEFAULT,
                    help=f"N, the shards and the array's tasks, 1 to {SHARDS_MAX} (default {SHARDS_DEFAULT}); e.g. --shards 8")
     p.add_argument("--report", type=pathlib.Path, default=REPO / "out" / "runs",
-                   help="the folder the merged run is written under (default out/runs), the shards' runs in its "
-                        "shards/; e.g. --report /shared/uet/runs")
+                   help="the folder the merged run is written under (default out/runs); e.g. --report /shared/uet/runs")
+    p.add_argument("--shard-report", type=pathlib.Path, default=REPO / "out" / "shards",
+                   help="the folder the shards' runs are written under, a folder of its own for each submission "
+                        "(default out/shards); e.g. --shard-report /shared/uet/shards")
     p.add_argument("--seed", type=int, default=None, help=f"the seed of every shard, 0 to {SEED_MAX} (default: a new "
                    "one, printed); e.g. --seed 7")
     p.add_argument("--sbatch-option", action="append", default=[], metavar="OPTION",

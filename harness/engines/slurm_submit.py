@@ -38,10 +38,9 @@ def sbatch(options: list[str], script: pathlib.Path, script_args: list[str]) -> 
     return done.stdout.strip().split(";")[0]
 
 
-def submission_folder(report: pathlib.Path, seed: int) -> pathlib.Path:
-    """A new folder of this submission's shards, REPORT/shards/<UTC time>-s<seed>-<random>, made here (mode
-    0700: only this user's jobs write in it)."""
-    shards = report / "shards"
+def submission_folder(shards: pathlib.Path, seed: int) -> pathlib.Path:
+    """A new folder of this submission's shards, SHARD_DIR/<UTC time>-s<seed>-<random>, made here (mode 0700:
+    only this user's jobs write in it). Not in the merged run's folder: a folder of runs holds runs only."""
     shards.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-s{seed}-",
                                          dir=shards))
@@ -55,7 +54,7 @@ def submit(args, run_argv: list[str]) -> int:
                       "SLURM_CONF)")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, SEED_MAX + 1)
     report = args.report.resolve()
-    work = submission_folder(report, seed)
+    work = submission_folder(args.shard_report.resolve(), seed)
     n = str(args.shards)
     shard_options = [f"--chdir={REPO}", f"--output={work}/logs/shard-%a.out", *args.sbatch_option]
     shard_args = [n, str(seed), str(work), *run_argv]

@@ -52,7 +52,8 @@ class Submitted:
 
 def submit(slurm, report: pathlib.Path, *options) -> Submitted:
     return Submitted(subprocess.run([str(REPO / "uet"), "slurm", "submit", "--shards", str(SHARDS), "--report",
-                                     str(report), "--seed", str(SEED), *options, *SMALL_RUN],
+                                     str(report), "--shard-report", str(report.parent / "shards"), "--seed",
+                                     str(SEED), *options, *SMALL_RUN],
                                     cwd=REPO, env=slurm.env, capture_output=True, text=True, timeout=1800))
 
 
