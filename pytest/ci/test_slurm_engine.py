@@ -115,3 +115,54 @@ class TestASlurmArrayOfShards:
         shards = [(job.work / str(i) / "latest").resolve() for i in range(1, SHARDS + 1)]
         assert sorted((r["id"], r["verdict"]) for r in results_of(report / "latest")["results"]) == \
             union_of(results_of, shards)
+
+
+@pytest.fixture
+def slurm_client(tmp_path):
+    """slurm_client(sbatch_body) -> (PATH, calls file): a PATH whose sbatch runs `sbatch_body` (sh; $n is its
+    call's number) and whose scancel records its arguments: Slurm's answers without a Slurm."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    calls = tmp_path / "calls"
+
+    def make(sbatch_body: str):
+        (tools / "sbatch").write_text(f'#!/bin/sh\necho "sbatch $*" >> {calls}\nn=$(grep -c ^sbatch {calls})\n{sbatch_body}\n')
+        (tools / "scancel").write_text(f'#!/bin/sh\necho "scancel $*" >> {calls}\n')
+        for tool in ("sbatch", "scancel"):
+            (tools / tool).chmod(0o755)
+        return f"{tools}:/usr/bin:/bin", calls
+    return make
+
+
+def submit_module(tmp_path, path: str, *options) -> subprocess.CompletedProcess:
+    """./uet slurm submit's module as ./uet runs it after the set-up and the build (no set-up here)."""
+    return subprocess.run(["/usr/bin/python3", "-m", "harness.commands.guard", "./uet slurm",
+                           "harness.engines.slurm_submit", "submit", "--report", str(tmp_path / "runs"),
+                           "--shard-report", str(tmp_path / "shards"), *options, *SMALL_RUN],
+                          cwd=REPO, env={"PATH": path, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+                          timeout=120)
+
+
+class TestARefusedSubmission:
+    def test_without_sbatch_it_is_bad_usage_naming_it(self, tmp_path):
+        done = submit_module(tmp_path, str(tmp_path))
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == ("uet slurm: no sbatch on PATH: ./uet slurm submit uses the lab's own Slurm (its client "
+                               "commands and SLURM_CONF)\n")
+
+    def test_sbatch_refusing_the_array_is_shown_and_leaves_nothing(self, tmp_path, slurm_client):
+        path, calls = slurm_client('echo "sbatch: error: invalid partition specified: nope" >&2; exit 1')
+        done = submit_module(tmp_path, path, "--sbatch-option=--partition=nope")
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("uet slurm: sbatch refused uet-shard.sbatch (sbatch --parsable --array=1-3 ")
+        assert done.stderr.endswith("\n  sbatch: error: invalid partition specified: nope\n")
+        assert list((tmp_path / "shards").iterdir()) == []
+        assert "--partition=nope" in calls.read_text()
+
+    def test_sbatch_refusing_the_merge_cancels_the_array(self, tmp_path, slurm_client):
+        path, calls = slurm_client('[ "$n" = 1 ] && { echo "41;cluster"; exit 0; }; echo "sbatch: error: nope" >&2; exit 1')
+        done = submit_module(tmp_path, path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.endswith("  sbatch: error: nope\n(the shards' array 41 is cancelled)\n")
+        assert calls.read_text().splitlines()[1].startswith("sbatch --parsable --dependency=afterany:41 ")
+        assert calls.read_text().splitlines()[2:] == ["scancel 41"]
