@@ -59,6 +59,26 @@ class TestEveryFile:
         assert (done.returncode, done.stderr) == (0, "")
 
 
+def commands(path: pathlib.Path) -> list[str]:
+    """The shell lines of a definition: GitHub's steps' run:, GitLab's jobs' script:."""
+    doc = load(path)
+    scripts = [step["run"] for job in doc.get("jobs", {}).values() for step in job["steps"] if "run" in step] + \
+        [line for job in doc.values() if isinstance(job, dict) for line in job.get("script", [])]
+    return [line.strip() for script in scripts for line in script.splitlines() if line.strip()]
+
+
+# What a runner needs besides the README's set-up: nothing. A line calls ./uet, or lists the shards' folders.
+PLAIN_SHELL = ("./uet ", "set --", 'for i in $(seq 1 "$UET_SHARDS"); do set -- "$@" ')
+
+
+class TestEveryCommand:
+    @pytest.mark.parametrize("path", [GITHUB_MATRIX, GITHUB_VENDOR, GITLAB], ids=lambda p: p.name)
+    def test_calls_only_uet_and_plain_shell(self, path):
+        lines = commands(path)
+        assert [line for line in lines if not line.startswith(PLAIN_SHELL)] == []
+        assert any(line.startswith("./uet run ") for line in lines)
+
+
 class TestTheGitHubMatrix:
     def test_a_job_per_shard_1_to_n_and_a_merge_after_all_of_them_even_a_failed_one(self):
         doc = load(GITHUB_MATRIX)
