@@ -64,21 +64,23 @@ def read(path: pathlib.Path) -> Shard:
     return Shard(folder, doc)
 
 
-def rerun_command(shard: Shard, index: int) -> str:
-    """The command that runs shard `index` of `shard`'s plan: its command with --shard index/N and the seed."""
-    words = shlex.split(shard.doc["run_info"].get("command") or "./uet run")
+def command_without(command: str, *options: str) -> str:
+    """A command line (as run_info.command says it) without the options named and their values."""
     out, skip = [], False
-    for w in words:
+    for w in shlex.split(command):
         if skip:
             skip = False
-            continue
-        if w in ("--shard", "--seed"):
+        elif w in options:
             skip = True
-            continue
-        if not w.startswith(("--shard=", "--seed=")):
+        elif not w.startswith(tuple(f"{o}=" for o in options)):
             out.append(w)
-    out += ["--shard", f"{index}/{shard.record['count']}", "--seed", str(shard.doc["run_info"]["seed"])]
-    return " ".join(shlex.quote(w) if i > 1 else w for i, w in enumerate(out))
+    return " ".join(w if i < 2 else shlex.quote(w) for i, w in enumerate(out))
+
+
+def rerun_command(shard: Shard, index: int) -> str:
+    """The command that runs shard `index` of `shard`'s plan: its command with --shard index/N and the seed."""
+    command = command_without(shard.doc["run_info"].get("command") or "./uet run", "--shard", "--seed")
+    return f"{command} --shard {index}/{shard.record['count']} --seed {shard.doc['run_info']['seed']}"
 
 
 def check(paths: list[pathlib.Path]) -> list[Shard]:

@@ -21,20 +21,6 @@ from harness.trends import ci_summary
 from harness.wire import wire_oracle
 
 
-def without_shard(command: str) -> str:
-    """A shard's command as the whole run's: without its --shard I/N."""
-    words = shlex.split(command)
-    out, skip = [], False
-    for w in words:
-        if skip:
-            skip = False
-        elif w == "--shard":
-            skip = True
-        elif not w.startswith("--shard="):
-            out.append(w)
-    return " ".join(w if i < 2 else shlex.quote(w) for i, w in enumerate(out))
-
-
 def _result(d: dict) -> Result:
     return Result(**{k: v for k, v in d.items() if k != "id"})
 
@@ -94,7 +80,7 @@ def _run_info(shards: list[checks.Shard], rows: list[dict], run_id: str, command
             opt_ins.setdefault(o["option"], [])
             opt_ins[o["option"]] += [x for x in o.get("let_through") or [] if x not in opt_ins[o["option"]]]
     info.update(
-        run_id=run_id, command=without_shard(infos[0].get("command") or ""), started=started, finished=finished,
+        run_id=run_id, command=checks.command_without(infos[0].get("command") or "", "--shard"), started=started, finished=finished,
         seconds=seconds, partial=False,
         host=", ".join(dict.fromkeys(i.get("host") or "" for i in infos)),
         kernel=", ".join(dict.fromkeys(i.get("kernel") or "" for i in infos)),

@@ -1,9 +1,11 @@
 """Fixtures of the harness tests that more than one file uses: a provider that misbehaves on purpose, who
 still has it loaded, the broken authz pair's run, and a fresh clone whose cmake only records what ./uet asks
 of it (running the suite: pytest/fixtures_uet.py)."""
+import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -79,3 +81,65 @@ def stub_cmake():
     """stub_cmake(folder) -> folder, for the front of PATH: its cmake compiles nothing, appends each call's
     arguments to $CMAKE_CALLS, and fails the build of the tree $CMAKE_FAIL_TREE names (so a command stops there)."""
     return _stub_cmake
+
+
+# A small run cut in two (one cell, softuet, cut by area: msg and av), seed 7: the shards test_merge.py merges.
+SMALL_RUN = ("--provider", "softuet.yaml", "--only", "msg", "--only", "av", "--quiet")
+
+
+@pytest.fixture(scope="session")
+def small_run():
+    """SMALL_RUN's arguments (without its seed and shard)."""
+    return SMALL_RUN
+
+
+@pytest.fixture(scope="session")
+def small_shards(suite_run):
+    """[shard 1/2, shard 2/2] (fixtures_uet.SuiteRun) of SMALL_RUN with seed 7, each made once per session."""
+    return [suite_run(*SMALL_RUN, "--seed", "7", "--shard", f"{i}/2") for i in (1, 2)]
+
+
+@pytest.fixture(scope="session")
+def small_unsharded(suite_run):
+    """SMALL_RUN with seed 7 as one run: what the merge of small_shards must equal."""
+    return suite_run(*SMALL_RUN, "--seed", "7")
+
+
+@pytest.fixture(scope="session")
+def small_shard_of_another_seed(suite_run):
+    """Shard 2/2 of SMALL_RUN with seed 8: a shard of another run."""
+    return suite_run(*SMALL_RUN, "--seed", "8", "--shard", "2/2")
+
+
+# The default run, seed 11: as one run, and as three shards (./uet run --seed 11 --shard I/3).
+DEFAULT_RUN = ("--seed", "11", "--quiet")
+
+
+@pytest.fixture(scope="session")
+def default_unsharded(suite_run):
+    return suite_run(*DEFAULT_RUN, timeout=3600)
+
+
+@pytest.fixture(scope="session")
+def default_shards(suite_run):
+    return [suite_run(*DEFAULT_RUN, "--shard", f"{i}/3", timeout=3600) for i in (1, 2, 3)]
+
+
+def _merged(shards, report: pathlib.Path):
+    """./uet merge --report REPORT of the shards' run folders, as a user runs it: (process, the merged run)."""
+    done = subprocess.run([sys.executable, "-m", "harness.merge.merge_run", "--report", str(report),
+                           *(str(s.folder) for s in shards)], cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=900)
+    return done, (report / "latest").resolve()
+
+
+@pytest.fixture(scope="module")
+def small_merged(small_shards, tmp_path_factory):
+    """small_shards merged: (process, the merged run's folder)."""
+    return _merged(small_shards, tmp_path_factory.mktemp("merged"))
+
+
+@pytest.fixture(scope="module")
+def default_merged(default_shards, tmp_path_factory):
+    """default_shards merged: (process, the merged run's folder)."""
+    return _merged(default_shards, tmp_path_factory.mktemp("merged-default"))

@@ -33,6 +33,7 @@ EXPECTED = {
     ("bench", "entity"): [("build", "entity-bench uet-entity softuet-fi")],
     ("bench", "under-load"): RUN,
     ("bench", "placements"): RUN,
+    ("bench", "shards"): RUN,
 }
 
 
