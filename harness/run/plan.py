@@ -8,7 +8,8 @@ runs) of the four modes of the front door, and what --only selects.
 - pair: the initiator's and the target's single-process areas each against itself, and the
   two-process areas from the initiator to the target (an interop cell; an area's traits say its processes);
 - matrix: every manifest against itself for the single-process areas, and every ordered pair
-  (initiator x target, the diagonal included) for the two-process areas.
+  (initiator x target, the diagonal included) for the two-process areas; --involving M keeps the cells
+  whose initiator or target is M (a vendor's CI).
 """
 from __future__ import annotations
 
