@@ -52,8 +52,8 @@ def add_libfabric(p: argparse.ArgumentParser) -> None:
                         "manifest's own libfabric: wins for its side; e.g. --libfabric /opt/vendor/libfabric")
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="./uet run", description=__doc__.split("\n\n")[0],
+def parser(prog: str = "./uet run") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]),
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     who = p.add_mutually_exclusive_group()
@@ -67,6 +67,9 @@ def parser() -> argparse.ArgumentParser:
                      help="a pair description (YAML: provider, initiator and target, or matrix; and placement); "
                           "e.g. --pair cases/pairs/softuet-ai-full-hpc-containers.yaml")
     p.add_argument("--target", metavar="MANIFEST", help="the target of the interop cell (with --initiator)")
+    p.add_argument("--involving", metavar="MANIFEST", help="with --matrix: only the cells whose initiator or target "
+                   "is this manifest, one of the matrix's (a vendor's CI: its provider against every other); e.g. "
+                   "--matrix a.yaml b.yaml vendor.yaml --involving vendor.yaml")
     add_libfabric(p)
     p.add_argument("--only", action="append", default=[], metavar="PATTERN",
                    help="repeatable: an area (authz, msg, ...), a statement or clause (2.2.4.4-a, 2.2.6) or cases "
@@ -160,9 +163,10 @@ def shard(text: str) -> tuple[int, int] | None:
     return i, n
 
 
-def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
-    """The options, with every check that needs only the standard library; exits 2 naming what is wrong."""
-    p = parser()
+def parse(argv: list[str], prog: str = "./uet run") -> tuple[argparse.Namespace, argparse.ArgumentParser]:
+    """The options, with every check that needs only the standard library; exits 2 naming what is wrong (as
+    `prog`: another command that passes ./uet run's options on says so)."""
+    p = parser(prog)
     args = p.parse_args(argv)
     if args.pair and args.target:
         p.error("--target goes with --initiator, not with --pair (the pair file names the target)")
@@ -170,6 +174,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.ArgumentParser]
         p.error("--target goes with --initiator (an interop cell); e.g. --initiator a.yaml --target b.yaml")
     if args.initiator and not args.target:
         p.error("--initiator needs --target (for one provider against itself use --provider)")
+    if args.involving and not args.matrix:
+        p.error("--involving goes with --matrix (it keeps the matrix's cells involving that manifest)")
     if args.jobs < 1:
         p.error("--jobs must be at least 1")
     if args.seed is not None and not 0 <= args.seed <= SEED_MAX:
@@ -201,7 +207,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, argparse.ArgumentParser]
 
 def unreadable_inputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     """(manifests, other files) named that are not there at all; what they hold is checked after the set-up."""
-    refs = [r for r in (args.provider, args.initiator, args.target) if r] + list(args.matrix or [])
+    refs = [r for r in (args.provider, args.initiator, args.target, args.involving) if r] + list(args.matrix or [])
     files = [f"{option} {path}: no such file" for option, path in (("--pair", args.pair),
              ("--expectations", args.expectations), ("--shard-weights", args.shard_weights)) if path is not None and not path.exists()]
     return [p for p in map(manifest_ref.unreadable, refs) if p], files

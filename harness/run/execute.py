@@ -250,6 +250,7 @@ def _ready(plan: RunPlan) -> _Ready:
     sel = plan_mod.selection(list(plan.only), list(binaries))
     try:
         cells = plan_mod.cells(plan.mode, list(plan.refs), traits, sel.areas, libfabric=plan.libfabric)
+        cells = plan_mod.involving(cells, plan.involving)
         if not cells:
             raise UsageError(f"--only {' '.join(plan.only)} selects no area of this run")
         for c in cells:  # a cell's id names its folder, made and written as root

@@ -8,7 +8,8 @@ runs) of the four modes of the front door, and what --only selects.
 - pair: the initiator's and the target's single-process areas each against itself, and the
   two-process areas from the initiator to the target (an interop cell; an area's traits say its processes);
 - matrix: every manifest against itself for the single-process areas, and every ordered pair
-  (initiator x target, the diagonal included) for the two-process areas.
+  (initiator x target, the diagonal included) for the two-process areas; --involving M keeps the cells
+  whose initiator or target is M (a vendor's CI).
 """
 from __future__ import annotations
 
@@ -98,6 +99,19 @@ def cells(mode: str, refs: list[str], all_areas: dict[str, dict], chosen: set[st
         out += [Cell(m, m, _areas(all_areas, True, True, chosen)) for m in manifests]
         out += [Cell(a, b, _areas(all_areas, False, True, chosen)) for a in manifests for b in manifests if a is not b]
     return [c for c in out if c.areas]
+
+
+def involving(cells: list[Cell], ref: str | None) -> list[Cell]:
+    """--involving: the cells whose initiator or target is the manifest `ref`, known by its name (a matrix's
+    names are unique); ManifestError when the matrix has no such manifest."""
+    if ref is None:
+        return cells
+    name = manifest_mod.load(ref).name
+    kept = [c for c in cells if name in (c.initiator.name, c.target.name)]
+    if cells and not kept:  # no cell at all is --only's to name
+        raise manifest_mod.ManifestError([f"--involving {ref}: its provider {name} is not one of the matrix's "
+                                          f"({', '.join(m.name for m in manifests_of(cells))})"])
+    return kept
 
 
 def manifests_of(cells: list[Cell]) -> list[manifest_mod.Manifest]:

@@ -40,6 +40,7 @@ class RunPlan:
     corpus: pathlib.Path
     quiet: bool
     verbose: bool
+    involving: str | None = None    # --involving: only the matrix's cells whose initiator or target it is
     shard: tuple[int, int] | None = None        # --shard I/N (harness/shards/)
     shard_weights: pathlib.Path | None = None   # --shard-weights RUN: an earlier run's durations
 
@@ -67,4 +68,4 @@ def from_args(args: argparse.Namespace, argv: list[str]) -> RunPlan:
         cell_deadline=args.cell_deadline, run_deadline=args.run_deadline, repeat=args.repeat,
         rerun_failures=args.rerun_failures, infra_retries=args.infra_retries, expectations_doc=args.expectations_doc,
         baseline_doc=args.baseline_doc, no_decode_check=args.no_decode_check, corpus=args.corpus, quiet=args.quiet,
-        verbose=args.verbose, shard=args.shard, shard_weights=args.shard_weights)
+        verbose=args.verbose, involving=args.involving, shard=args.shard, shard_weights=args.shard_weights)

@@ -45,6 +45,7 @@ def parts(plan, manifests: list, sides: dict, weights: dict[str, float]) -> dict
         "seed": plan.seed, "count": plan.shard[1], "spec_version": plan.spec_version, "mode": plan.mode,
         "options": {"only": list(plan.only), "placement": plan.placement, "same_host": plan.same_host,
                     "repeat": plan.repeat, "rerun_failures": plan.rerun_failures, "infra_retries": plan.infra_retries,
+                    "involving": plan.involving,
                     "libfabric": plan.libfabric is not None},
         "weights": weights,
     }

@@ -49,7 +49,8 @@ HELP = [("run", "usage: ./uet run"), ("certify", "usage: ./uet certify"), ("veri
         ("history", "usage: ./uet history"), ("plugfest", "usage: ./uet plugfest"), ("manifest", "usage: ./uet manifest"),
         ("manifest init", "usage: ./uet manifest init"), ("manifest check", "usage: ./uet manifest check"),
         ("fuzz", "usage: python3 -m harness.selftest.fuzz campaign"), ("test", "./uet test [--workers N]"),
-        ("build", "./uet build [--all]"), ("setup", "./uet setup"), ("bench", "./uet bench decode")]
+        ("build", "./uet build [--all]"), ("setup", "./uet setup"), ("bench", "./uet bench decode"),
+        ("slurm", "usage: ./uet slurm submit")]
 
 # (arguments, exit status, what the one message says)
 BAD_USAGE = [
@@ -59,6 +60,12 @@ BAD_USAGE = [
     (["run", "--seed", "-1"], 2, "--seed -1 is out of range"),
     (["run", "--pair", "missing-pair.yaml"], 2, "uet run: --pair missing-pair.yaml: no such file"),
     (["run", "--spec-version"], 2, "argument --spec-version: expected one argument"),
+    (["run", "--involving", "softuet.yaml"], 2, "--involving goes with --matrix"),
+    (["slurm", "bogus"], 2, "invalid choice: 'bogus'"),
+    (["slurm", "submit", "--shards", "0"], 2, "--shards 0 is out of range: 1 to 1000"),
+    (["slurm", "submit", "--shard", "1/3"], 2, "--shard is the array's to give"),
+    (["slurm", "submit", "--bogus"], 2, "./uet slurm submit (the options of ./uet run): error: unrecognized arguments: --bogus"),
+    (["slurm", "submit", "--provider", "missing.yaml"], 2, "uet slurm: bad manifest:\n  missing.yaml: cannot read: No such file"),
     (["certify"], 2, "one of the arguments --provider --initiator is required"),
     (["certify", "--provider", "missing.yaml"], 2, "uet certify: missing.yaml: cannot read: No such file"),
     (["verify", "missing.tar.zst"], 2, "uet verify: no package at"),

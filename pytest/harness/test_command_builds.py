@@ -18,6 +18,7 @@ TESTS = [("build-asan", "uet-ctest"), ("build-fuzz", "uet-fuzzers")]
 EXPECTED = {
     ("run", "--only", "msg"): RUN,
     ("certify", "--provider", SOFTUET): RUN,
+    ("slurm", "submit", "--only", "msg"): RUN,  # once, before the array: its tasks find the build done
     ("selftest",): [("build", "uet-selftest")],  # the wire checks it runs need their probes
     ("verify", "package.tar.zst"): RUN,
     ("plugfest", "ingest", "package.tar.zst"): RUN,   # it checks each package as verify does

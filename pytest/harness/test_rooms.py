@@ -23,7 +23,7 @@ LAYERS = (
     ("harness.wire",),       # captures and what is judged on them
     ("harness.shards",),     # a run cut into shards: the cut and the plan's fingerprint
     ("harness.run",),        # running the suite
-    ("harness.certify", "harness.selftest", "harness.merge"),
+    ("harness.certify", "harness.selftest", "harness.merge", "harness.engines"),
     ("harness.plugfest",),   # many labs' packages, verified as certify's verify does, in the history
 )
 ROOM_LIMIT = 15
