@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-from harness.certify import package_archive, package_limits, suite_identity
+from harness.certify import package_archive, package_limits
+from harness.files import suite_identity
 from harness.certify import verify as verify_mod
 from harness.commands import plugfest as plugfest_options
 from harness.files import output_files

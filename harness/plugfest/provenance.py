@@ -8,7 +8,8 @@ import dataclasses
 import json
 import pathlib
 
-from harness.certify import package_limits, suite_identity
+from harness.certify import package_limits
+from harness.files import suite_identity
 from harness.certify.certify import RUN_MEMBER
 from harness.certify.verify_checks import read_json
 from harness.commands.certify import LAB_NAME, LAB_RULE

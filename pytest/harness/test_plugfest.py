@@ -21,7 +21,8 @@ import sys
 
 import pytest
 
-from harness.certify import package_archive, package_sums, suite_identity
+from harness.certify import package_archive, package_sums
+from harness.files import suite_identity
 from harness.trends import history_index
 from reports import plugfest_view
 
