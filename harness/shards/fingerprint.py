@@ -14,6 +14,16 @@ from harness.inputs import libfabric_prefix
 # The parts, in the order ./uet merge names them when they differ.
 PARTS = ("suite", "binaries", "libfabric", "manifests", "seed", "count", "spec_version", "mode", "options", "weights")
 
+# Every field of a run's plan (harness/run/run_plan.py RunPlan) is in one of these, so that a new option is
+# fingerprinted or said not to change what runs (pytest/harness/test_shards.py holds them to the plan).
+DECIDING_OPTIONS = ("only", "placement", "same_host", "repeat", "rerun_failures", "infra_retries", "involving",
+                    "case_deadline", "cell_deadline", "run_deadline", "no_decode_check")
+IN_OTHER_PARTS = ("mode", "refs", "seed", "spec_version", "shard", "shard_weights", "libfabric", "build")
+# What a shard's machine may choose for itself: where it writes, how many cells at once (each cell keeps its
+# ports and seed of the whole plan), what it prints, and how its CI reads the verdicts (not the verdicts).
+NOT_DECIDING = ("command", "report", "jobs", "trust_foreign_libfabric", "allow_loader_environment",
+                "expectations_doc", "baseline_doc", "corpus", "quiet", "verbose")
+
 
 def _tree_hashes(build: pathlib.Path) -> dict[str, str]:
     """The built files' hashes, named by their path in the tree (the tree's own place differs by machine)."""
@@ -43,12 +53,14 @@ def parts(plan, manifests: list, sides: dict, weights: dict[str, float]) -> dict
         "libfabric": libfabric,
         "manifests": [{"name": m.name, "provider": m.provider, "sha256": m.sha256} for m in manifests],
         "seed": plan.seed, "count": plan.shard[1], "spec_version": plan.spec_version, "mode": plan.mode,
-        "options": {"only": list(plan.only), "placement": plan.placement, "same_host": plan.same_host,
-                    "repeat": plan.repeat, "rerun_failures": plan.rerun_failures, "infra_retries": plan.infra_retries,
-                    "involving": plan.involving,
+        "options": {**{name: _plain(getattr(plan, name)) for name in DECIDING_OPTIONS},
                     "libfabric": plan.libfabric is not None},
         "weights": weights,
     }
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
 def canonical(value) -> bytes:

@@ -1,11 +1,14 @@
 """./uet run --shard I/N: the cut of the plan (harness/shards/partition.py) and the plan fingerprint
 (harness/shards/fingerprint.py), on the cells of the front door's modes (harness/run/plan.py) with declared
 traits; the option at the front door. The runs of shards and their merge: test_merge.py."""
+import dataclasses
+
 import pytest
 
 from harness.commands import run as run_options
 from harness.results.results import write_results_json
 from harness.run import plan as plan_mod
+from harness.run import run_plan
 from harness.shards import fingerprint, partition
 
 
@@ -158,6 +161,12 @@ class TestTheFingerprint:
         other = dict(self.PARTS, **{part: value})
         assert fingerprint.of(other) != fingerprint.of(self.PARTS)
         assert fingerprint.differing(self.PARTS, other) == [part]
+
+
+    def test_every_field_of_the_plan_is_fingerprinted_or_said_not_to_decide(self):
+        said = fingerprint.DECIDING_OPTIONS + fingerprint.IN_OTHER_PARTS + fingerprint.NOT_DECIDING
+        assert sorted(said) == sorted(f.name for f in dataclasses.fields(run_plan.RunPlan))
+        assert len(set(said)) == len(said)
 
 
 class TestTheOption:
