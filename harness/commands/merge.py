@@ -14,7 +14,8 @@ examples:
 
 exit status: as a run's: 0 every check passed or is not applicable; 1 a check failed, errored or timed out,
 or the decoders disagreed; 2 bad usage or a refused merge (the message names the folder and the problem);
-3 it failed unexpectedly (one line names the log with the traceback).
+3 it failed unexpectedly (one line names the log with the traceback); 4 no check failed, but the
+infrastructure kept checks of a shard from running (infra_error: run that shard again, then merge again).
 """
 from __future__ import annotations
 

@@ -69,17 +69,24 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         p.error(f"--seed {args.seed} is out of range: a seed is 0 to {SEED_MAX}")
     if any(a == "--shard" or a.startswith("--shard=") for a in run_argv):
         p.error("--shard is the array's to give: task I runs shard I/N of --shards N")
-    if any(o and not o.startswith("-") for o in args.sbatch_option):
-        p.error(f"--sbatch-option takes an sbatch option, written with '=' (got '{args.sbatch_option[0]}'); "
+    wrong = [o for o in args.sbatch_option if o and not o.startswith("-")]
+    if wrong:
+        p.error(f"--sbatch-option takes an sbatch option, written with '=' (got '{wrong[0]}'); "
                 "e.g. --sbatch-option=--partition=uet")
-    run_options.parse(run_argv, prog="./uet slurm submit (the options of ./uet run)")
+    run_options.parse(as_a_shard(run_argv, args), prog="./uet slurm submit (the options of ./uet run)")
     return args, run_argv
+
+
+def as_a_shard(run_argv: list[str], args: argparse.Namespace) -> list[str]:
+    """The run options as each task gives them (with its --shard and the seed), so that what goes only with
+    --shard (--shard-weights) is checked as the tasks will have it."""
+    return [*run_argv, "--shard", f"1/{args.shards}", "--seed", str(args.seed if args.seed is not None else 1)]
 
 
 def main(argv: list[str]) -> int:
     """Before the set-up: 0 when the options hold, 2 (with the reason) when they do not."""
     args, run_argv = parse(argv)
-    manifests, files = run_options.unreadable_inputs(run_options.parse(run_argv)[0])
+    manifests, files = run_options.unreadable_inputs(run_options.parse(as_a_shard(run_argv, args))[0])
     for problem in files + (["bad manifest:\n  " + "\n  ".join(manifests)] if manifests else []):
         print(f"uet slurm: {problem}", file=sys.stderr)
     return 2 if manifests or files else 0

@@ -9,7 +9,7 @@ import shlex
 
 from harness.files import input_files
 from harness.results.results import read_results_json
-from harness.shards import fingerprint
+from harness.shards import fingerprint, partition
 
 # How a refusal names a fingerprint's part.
 PART_WORDS = {"suite": "the suite's commit", "binaries": "the binaries", "libfabric": "libfabric",
@@ -64,6 +64,27 @@ def read(path: pathlib.Path) -> Shard:
     return Shard(folder, doc)
 
 
+def cut_problem(record: dict) -> str | None:
+    """What is wrong with a shard's record of the cut, which its fingerprint does not cover: the cut is made
+    again from the fingerprinted weights, and the shard's units must be its part of it. Otherwise a shard that
+    left a unit out of its units and its results would merge into a smaller run that looks whole."""
+    index, count, names = record["index"], record["count"], record["all_units"]
+    weights = record["parts"].get("weights")
+    if not isinstance(index, int) or count != record["parts"].get("count") or not 1 <= index <= count:
+        return f"its shard number {index}/{count} is not one of 1 to {record['parts'].get('count')}"
+    if not isinstance(weights, dict) or not isinstance(names, list) or sorted(map(str, names)) != sorted(weights):
+        return "its units are not those its fingerprint weighs"
+    try:
+        remade = partition.cut(names, weights, count)
+    except (partition.ShardError, TypeError, ValueError):
+        return "its units cannot be cut into its shards"
+    if remade != record["cut"]:
+        return "its cut of the plan is not the one its fingerprinted weights give"
+    if record["units"] != remade[index - 1]:
+        return f"its units are not those of shard {index}/{count} of the cut"
+    return None
+
+
 def command_without(command: str, *options: str) -> str:
     """A command line (as run_info.command says it) without the options named and their values."""
     out, skip = [], False
@@ -78,8 +99,11 @@ def command_without(command: str, *options: str) -> str:
 
 
 def rerun_command(shard: Shard, index: int) -> str:
-    """The command that runs shard `index` of `shard`'s plan: its command with --shard index/N and the seed."""
-    command = command_without(shard.doc["run_info"].get("command") or "./uet run", "--shard", "--seed")
+    """The command that runs shard `index` of `shard`'s plan: its command with --shard index/N and the seed;
+    another shard's --report is left out (engines give each shard a folder of its own: ./uet run's default, or
+    the --report the engine gives shard `index`)."""
+    drop = ("--shard", "--seed") if index == shard.record["index"] else ("--shard", "--seed", "--report")
+    command = command_without(shard.doc["run_info"].get("command") or "./uet run", *drop)
     return f"{command} --shard {index}/{shard.record['count']} --seed {shard.doc['run_info']['seed']}"
 
 
@@ -100,12 +124,14 @@ def check(paths: list[pathlib.Path]) -> list[Shard]:
                           f"{rerun_command(s, s.record['index'])}")
     for s in shards[1:]:
         differ = fingerprint.differing(first.record["parts"], s.record["parts"])
-        if not differ and first.record["cut"] != s.record["cut"]:
-            differ = ["cut"]
         if differ:
             what = "; ".join(f"{PART_WORDS.get(p, p)} ({_difference(first.record['parts'].get(p), s.record['parts'].get(p))}"
                              f" in {first.folder} and {s.folder})" for p in differ[:3])
             raise Refused(f"the shards are not of one run: their fingerprints differ in {what}")
+    for s in shards:  # of one run, each shard must hold its own part of the run's cut
+        problem = cut_problem(s.record)
+        if problem:
+            raise Refused(f"{s.folder}: {problem} (run_info.shard was changed)")
     count = first.record["count"]
     by_index: dict[int, Shard] = {}
     for s in shards:

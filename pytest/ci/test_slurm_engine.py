@@ -166,3 +166,17 @@ class TestARefusedSubmission:
         assert done.stderr.endswith("  sbatch: error: nope\n(the shards' array 41 is cancelled)\n")
         assert calls.read_text().splitlines()[1].startswith("sbatch --parsable --dependency=afterany:41 ")
         assert calls.read_text().splitlines()[2:] == ["scancel 41"]
+
+
+class TestTheOptions:
+    def test_shard_weights_are_checked_as_each_task_gives_them(self):
+        from harness.commands import slurm as slurm_options
+        args, run_argv = slurm_options.parse(["submit", "--shards", "3", "--shard-weights", "out/runs/latest", "--only", "msg"])
+        assert (args.shards, run_argv) == (3, ["--shard-weights", "out/runs/latest", "--only", "msg"])
+
+    def test_a_bad_sbatch_option_is_the_one_named(self, capsys):
+        from harness.commands import slurm as slurm_options
+        with pytest.raises(SystemExit) as done:
+            slurm_options.parse(["submit", "--sbatch-option=--partition=uet", "--sbatch-option=time=4:00:00"])
+        assert done.value.code == 2
+        assert "(got 'time=4:00:00')" in capsys.readouterr().err

@@ -105,8 +105,8 @@ class TestTheMergedRun:
 class TestAMergeThatRefuses:
     def test_a_missing_shard_is_named_with_the_command_that_runs_it(self, small_run, small_shards, tmp_path, capsys):
         status, err = merge(capsys, tmp_path, small_shards[0].folder)
-        rerun = "./uet run " + " ".join(shlex.quote(a) for a in [
-            *small_run, "--report", str(small_shards[0].report), "--shard", "2/2", "--seed", "7"])
+        # shard 1's --report is not shard 2's: the command leaves it out
+        rerun = "./uet run " + " ".join(shlex.quote(a) for a in [*small_run, "--shard", "2/2", "--seed", "7"])
         assert (status, err) == (2, f"uet merge: shard 2/2 is missing (units: softuet/av); run it: {rerun}\n")
         assert not (tmp_path / "latest").exists()
 
@@ -143,6 +143,31 @@ class TestAMergeThatRefuses:
         doc = read_results_json(tmp_path / "runs" / "latest")[1]
         errors = [r for r in doc["results"] if r["area"] == "harness"]
         assert [(r["reason"], doc["results"][-1] is r) for r in errors] == [("the cell could not run: shard 1", True)]
+
+    def test_a_shard_that_left_a_unit_out_of_its_units_and_results_is_refused(self, small_shards, tmp_path, capsys):
+        def smaller(doc):
+            left_out = doc["run_info"]["shard"]["units"].pop()
+            doc["results"] = [r for r in doc["results"] if f"{r['cell']}/{r['area']}" != left_out]
+        copy = tampered(small_shards[1], tmp_path / "shard-2", smaller)
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        assert (status, err) == (2, f"uet merge: {copy}: its units are not those of shard 2/2 of the cut "
+                                    "(run_info.shard was changed)\n")
+
+    def test_a_shard_numbered_past_n_is_refused(self, small_shards, tmp_path, capsys):
+        copy = tampered(small_shards[1], tmp_path / "shard-3", lambda doc: doc["run_info"]["shard"].update(index=3))
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        assert (status, err) == (2, f"uet merge: {copy}: its shard number 3/2 is not one of 1 to 2 "
+                                    "(run_info.shard was changed)\n")
+
+    def test_a_cut_other_than_the_weights_give_is_refused(self, small_shards, tmp_path, capsys):
+        def swapped(doc):
+            cut = doc["run_info"]["shard"]["cut"]
+            cut[0], cut[1] = cut[1], cut[0]
+            doc["run_info"]["shard"]["units"] = cut[1]
+        copy = tampered(small_shards[1], tmp_path / "shard-2", swapped)
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        assert (status, err) == (2, f"uet merge: {copy}: its cut of the plan is not the one its fingerprinted "
+                                    "weights give (run_info.shard was changed)\n")
 
     def test_a_check_outside_the_shard_s_units_is_refused(self, small_shards, tmp_path, capsys):
         foreign = dict(small_shards[0].results()["results"][0], case="Claimed/Msg.Other/rdm")
