@@ -33,19 +33,46 @@ def bring(shard_folder: pathlib.Path, run_dir: pathlib.Path) -> list[str]:
                     skipped.append(str((here / name).relative_to(shard_folder)))
             for name in files:
                 src, dst = here / name, into / name
-                if not stat.S_ISREG(os.lstat(src).st_mode):
-                    skipped.append(str(src.relative_to(shard_folder)))
-                    continue
                 if os.path.lexists(dst):
                     continue
-                _link_or_copy(src, dst)
+                if not _bring_file(src, dst):
+                    skipped.append(str(src.relative_to(shard_folder)))
     return skipped
 
 
-def _link_or_copy(src: pathlib.Path, dst: pathlib.Path) -> None:
+def _bring_file(src: pathlib.Path, dst: pathlib.Path) -> bool:
+    """Links or copies the regular file `src` to `dst` (which does not exist); False, bringing nothing, when
+    `src` is no regular file. What is brought is the file opened, not what the path names a moment later."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symbolic link
+            return False
+        raise
+    with os.fdopen(fd, "rb") as opened:
+        st = os.fstat(opened.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        # Another user's file is copied: linked, its owner could change the merged run's evidence afterwards.
+        if st.st_uid == os.geteuid() and _linked(src, dst, st):
+            return True
+        with open(dst, "xb") as out:  # O_EXCL: never through a link made at dst meanwhile
+            shutil.copyfileobj(opened, out)
+        os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return True
+
+
+def _linked(src: pathlib.Path, dst: pathlib.Path, opened: os.stat_result) -> bool:
+    """A hard link at `dst` to the file `opened` is; False (nothing at dst) when the file system refuses one,
+    or `src` names another file by now."""
     try:
         os.link(src, dst, follow_symlinks=False)
     except OSError as exc:
         if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.EACCES):
             raise
-        shutil.copy2(src, dst, follow_symlinks=False)
+        return False
+    now = os.lstat(dst)
+    if (now.st_dev, now.st_ino) == (opened.st_dev, opened.st_ino):
+        return True
+    os.unlink(dst)
+    return False

@@ -92,6 +92,18 @@ class TestTheMergedRun:
         assert f"{copy / 'cells' / 'softuet' / 'secret.log'}: not a regular file, not brought in" in err
 
 
+    @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+    def test_another_user_s_file_is_copied_not_linked(self, small_shards, tmp_path, capsys):
+        copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: None)
+        theirs = copy / "cells" / "softuet" / "theirs.log"
+        theirs.write_text("as the shard wrote it\n")
+        os.chown(theirs, 65534, 65534)  # nobody: a link would let them change the merged run's evidence later
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        assert status == 0, err
+        brought = (tmp_path / "runs" / "latest").resolve() / "cells" / "softuet" / "theirs.log"
+        assert (brought.read_text(), brought.stat().st_uid, brought.stat().st_ino == theirs.stat().st_ino) == \
+            ("as the shard wrote it\n", 0, False)
+
     def test_a_shard_s_evidence_folder_that_is_a_link_is_not_followed(self, small_shards, tmp_path, capsys):
         copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: None)
         shutil.rmtree(copy / "cells")
