@@ -33,8 +33,14 @@ from harness.trends import history_index
 from reports import plugfest_site, plugfest_view
 from reports.render import render_html
 
-# What a browser would run or style: a lab's pages are not published, the suite renders them again.
-PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".svg", ".xml", ".xsl", ".xslt", ".css", ".js")
+# What the site publishes of a package's members: data a browser shows as text or downloads. Anything else
+# (a lab's pages, and whatever a server or browser might run as one: .shtml, .svgz, .xht, .rss, .mht, ...) is
+# not published; the suite renders the run's pages again. A list of what may stay, not of what must go.
+PUBLISHED_SUFFIXES = ("", ".json", ".jsonl", ".pcap", ".pcapng", ".log", ".txt", ".yaml", ".csv", ".xlsx", ".zst")
+
+
+def published(path: pathlib.Path) -> bool:
+    return path.suffix.lower() in PUBLISHED_SUFFIXES
 
 
 class Refused(Exception):
@@ -47,7 +53,7 @@ def republish(members: pathlib.Path) -> None:
     """The run's pages made again by this suite from the package's results.json, in place of the lab's (a page
     a lab wrote could carry script onto the plugfest's site); every file readable by whoever reads the site."""
     for path in sorted(members.rglob("*")):
-        if path.is_file() and path.suffix.lower() in PAGE_SUFFIXES:
+        if (path.is_file() or path.is_symlink()) and not published(path):
             path.unlink()
     run = members / "run"
     try:

@@ -442,3 +442,14 @@ class TestRefusedProvenanceAndACrashBetween:
         assert (run.returncode, run.stdout) == (0, f"uet plugfest: 1 package(s) in the history; site {site / 'index.html'}\n")
         dom = dom_of(site / "index.html")
         assert {k: c["attrs"]["data-packages"] for k, c in dom.cells.items()} == {(I_HPC, I_HPC): "1"}
+
+
+class TestWhatTheSitePublishes:
+    @pytest.mark.parametrize("name,kept", [
+        ("results.json", True), ("cells/softuet/msg.log", True), ("captures/a.pcap", True), ("SHA256SUMS", True),
+        ("conformance/statement.xlsx", True), ("package.tar.zst", True),
+        ("run/index.html", False), ("page.shtml", False), ("a.svgz", False), ("feed.rss", False), ("a.xht", False),
+        ("junit.xml", False), ("x.mht", False), ("LOOK.HTML", False)])
+    def test_only_data_a_browser_shows_as_text_or_downloads(self, name, kept):
+        from harness.plugfest.ingest import published
+        assert published(pathlib.Path(name)) is kept
