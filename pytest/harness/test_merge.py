@@ -82,6 +82,18 @@ class TestTheMergedRun:
             "conformance.html", "index.html", "junit.xml", "results.json", "summary.txt"]
         assert (run / "conformance" / "statement.json").is_file() and (run / "cells" / "softuet.html").is_file()
 
+    def test_a_shard_the_infrastructure_kept_from_running_merges_to_exit_4(self, small_shards, tmp_path, capsys):
+        def lost(doc):  # as a shard whose placement was lost before its cases ran, after its retries
+            for r in doc["results"]:
+                r.update(verdict="infra_error", reason="the placement was lost", statements=[])
+            doc["cells"][0]["infra_attempts"] = 2
+        copy = tampered(small_shards[1], tmp_path / "shard-2", lost)
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        doc = read_results_json((tmp_path / "runs" / "latest").resolve())[1]
+        lost_ids = [r["id"] for r in read_results_json(copy)[1]["results"]]
+        assert (status, doc["summary"]["exit_status"], doc["summary"]["infra_error"]) == (4, 4, len(lost_ids)), err
+        assert [c["infra_attempts"] for c in doc["cells"]] == [2]
+
     def test_a_symbolic_link_in_a_shard_is_not_followed(self, small_shards, tmp_path, capsys):
         copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: None)
         (copy / "cells" / "softuet" / "secret.log").symlink_to("/etc/shadow")
