@@ -63,6 +63,13 @@ def _stand_ins(rows: list[dict], manifests: dict[str, dict]) -> list:
                                   target=side(r.get("target"))) for r in rows]
 
 
+def placement_of(infos: list[dict]) -> str:
+    """The merged run's placements: each shard's, without the "none" of a shard that placed no cell (every
+    cell of it lost to the infrastructure) beside shards that did, as the whole run would say it."""
+    used = {p for i in infos for p in (i.get("placement") or "none").split(",")}
+    return ",".join(sorted(used - {"none"} or used))
+
+
 def _run_info(shards: list[checks.Shard], rows: list[dict], run_id: str, command: str) -> dict:
     infos = [s.doc["run_info"] for s in shards]
     info = {k: v for k, v in infos[0].items() if k != "shard"}
@@ -87,7 +94,7 @@ def _run_info(shards: list[checks.Shard], rows: list[dict], run_id: str, command
         seconds=seconds, partial=False,
         host=", ".join(dict.fromkeys(i.get("host") or "" for i in infos)),
         kernel=", ".join(dict.fromkeys(i.get("kernel") or "" for i in infos)),
-        placement=",".join(sorted({p for i in infos for p in (i.get("placement") or "none").split(",")})),
+        placement=placement_of(infos),
         manifests=[records[n] for n in order if n in records],
         opt_ins=[{"option": k, "let_through": v} for k, v in opt_ins.items()],
         merged={"command": command, "fingerprint": shards[0].record["fingerprint"], "count": len(shards),

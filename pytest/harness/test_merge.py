@@ -94,6 +94,12 @@ class TestTheMergedRun:
         assert (status, doc["summary"]["exit_status"], doc["summary"]["infra_error"]) == (4, 4, len(lost_ids)), err
         assert [c["infra_attempts"] for c in doc["cells"]] == [2]
 
+    def test_a_shard_that_placed_no_cell_leaves_the_run_s_placement_as_it_was(self, small_shards, tmp_path, capsys):
+        copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: doc["run_info"].update(placement="none"))
+        status, err = merge(capsys, tmp_path / "runs", small_shards[0].folder, copy)
+        doc = read_results_json((tmp_path / "runs" / "latest").resolve())[1]
+        assert (status, doc["run_info"]["placement"]) == (0, small_shards[0].results()["run_info"]["placement"]), err
+
     def test_a_symbolic_link_in_a_shard_is_not_followed(self, small_shards, tmp_path, capsys):
         copy = tampered(small_shards[1], tmp_path / "shard-2", lambda doc: None)
         (copy / "cells" / "softuet" / "secret.log").symlink_to("/etc/shadow")
