@@ -48,7 +48,7 @@ def parts(plan, manifests: list, sides: dict, weights: dict[str, float]) -> dict
             libfabric[side.libfabric.version] = _library_hash(side.libfabric.prefix)
     changed = suite_identity.changes()
     return {
-        "suite": {"commit": suite_identity.commit(), "modified": bool(changed)},
+        "suite": {"commit": suite_identity.commit(), "modified": bool(changed), "changes": changes_digest(changed)},
         "binaries": binaries,
         "libfabric": libfabric,
         "manifests": [{"name": m.name, "provider": m.provider, "sha256": m.sha256} for m in manifests],
@@ -57,6 +57,19 @@ def parts(plan, manifests: list, sides: dict, weights: dict[str, float]) -> dict
                     "libfabric": plan.libfabric is not None},
         "weights": weights,
     }
+
+
+def changes_digest(lines: list[str], repo: pathlib.Path = suite_identity.REPO) -> str | None:
+    """A SHA-256 of the tree's uncommitted changes (suite_identity.changes' lines, each with the changed file's
+    content), None without any: two clones with the same edits agree, two with different edits do not."""
+    if not lines:
+        return None
+    entries = []
+    for line in sorted(lines):
+        path = repo / line[3:].split(" -> ")[-1].strip('"')
+        content = suite_identity.file_sha256(path) if path.is_file() else "not a file"
+        entries.append([line, content])
+    return hashlib.sha256(canonical(entries)).hexdigest()
 
 
 def _plain(value):

@@ -203,3 +203,13 @@ class TestTheOption:
     def test_a_good_shard_is_its_numbers(self):
         args, _ = run_options.parse(["--shard", "2/3", "--seed", "7"])
         assert args.shard == (2, 3)
+
+
+class TestTheTreesChanges:
+    def test_the_same_edits_agree_and_other_edits_differ(self, tmp_path):
+        (tmp_path / "a.py").write_text("one\n")
+        first = fingerprint.changes_digest([" M a.py"], repo=tmp_path)
+        assert fingerprint.changes_digest([" M a.py"], repo=tmp_path) == first
+        (tmp_path / "a.py").write_text("two\n")
+        assert fingerprint.changes_digest([" M a.py"], repo=tmp_path) != first
+        assert fingerprint.changes_digest([], repo=tmp_path) is None
