@@ -2,6 +2,7 @@
 job, sbatched from ci/slurm/ (the files a lab may also read and sbatch by hand), with the lab's own sbatch."""
 from __future__ import annotations
 
+import os
 import pathlib
 import random
 import shlex
@@ -13,6 +14,7 @@ import time
 
 from harness.commands import slurm as slurm_options
 from harness.commands.run import SEED_MAX
+from harness.files import output_files
 from harness.run import run_suite
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -41,7 +43,10 @@ def sbatch(options: list[str], script: pathlib.Path, script_args: list[str]) -> 
 def submission_folder(shards: pathlib.Path, seed: int) -> pathlib.Path:
     """A new folder of this submission's shards, SHARD_DIR/<UTC time>-s<seed>-<random>, made here (mode 0700:
     only this user's jobs write in it). Not in the merged run's folder: a folder of runs holds runs only."""
-    shards.mkdir(parents=True, exist_ok=True)
+    try:  # as every report folder: refused when another user controls it or a folder on the way
+        os.close(output_files.open_folder(shards))
+    except OSError as exc:  # output_files.UnsafeFolder among them
+        raise Refused(f"--shard-report {shards}: {exc}") from None
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-s{seed}-",
                                          dir=shards))
     (work / "logs").mkdir()
@@ -75,8 +80,8 @@ def submit(args, run_argv: list[str]) -> int:
           f"--shard I/{n} --seed {seed}, each into {work}/I (logs in {work}/logs)")
     print(f"uet slurm: merge: job {merge}, once every task has ended: the merged run will be {report}/latest")
     print("uet slurm: a lost shard I again, then the merge again:\n"
-          f"  sbatch {shlex.join(['--array=I', *shard_options])} {SHARD_SCRIPT} {shlex.join(shard_args)}\n"
-          f"  sbatch {shlex.join(merge_options)} {MERGE_SCRIPT} {shlex.join(merge_args)}")
+          f"  sbatch {shlex.join(['--array=I', *shard_options, str(SHARD_SCRIPT), *shard_args])}\n"
+          f"  sbatch {shlex.join([*merge_options, str(MERGE_SCRIPT), *merge_args])}")
     return 0
 
 

@@ -3,6 +3,7 @@ host): the shards' job array and the merge job, sbatched from ci/slurm/, run on 
 run that is the shards' union; a shard cancelled before it ran makes the merge job refuse, naming it, and the
 commands ./uet slurm submit printed for that case run it again and merge. Waits are polls with a deadline on
 Slurm's job-completion record, never sleeps."""
+import os
 import pathlib
 import re
 import shlex
@@ -166,6 +167,16 @@ class TestARefusedSubmission:
         assert done.stderr.endswith("  sbatch: error: nope\n(the shards' array 41 is cancelled)\n")
         assert calls.read_text().splitlines()[1].startswith("sbatch --parsable --dependency=afterany:41 ")
         assert calls.read_text().splitlines()[2:] == ["scancel 41"]
+
+    @pytest.mark.skipif(os.geteuid() != 0, reason="a folder of another user's needs root to make")
+    def test_a_shard_folder_another_user_controls_is_refused_and_nothing_submitted(self, tmp_path, slurm_client):
+        path, calls = slurm_client('echo "41;cluster"')
+        (tmp_path / "shards").mkdir()
+        os.chown(tmp_path / "shards", 65534, 65534)  # nobody could swap what the submission makes there
+        done = submit_module(tmp_path, path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith(f"uet slurm: --shard-report {tmp_path / 'shards'}: ")
+        assert (list((tmp_path / "shards").iterdir()), calls.exists()) == ([], False)
 
 
 class TestTheOptions:
