@@ -37,6 +37,26 @@ TEST(Liveness, AnObservationWindowIsNeverEvidence) {
   EXPECT_EQ(window.timed_out(), "");
 }
 
+TEST(Liveness, AWaitTheTargetCarriedOutIsExtendedByTheTimeItTookPastItsLength) {
+  // The target's wait extended itself by its own threads' run delay; this side only sees how long it took.
+  const auto started = std::chrono::steady_clock::now();
+  LivenessDeadline remote(kLivenessFloorMs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kLivenessFloorMs + 600));
+  remote.waited_elsewhere();
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(remote.extension(), std::chrono::milliseconds(600));
+  EXPECT_LE(remote.extension(), took - std::chrono::milliseconds(kLivenessFloorMs));
+  // Never more than a wait of this side could have been extended by.
+  LivenessDeadline long_remote(kLivenessFloorMs);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kMaxExtensionFactor * kLivenessFloorMs + kLivenessFloorMs + 100));
+  long_remote.waited_elsewhere();
+  EXPECT_EQ(long_remote.extension(), std::chrono::milliseconds(kMaxExtensionFactor * kLivenessFloorMs));
+  // One that came back within its length had no extension.
+  LivenessDeadline quick(kLivenessFloorMs);
+  quick.waited_elsewhere();
+  EXPECT_EQ(quick.extension(), std::chrono::nanoseconds(0));
+}
+
 TEST(Liveness, AWaitWhoseThreadsRanIsTheProvidersAndOneWhoseThreadsQueuedIsTheHosts) {
   // This thread and three spinners share one CPU: each waits for it about three quarters of the time.
   cpu_set_t one;

@@ -9,6 +9,8 @@ import pathlib
 
 import pytest
 
+from harness.results.results import inconclusive
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOFTUET = REPO / "cases" / "manifests" / "softuet.yaml"
 PERSONALITIES = REPO / "cases" / "manifests" / "personalities"
@@ -58,10 +60,15 @@ class TestTargetSilenceAfterAMalformedRequest:
     def test_is_blamed_on_the_initiator_whose_request_the_capture_shows_malformed(self, cell_run):
         case = "Claimed/Msg.UnexpectedMessageArrivesInTheReceivePostedLater/rdm"
         r = cell_run(PERSONALITIES / "job-and-ri-zero.yaml", SOFTUET, areas=["msg"], case_filter=case).by_case()[case]
-        assert (r.verdict, r.blamed_side) == ("fail", "initiator"), (r.verdict, r.blamed_side, r.message)
+        assert [d["sender"] for d in r.evidence["diagnostics"]] == ["initiator"]
+        # A silent target cannot be told from one the host kept from running: on a host that starved the case in
+        # every run cell_run made, it is an inconclusive error held against nobody (liveness.hpp), never a pass.
+        if inconclusive(r):
+            assert r.blamed_side is None, r.reason
+            return
+        assert (r.verdict, r.blamed_side) == ("fail", "initiator"), (r.verdict, r.blamed_side, r.reason, r.message)
         assert r.blame_basis == ("wire: the initiator sent a malformed frame (job_id_zero in uet.ses.medium): what the "
                                  "target did not get is the initiator's")
-        assert [d["sender"] for d in r.evidence["diagnostics"]] == ["initiator"]
 
 
 class TestEndpointTypesOfBothSides:

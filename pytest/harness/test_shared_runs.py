@@ -81,6 +81,37 @@ class TestCellRunRecord:
         assert record.results()[0].evidence["captures"][0]["file"] == str(out / "captures" / "a.pcap")
 
 
+class TestUntilConclusive:
+    STARVED = "inconclusive: the host was busy: a wait of 15.00 s ended after 35.00 s with nothing"
+
+    def runs(self, verdicts):
+        """run_in for until_conclusive: the n-th run gives one result of the n-th (verdict, reason)."""
+        made = []
+
+        def run_in(where):
+            verdict, reason = verdicts[len(made)]
+            made.append(where)
+            return [Result("c", "msg", "b", "Msg.X/rdm", verdict, reason=reason)]
+        return run_in, made
+
+    def test_a_cell_the_host_starved_is_run_again_in_a_folder_of_its_own(self, tmp_path):
+        run_in, made = self.runs([("error", self.STARVED), ("fail", None), ("pass", None)])
+        record = fixtures.until_conclusive(tmp_path, run_in)
+        assert made == [tmp_path, tmp_path / "attempt-2"]
+        assert (record.out, record.attempts, [r.verdict for r in record.results()]) == (tmp_path / "attempt-2", 2, ["fail"])
+
+    def test_a_conclusive_cell_and_another_error_are_run_once(self, tmp_path):
+        run_in, made = self.runs([("error", "the case binary died of signal 11 (SIGSEGV)"), ("pass", None)])
+        record = fixtures.until_conclusive(tmp_path, run_in)
+        assert (made, record.attempts, [r.verdict for r in record.results()]) == ([tmp_path], 1, ["error"])
+
+    def test_what_stays_inconclusive_is_the_last_runs(self, tmp_path):
+        run_in, made = self.runs([("error", self.STARVED)] * fixtures.CONCLUSIVE_ATTEMPTS)
+        record = fixtures.until_conclusive(tmp_path, run_in)
+        assert len(made) == record.attempts == fixtures.CONCLUSIVE_ATTEMPTS == 3
+        assert [r.reason for r in record.results()] == [self.STARVED]
+
+
 class TestResultsOf:
     def test_a_report_folder_reads_its_latest_run(self, tmp_path, results_of):
         run = tmp_path / "runs" / "20261129-0000-s1"

@@ -124,6 +124,11 @@ void LivenessDeadline::progressed() {
   progress_seen_ = true;
 }
 
+void LivenessDeadline::waited_elsewhere() {
+  const auto past = Clock::now() - started_ - std::chrono::milliseconds(timeout_ms_);
+  extension_ = std::max(extension_, std::clamp<std::chrono::nanoseconds>(past, std::chrono::nanoseconds(0), extension_cap()));
+}
+
 std::string LivenessDeadline::timed_out() {
   if (timeout_ms_ < kLivenessFloorMs) return {};
   seen_ = starvation_between(at_start_, SchedSnapshot::take());

@@ -66,6 +66,13 @@ class LivenessDeadline {
   // The caller saw progress: the wait's full length is given again from now (up to kMaxProgressFactor times
   // its length in all).
   void progressed();
+  // The wait was carried out by another process (the target's, asked over the channel), which extended it by
+  // the run delay its own threads saw: the time the wait took past its length is the extension it had, and
+  // this side's run delay is judged against that (a wait never read here would otherwise count the target's
+  // starvation, already made good there, as none made good).
+  void waited_elsewhere();
+  // How much the wait has been extended so far.
+  std::chrono::nanoseconds extension() const { return extension_; }
   // Ends the wait with nothing: on a host that starved the case's threads, records the evidence so that the
   // failure it leads to is inconclusive (verdict.cpp); otherwise the failure stands. The evidence, or "".
   std::string timed_out();

@@ -404,6 +404,7 @@ RecvResult judged(const Json& outcome, LivenessDeadline& wait) {
   } else if (outcome.contains("host_busy")) {
     LivenessDeadline::starved_elsewhere("the target's " + outcome["host_busy"].get<std::string>());
   } else {
+    wait.waited_elsewhere();
     wait.timed_out();
   }
   return out;
