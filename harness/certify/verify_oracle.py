@@ -11,7 +11,7 @@ from __future__ import annotations
 import pathlib
 
 from harness.wire import wire_oracle
-from harness.inputs.manifest import ManifestError
+from harness.inputs.manifest import ManifestError, read_resolved, resolved_path
 from harness.certify.verify_checks import Finding
 
 
@@ -21,10 +21,10 @@ def plan_findings(run: pathlib.Path, doc: dict, manifests: list, build: pathlib.
     facts = wire_oracle.plan_facts(wire_oracle.load())
     out = []
     cells = {str(c.get("id")) for c in doc.get("cells") or [] if isinstance(c, dict)}
-    named = {run / "cells" / c / f"{side}.manifest.json" for c in cells for side in wire_oracle.SIDES}
+    named = {resolved_path(run / "cells" / c, side) for c in cells for side in wire_oracle.SIDES}
     for path in sorted(named | set(run.rglob("*.manifest.json"))):
         where = path.relative_to(run)
-        resolved = wire_oracle.read_small_json(path)
+        resolved = read_resolved(path)
         if not isinstance(resolved, dict):
             out.append(Finding("oracle", f"run/{where}: missing or not a resolved manifest, which the wire oracle reads"))
             continue
@@ -52,8 +52,7 @@ def oracle_findings(run: pathlib.Path, doc: dict, uet_decode: pathlib.Path) -> t
     for r in doc.get("results") or []:
         if not isinstance(r, dict) or _capture_missing(run, r):
             continue  # a capture a result names and the package lacks is a [capture] finding already
-        j = wire_oracle.judge_result(r, run, uet_decode, version if isinstance(version, str) else None,
-                                     wire_oracle.read_small_json, rules)
+        j = wire_oracle.judge_result(r, run, uet_decode, version if isinstance(version, str) else None, rules)
         recorded = r.get("judged_by")
         if j is None:
             if recorded == "wire_oracle":

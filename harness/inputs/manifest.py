@@ -512,6 +512,28 @@ def load(ref: str | pathlib.Path) -> Manifest:
                     data=merged, sha256=digest, variant_names=tuple(sorted(own.get("variants") or {})))
 
 
+# A resolved record is a few kilobytes; one larger than this (a package's member at verify time) is not read.
+RESOLVED_LIMIT = 1 << 20
+
+
+def resolved_path(cell_folder: pathlib.Path, side: str) -> pathlib.Path:
+    """Where a cell's folder keeps a side's resolved record (side: initiator or target), which its binaries read."""
+    return cell_folder / f"{side}.manifest.json"
+
+
+def read_resolved(path: pathlib.Path) -> dict | None:
+    """The one reader of a resolved record in Python (the case binaries read it in C++): the record, or None
+    when it is absent, not a regular file (a symbolic link included), larger than RESOLVED_LIMIT, not JSON or
+    not an object. It may come from a package under verification: it is read, never trusted further."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > RESOLVED_LIMIT:
+            return None
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
 def write_resolved(manifest: Manifest, out: pathlib.Path, *, build: pathlib.Path, port: int,
                    spec_version: str | None = None, entity_socket: str | None = None,
                    library_first: pathlib.Path | None = None) -> dict:

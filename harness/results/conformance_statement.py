@@ -26,6 +26,7 @@ import yaml
 from harness.files import input_files
 from harness.inputs import catalogue as catalogue_mod
 from harness.inputs import not_applicable
+from harness.inputs.manifest import read_resolved, resolved_path
 from harness.files import output_files
 from harness.results.conformance_terms import LEVEL_GROUPS, STATUSES
 from harness.results.results import claimed_unsupported
@@ -102,12 +103,8 @@ def _manifest_facts(info, cell_ids_of, run_dir):
         facts["profiles"] = list(m.get("profiles") or [])
         facts["spec_versions"] = list(m.get("spec_versions") or [])
         for cell_id, side in cell_ids_of.get(m.get("name"), []):
-            path = pathlib.Path(run_dir) / "cells" / cell_id / ("%s.manifest.json" % side) if run_dir else None
-            try:
-                resolved = json.loads(path.read_text(encoding="utf-8")) if path else None
-            except (OSError, ValueError):
-                continue
-            if isinstance(resolved, dict):
+            resolved = read_resolved(resolved_path(pathlib.Path(run_dir) / "cells" / cell_id, side)) if run_dir else None
+            if resolved:
                 for key in ("endpoint_types", "job_id_methods", "address_layout", "features"):
                     facts[key] = resolved.get(key)
                 break

@@ -111,7 +111,7 @@ def main(argv: list[str]) -> int:
         if not binary.exists():
             parser.error(f"no binary {binary} (is --area right? has ./uet build run?)")
     out = args.out.resolve()
-    paths = [out / "initiator.manifest.json", out / "target.manifest.json"]
+    paths = [manifest_mod.resolved_path(out, side) for side in ("initiator", "target")]
     records = [manifest_mod.write_resolved(m, p, build=builds[m.name].build, port=port,
                                            library_first=builds[m.name].library_first)
                for m, p, port in zip(sides, paths, (args.port, args.port + 1))]

@@ -200,8 +200,8 @@ class CellRun:
         return self.side(m).build / "cases" / f"uet-cases-{area}"
 
     def _run(self, entity_socket: str | None) -> list[Result]:
-        init_json = self.out / "initiator.manifest.json"
-        target_json = self.out / "target.manifest.json"
+        init_json = manifest_mod.resolved_path(self.out, "initiator")
+        target_json = manifest_mod.resolved_path(self.out, "target")
         init_side, target_side = self.side(self.cell.initiator), self.side(self.cell.target)
         resolved = manifest_mod.write_resolved(self.cell.initiator, init_json, build=init_side.build, port=self.ports[0],
                                                spec_version=self.spec_version, entity_socket=entity_socket,

@@ -25,7 +25,7 @@ from harness.results.conformance_terms import JUDGED_BY_LABELS
 from harness.wire.decode_compare import DecoderError, decode_cpp
 from harness.results.results import short_case
 from harness.results.verdicts import HELD, Verdict
-from harness.inputs.manifest import JOB_ID_METHODS, claimed_job_methods
+from harness.inputs.manifest import JOB_ID_METHODS, claimed_job_methods, read_resolved, resolved_path
 from harness.inputs.spec_versions import wire_data
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -428,16 +428,13 @@ def cell_folder(capture: pathlib.Path) -> pathlib.Path | None:
     return capture.parent.parent.parent if capture.parent.parent.name == "captures" else None
 
 
-def manifests_beside(folder: pathlib.Path | None, read_json) -> dict:
-    out = {}
-    for side in SIDES:
-        doc = read_json(folder / f"{side}.manifest.json") if folder else None
-        out[side] = doc if isinstance(doc, dict) else {}
-    return out
+def manifests_beside(folder: pathlib.Path | None) -> dict:
+    """Each side's resolved record in a cell's folder ({} where it cannot be read)."""
+    return {side: (read_resolved(resolved_path(folder, side)) if folder else None) or {} for side in SIDES}
 
 
 def judge_result(result: dict, run_dir: pathlib.Path, uet_decode: pathlib.Path, spec_version: str | None,
-                 read_json, rules: Rules | None = None) -> Judgement | None:
+                 rules: Rules | None = None) -> Judgement | None:
     """The oracle's judgement of a result (a results.json entry), or None when no rule states its case. Its
     captures are the paths results.json records, relative to `run_dir` (a path that leaves it is none)."""
     rules = rules or load()
@@ -460,7 +457,7 @@ def judge_result(result: dict, run_dir: pathlib.Path, uet_decode: pathlib.Path, 
                 "captured": f"{named or cap.get('file')!r} is not in the run folder", "frame": None, "capture": None,
                 "should": False}])
         if ctx is None:
-            ctx = Context(kind_of(str(result.get("case", ""))), manifests_beside(cell_folder(pcap), read_json))
+            ctx = Context(kind_of(str(result.get("case", ""))), manifests_beside(cell_folder(pcap)))
         if (why := ctx.why_not(rule.when)) is None:
             init_port = ((ctx.manifests["initiator"].get("wire") or {}).get("udp_port"))
             if not isinstance(init_port, int) and isinstance(cap.get("initiator_port"), int):
@@ -482,15 +479,15 @@ def judge_result(result: dict, run_dir: pathlib.Path, uet_decode: pathlib.Path, 
         return Judgement(case, list(rule.statements), "broken", findings=[{
             "check": "the kept capture", "field": "capture", "expected": "a capture of the case's frames",
             "captured": "none kept", "frame": None, "capture": None, "should": False}]) \
-            if verdict == "pass" and _looks_at_wire(rule, result, read_json, run_dir) else \
+            if verdict == "pass" and _looks_at_wire(rule, result, run_dir) else \
             Judgement(case, list(rule.statements), "not_judged", why="no capture was kept")
     return judge(rule, frames, ctx, left)
 
 
-def _looks_at_wire(rule: Rule, result: dict, read_json, run_dir: pathlib.Path) -> bool:
+def _looks_at_wire(rule: Rule, result: dict, run_dir: pathlib.Path) -> bool:
     """Whether the binary must have captured for its pass: the rule's conditions hold for the cell's manifests."""
     ctx = Context(kind_of(str(result.get("case", ""))),
-                  manifests_beside(run_dir / "cells" / str(result.get("cell", "")), read_json))
+                  manifests_beside(run_dir / "cells" / str(result.get("cell", ""))))
     return bool(ctx.manifests["initiator"]) and ctx.why_not(rule.when) is None
 
 
@@ -510,21 +507,6 @@ def wire_statements() -> frozenset:
     return frozenset(s.id for s in catalogue_mod.load().statements if s.check in ("wire", "both"))
 
 
-JSON_LIMIT = 1 << 20  # a resolved manifest is a few kilobytes
-
-
-def read_small_json(path: pathlib.Path):
-    """A JSON file of the run folder (a package's member at verify time), or None: absent, not a regular
-    file, larger than JSON_LIMIT or not JSON."""
-    import json
-    try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > JSON_LIMIT:
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
 def apply(result, run_dir: pathlib.Path, uet_decode: pathlib.Path, spec_version: str | None,
           rules: Rules | None = None) -> None:
     """At run time, once the captures are kept: the oracle's word on a binary's result (a Result), its
@@ -533,7 +515,7 @@ def apply(result, run_dir: pathlib.Path, uet_decode: pathlib.Path, spec_version:
         return  # a verdict the harness made is its own
     rules = rules or load()
     doc = result.as_dict()
-    j = judge_result(doc, run_dir, uet_decode, spec_version, read_small_json, rules)
+    j = judge_result(doc, run_dir, uet_decode, spec_version, rules)
     if j is None:
         why = about_wire(doc, rules, wire_statements())
         result.oracle = {"outcome": "binary_only", "why": why} if why else None

@@ -5,6 +5,7 @@ a record the real writer made is what the writer wrote, key by key, and a key th
 by both."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -13,6 +14,8 @@ import yaml
 
 from harness.inputs import manifest as manifest_mod
 from harness.run import cell_plan
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 # Records whose keys between them take every form the declaration allows: a UET provider with every entity
 # hook, one without wire or entity (tcp_rxm), one with no JobID method, one whose provider picks its port (auto),
@@ -79,6 +82,35 @@ class TestTheWriter:
     def test_a_value_of_another_type_is_refused_naming_its_key(self, resolved_side):
         with pytest.raises(manifest_mod.ResolvedSideError, match="^resolved side: port: a string where an integer is wanted "):
             manifest_mod.validate_resolved(dict(resolved_side(), port="x"))
+
+
+class TestThePythonReader:
+    """harness.inputs.manifest.read_resolved, the reports' and verify's one reader of a cell's record."""
+
+    def test_it_reads_what_the_writer_wrote_where_the_cell_keeps_it(self, tmp_path):
+        path = manifest_mod.resolved_path(tmp_path, "target")
+        written = manifest_mod.write_resolved(manifest_mod.load(REPO / "cases" / "manifests" / "softuet.yaml"), path,
+                                              build=REPO / "build", port=4794)
+        assert path == tmp_path / "target.manifest.json"
+        assert manifest_mod.read_resolved(path) == json.loads(json.dumps(written))
+
+    @pytest.mark.parametrize("content", [b"[1, 2]", b"{not json", b"\xff\xfe", b"[" * 100000])
+    def test_what_is_not_a_record_reads_as_none(self, tmp_path, content):
+        (tmp_path / "initiator.manifest.json").write_bytes(content)
+        assert manifest_mod.read_resolved(manifest_mod.resolved_path(tmp_path, "initiator")) is None
+
+    def test_a_link_a_folder_a_missing_file_and_an_oversized_one_are_not_read(self, tmp_path):
+        real = tmp_path / "real.json"
+        real.write_text('{"name": "softuet"}')
+        (tmp_path / "initiator.manifest.json").symlink_to(real)
+        (tmp_path / "target.manifest.json").mkdir()
+        big = tmp_path / "big" / "initiator.manifest.json"
+        big.parent.mkdir()
+        big.write_text('{"pad": "' + "x" * manifest_mod.RESOLVED_LIMIT + '"}')
+        for path in (tmp_path / "initiator.manifest.json", tmp_path / "target.manifest.json", big,
+                     tmp_path / "none" / "initiator.manifest.json"):
+            assert manifest_mod.read_resolved(path) is None, path
+        assert manifest_mod.read_resolved(real) == {"name": "softuet"}
 
 
 class TestTheBinaryReadsWhatTheWriterWrote:
