@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import os
 import pathlib
 import shutil
@@ -21,7 +22,6 @@ import tempfile
 import time
 
 from harness.certify import package_archive, package_limits
-from harness.files import suite_identity
 from harness.certify import verify as verify_mod
 from harness.commands import plugfest as plugfest_options
 from harness.files import output_files
@@ -66,9 +66,24 @@ def republish(members: pathlib.Path) -> None:
             os.chmod(os.path.join(folder, name), 0o644)
 
 
-def verified(package: pathlib.Path, staging: pathlib.Path, build: pathlib.Path) -> str:
-    """Runs ./uet verify's checks with the members left in staging/members; verify's verdict line, or Refused."""
-    args = argparse.Namespace(package=package, build=build, reasons=not_applicable.REASONS_PATH, report=None)
+def copied_once(package: pathlib.Path, copy: pathlib.Path) -> str:
+    """The submitter's file read once into `copy` (a new file of the private staging folder); its SHA-256. What
+    is hashed, verified and kept are then the same bytes, though the file be replaced while the ingest runs."""
+    digest, most, size = hashlib.sha256(), package_limits.Limits().tar_bytes + (1 << 20), 0
+    with open(package, "rb") as src, open(copy, "xb") as dst:
+        for block in iter(lambda: src.read(1 << 20), b""):
+            size += len(block)
+            if size > most:   # no larger file is a package verify reads whole
+                raise Refused(f"verify refuses to read it: over {most} bytes, more than its archive may hold", 2)
+            digest.update(block)
+            dst.write(block)
+    return digest.hexdigest()
+
+
+def verified(package: pathlib.Path, copy: pathlib.Path, staging: pathlib.Path, build: pathlib.Path) -> str:
+    """Runs ./uet verify's checks on the package's copy with the members left in staging/members; verify's
+    verdict line, or Refused. The report names the package as submitted."""
+    args = argparse.Namespace(package=copy, build=build, reasons=not_applicable.REASONS_PATH, report=None)
     t0 = time.monotonic()
     try:
         findings, stats = verify_mod.verify(args, into=staging / plugfest_view.MEMBERS)
@@ -93,20 +108,21 @@ def ingest_one(db, package: pathlib.Path, args, now: datetime.datetime) -> str:
     """One package recorded; the line that says so. Refused when it is not."""
     if not package.is_file():
         raise Refused("not a package: " + ("not a regular file" if package.exists() else "no such file"), 2)
-    digest = suite_identity.file_sha256(package)   # the same bytes are the same package
-    if ledger.known(db, digest):
-        return de_duplicated(db, digest)
-    evidence = args.out / plugfest_view.evidence_folder(digest)
-    os.close(output_files.open_folder(evidence.parent, shared_ok=False))
-    staging = pathlib.Path(tempfile.mkdtemp(prefix=".ingest-", dir=evidence.parent))
+    site_evidence = args.out / plugfest_view.EVIDENCE_FOLDER
+    os.close(output_files.open_folder(site_evidence, shared_ok=False))
+    staging = pathlib.Path(tempfile.mkdtemp(prefix=".ingest-", dir=site_evidence))
     try:
-        verdict = verified(package, staging, args.build)
+        copy = staging / plugfest_view.PACKAGE_COPY
+        digest = copied_once(package, copy)   # the same bytes are the same package
+        if ledger.known(db, digest):
+            return de_duplicated(db, digest)
+        evidence = args.out / plugfest_view.evidence_folder(digest)
+        verdict = verified(package, copy, staging, args.build)
         try:
             prov = provenance.read(staging / plugfest_view.MEMBERS, args.lab)
         except provenance.ProvenanceError as exc:
             raise Refused(str(exc), 2) from None
         republish(staging / plugfest_view.MEMBERS)
-        shutil.copyfile(package, staging / plugfest_view.PACKAGE_COPY)
         if ledger.known(db, digest):   # another ingest of the same bytes recorded it while this one verified
             return de_duplicated(db, digest)
         if evidence.exists():   # a folder an ingest left when it stopped before its transaction: no row names it

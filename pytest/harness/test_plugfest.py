@@ -8,8 +8,10 @@ and are valid only when made from a clean checkout: commit your changes first. T
 of them the way a lab would send them: certified at an older suite commit of this history (a verifier's
 caveat, not a finding), and certified again later with the same builds (it supersedes the first).
 """
+import argparse
 import dataclasses
 import datetime
+import hashlib
 import html.parser
 import json
 import os
@@ -442,6 +444,34 @@ class TestRefusedProvenanceAndACrashBetween:
         assert (run.returncode, run.stdout) == (0, f"uet plugfest: 1 package(s) in the history; site {site / 'index.html'}\n")
         dom = dom_of(site / "index.html")
         assert {k: c["attrs"]["data-packages"] for k, c in dom.cells.items()} == {(I_HPC, I_HPC): "1"}
+
+
+class TestThePackageIsReadOnce:
+    def test_a_file_replaced_while_it_is_ingested_leaves_what_was_hashed_verified_and_kept(self, made, build_dir,
+                                                                                          tmp_path, monkeypatch):
+        from harness.certify import verify as verify_mod
+        from harness.plugfest import ingest
+        package = tmp_path / "submitted.tar.zst"
+        shutil.copyfile(made["a"][0], package)
+        original = package.read_bytes()
+        real = verify_mod.verify
+
+        def replaced_meanwhile(args, into):
+            shutil.copyfile(made["b"][0], package)   # another package under the same name, mid-ingest
+            return real(args, into=into)
+        monkeypatch.setattr(verify_mod, "verify", replaced_meanwhile)
+        db = history_index.open_index(tmp_path / "h.sqlite")
+        try:
+            line = ingest.ingest_one(db, package, argparse.Namespace(out=tmp_path / "site", build=build_dir, lab=None),
+                                     datetime.datetime.now(datetime.timezone.utc))
+        finally:
+            db.close()
+        digest = hashlib.sha256(original).hexdigest()
+        assert line.startswith("accepted: lab Lab A, suite ") and f"{I_SOFT} → {I_PERS}" in line, line
+        assert [r[0] for r in rows_of(tmp_path / "h.sqlite")["packages"]] == [digest]
+        kept = tmp_path / "site" / plugfest_view.evidence_folder(digest) / plugfest_view.PACKAGE_COPY
+        assert kept.read_bytes() == original
+        assert (kept.parent / plugfest_view.VERIFICATION).read_text().startswith(f"package: {package}\n")
 
 
 class TestWhatTheSitePublishes:
