@@ -84,13 +84,14 @@ def verified(package: pathlib.Path, copy: pathlib.Path, staging: pathlib.Path, b
     """Runs ./uet verify's checks on the package's copy with the members left in staging/members; verify's
     verdict line, or Refused. The report names the package as submitted."""
     args = argparse.Namespace(package=copy, build=build, reasons=not_applicable.REASONS_PATH, report=None)
+    as_submitted = lambda exc: str(exc).replace(str(copy), str(package))   # noqa: E731 (the name the user gave)
     t0 = time.monotonic()
     try:
         findings, stats = verify_mod.verify(args, into=staging / plugfest_view.MEMBERS)
     except package_archive.UnreadablePackage as exc:
-        raise Refused(f"not a package: {exc}", 2) from None
+        raise Refused(f"not a package: {as_submitted(exc)}", 2) from None
     except package_limits.PackageRefused as exc:
-        raise Refused(f"verify refuses to read it: {exc}", 2) from None
+        raise Refused(f"verify refuses to read it: {as_submitted(exc)}", 2) from None
     bad, verdict = verify_mod.verdict_of(findings)
     if bad:
         raise Refused(f"verify: {verdict}: " + "; ".join(f"[{f.kind}] {f.message}" for f in bad), 1)
