@@ -10,6 +10,7 @@ import pathlib
 
 from harness.files import suite_identity
 from harness.inputs import libfabric_prefix
+from harness.inputs import manifest as manifest_mod
 
 # The parts, in the order ./uet merge names them when they differ.
 PARTS = ("suite", "binaries", "libfabric", "manifests", "seed", "count", "spec_version", "mode", "options", "weights")
@@ -53,8 +54,7 @@ def parts(plan, manifests: list, sides: dict, weights: dict[str, float]) -> dict
         "libfabric": libfabric,
         "manifests": [{"name": m.name, "provider": m.provider, "sha256": m.sha256} for m in manifests],
         "seed": plan.seed, "count": plan.shard[1], "spec_version": plan.spec_version, "mode": plan.mode,
-        "options": {**{name: _plain(getattr(plan, name)) for name in DECIDING_OPTIONS},
-                    "libfabric": plan.libfabric is not None},
+        "options": options(plan),
         "weights": weights,
     }
 
@@ -70,6 +70,15 @@ def changes_digest(lines: list[str], repo: pathlib.Path = suite_identity.REPO) -
         content = suite_identity.file_sha256(path) if path.is_file() else "not a file"
         entries.append([line, content])
     return hashlib.sha256(canonical(entries)).hexdigest()
+
+
+def options(plan) -> dict:
+    """The run options that decide what runs, as they decide it: --involving by the name of its manifest (what
+    keeps a cell), not as typed (vendor.yaml and ./vendor.yaml are one provider)."""
+    out = {name: _plain(getattr(plan, name)) for name in DECIDING_OPTIONS}
+    if plan.involving is not None:
+        out["involving"] = manifest_mod.load(plan.involving).name
+    return dict(out, libfabric=plan.libfabric is not None)
 
 
 def _plain(value):

@@ -2,14 +2,17 @@
 (harness/shards/fingerprint.py), on the cells of the front door's modes (harness/run/plan.py) with declared
 traits; the option at the front door. The runs of shards and their merge: test_merge.py."""
 import dataclasses
+import pathlib
 
 import pytest
 
 from harness.commands import run as run_options
 from harness.results.results import write_results_json
 from harness.run import plan as plan_mod
-from harness.run import run_plan
+from harness.run import run_plan, run_suite
 from harness.shards import fingerprint, partition
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 def traits(processes: int, weight: float, pairs: bool = False) -> dict:
@@ -162,6 +165,18 @@ class TestTheFingerprint:
         assert fingerprint.of(other) != fingerprint.of(self.PARTS)
         assert fingerprint.differing(self.PARTS, other) == [part]
 
+
+    def test_involving_is_the_manifest_it_names_not_its_spelling(self):
+        manifests = REPO / "cases" / "manifests"
+
+        def options(involving):
+            argv = ["--matrix", str(manifests / "softuet.yaml"), str(manifests / "personalities" / "extended-address.yaml"),
+                    "--involving", involving, "--seed", "7"]
+            return fingerprint.options(run_suite.plan(argv))
+        same = options(str(manifests / "softuet.yaml"))
+        assert same["involving"] == "softuet"
+        assert options(f"{manifests}/personalities/../softuet.yaml") == same
+        assert options(str(manifests / "personalities" / "extended-address.yaml")) != same
 
     def test_every_field_of_the_plan_is_fingerprinted_or_said_not_to_decide(self):
         said = fingerprint.DECIDING_OPTIONS + fingerprint.IN_OTHER_PARTS + fingerprint.NOT_DECIDING
