@@ -19,7 +19,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2, .profile_pairs = true);
+UET_AREA_TRAITS(.processes = 2, .weight = 1.5, .profile_pairs = true);
 
 namespace uet::cases {
 namespace {

@@ -10,7 +10,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2);
+UET_AREA_TRAITS(.processes = 2, .weight = 2.5);
 
 namespace uet::cases {
 namespace {

@@ -12,7 +12,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 1);
+UET_AREA_TRAITS(.processes = 1, .weight = 0.5);
 
 namespace uet::cases {
 namespace {

@@ -9,7 +9,7 @@
 #include "entity_fixture.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 1, .entity = true);
+UET_AREA_TRAITS(.processes = 1, .entity = true, .weight = 2);
 
 namespace uet::cases {
 namespace {

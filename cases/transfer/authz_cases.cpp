@@ -17,7 +17,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2, .weight = 8);
+UET_AREA_TRAITS(.processes = 2, .weight = 9);
 
 namespace uet::cases {
 namespace {

@@ -17,7 +17,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2, .entity = true);
+UET_AREA_TRAITS(.processes = 2, .entity = true, .weight = 6);
 
 namespace uet::cases {
 namespace {

@@ -13,7 +13,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2, .loss_every = 7);
+UET_AREA_TRAITS(.processes = 2, .loss_every = 7, .weight = 2);
 
 namespace uet::cases {
 namespace {

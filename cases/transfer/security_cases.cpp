@@ -23,7 +23,7 @@
 #include "uet/wire/wire_gen.hpp"
 
 // What the harness must know of this area (common/claims/area_traits.hpp).
-UET_AREA_TRAITS(.processes = 2, .entity = true);
+UET_AREA_TRAITS(.processes = 2, .entity = true, .weight = 1.2);
 
 namespace uet::cases {
 namespace {

@@ -15,7 +15,9 @@ struct AreaTraits {
   // Its checks need a lossy wire: the drop period of the counted loss the harness applies, in cycles of
   // containers/impair.py LOSS_CYCLE datagrams; 0: no loss.
   int loss_every = 0;
-  // Rough share of a run's time (seconds against softuet), for the estimate of what is left.
+  // Seconds a cell of softuet spends in the area on a quiet 2-core host (the default run, seed 38, on
+  // 2026-11-29; an area under a second keeps this default): the estimate of what is left, and the cut of
+  // shards a run balances without a recorded run (harness/shards/partition.py).
   double weight = 0.3;
   // The mutation run tries it across the pairs of different profile sets (its cases are about such pairs),
   // not in each softuet variant against itself.
