@@ -16,7 +16,7 @@ from harness.inputs import manifest as manifest_mod
 PARTS = ("suite", "binaries", "libfabric", "manifests", "seed", "count", "spec_version", "mode", "options", "weights")
 
 # Every field of a run's plan (harness/run/run_plan.py RunPlan) is in one of these, so that a new option is
-# fingerprinted or said not to change what runs (pytest/harness/test_shards.py holds them to the plan).
+# fingerprinted or said not to change what runs (pytest/harness/shards/test_shards.py holds them to the plan).
 DECIDING_OPTIONS = ("only", "placement", "same_host", "repeat", "rerun_failures", "infra_retries", "involving",
                     "case_deadline", "cell_deadline", "run_deadline", "no_decode_check")
 IN_OTHER_PARTS = ("mode", "refs", "seed", "spec_version", "shard", "shard_weights", "libfabric", "build")

@@ -1,6 +1,6 @@
 """The schemas of the run's own output formats: results.json (reports/results.schema.yaml) and the conformance
 statement (reports/conformance-statement.schema.yaml). What the run's writers make follows them with no key
-they do not declare (the real runs of pytest/harness/test_ci_run.py and test_conformance_run.py are held to
+they do not declare (the real runs of pytest/harness/results/test_ci_run.py and test_conformance_run.py are held to
 them too), and each format's one reader refuses a document that breaks its schema, naming the file and the
 field: every command that reads a user's results.json exits 2."""
 import datetime

@@ -1,7 +1,7 @@
 """The plugfest matrix's rules on rows the ledger writes (harness/plugfest/ledger.py record, with provenance as
 harness/plugfest/provenance.py gives it): a cell whose packages differ in a side's build is mixed, a package
 certified before the one recorded is superseded at once, a certification date that cannot be read leaves the
-age unknown and the cell stale. The real packages and their pages: pytest/harness/test_plugfest.py."""
+age unknown and the cell stale. The real packages and their pages: pytest/harness/certify/test_plugfest.py."""
 import datetime
 
 import pytest

@@ -333,7 +333,7 @@ class TestOutputFolders:
 
 def softuet_probe() -> provider_probe.Probe:
     """What fi_info said of softuet (its captured answer), as provider_probe.probe returns it."""
-    sample = (REPO / "pytest" / "harness" / "fi_info_samples" / "softuet-v.txt").read_text()
+    sample = (REPO / "pytest" / "harness" / "inputs" / "fi_info_samples" / "softuet-v.txt").read_text()
     offer = fi_info_text.summarize(fi_info_text.parse_verbose(sample), "softuet")
     return provider_probe.Probe(offer, "2.1.0", {"FI_EP_RDM": [0x55455400]}, {}, ["fi_info -p softuet -v"])
 
