@@ -53,9 +53,11 @@ def read_bytes(path: pathlib.Path, what: str, kind: str = "YAML", limit: int = M
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise InputError([f"{where}: cannot read: {exc.strerror or exc}"]) from None
+    # fstat before fdopen: Python refuses to open a folder as a file (IsADirectoryError), which is no InputError
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError([f"{where}: (top level): not a regular file: {_a(what)} is a {kind} file"])
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError([f"{where}: (top level): not a regular file: {_a(what)} is a {kind} file"])
         try:
             data = f.read(limit + 1)
         except OSError as exc:

@@ -112,6 +112,9 @@ class TestManifestInput:
             if kind == "a FIFO":
                 os.mkfifo(m)
                 return m, f"{m}: (top level): not a regular file: a manifest is a YAML file"
+            if kind == "a folder":
+                m.mkdir()
+                return m, f"{m}: (top level): not a regular file: a manifest is a YAML file"
             if kind == "too large":
                 m.write_text(VALID + "#" * manifest_mod.MAX_BYTES)
                 return m, f"{m}: (top level): larger than {manifest_mod.MAX_BYTES} bytes: not a manifest"
@@ -133,7 +136,7 @@ class TestManifestInput:
             raise AssertionError(kind)
         return make
 
-    KINDS = ["not UTF-8", "/dev/zero", "a FIFO", "too large", "1,500 files of extends", "an alias bomb",
+    KINDS = ["not UTF-8", "/dev/zero", "a FIFO", "a folder", "too large", "1,500 files of extends", "an alias bomb",
              "an alias inside itself", "nested too deeply"]
 
     @pytest.mark.parametrize("kind", KINDS)
