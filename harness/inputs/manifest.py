@@ -525,11 +525,12 @@ def read_resolved(path: pathlib.Path) -> dict | None:
     """The one reader of a resolved record in Python (the case binaries read it in C++): the record, or None
     when it is absent, not a regular file (a symbolic link included), larger than RESOLVED_LIMIT, not JSON or
     not an object. It may come from a package under verification: it is read, never trusted further."""
+    if path.is_symlink():
+        return None
     try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > RESOLVED_LIMIT:
-            return None
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        record = input_files.parse_json(path, input_files.read_json_bytes(path, "resolved record", RESOLVED_LIMIT),
+                                        "resolved record")
+    except input_files.InputError:
         return None
     return record if isinstance(record, dict) else None
 
