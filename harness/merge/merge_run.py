@@ -13,12 +13,10 @@ from harness.commands import merge as merge_options
 from harness.files.untrusted import printable
 from harness.merge import checks, evidence
 from harness.results import expectations as expectations_mod
-from harness.results.results import Result, counts
+from harness.results.results import Result
 from harness.run import execute as execute_mod
-from harness.run import negotiation as negotiation_mod
 from harness.run import outputs
 from harness.trends import ci_summary
-from harness.wire import wire_oracle
 
 
 def _result(d: dict) -> Result:
@@ -149,18 +147,9 @@ def merged(shards: list[checks.Shard], run_id: str, run_dir: pathlib.Path, comma
     info = _run_info(shards, rows, run_id, command)
     cells = _stand_ins(rows, {m.get("name"): m for m in info["manifests"]})
     results.sort(key=execute_mod.order_in(cells))
-    for row in rows:  # as the run counts them (harness/run/outputs.py assemble)
-        mine = [r for r in results if r.cell == row["id"]]
-        row["counts"], row["seconds"] = counts(mine), round(sum(r.seconds for r in mine), 1)
     decode = next(s.doc for s in shards if s.record["index"] == 1).get("decode_crosscheck") or \
         {"captures": 0, "frames": 0, "disagreements": 0, "skipped": True}
-    doc = {"format": 1, "run_info": info, "summary": outputs.summary_of(results, decode, False), "cells": rows,
-           "results": [r.as_dict() for r in results], "coverage": outputs.junit_and_coverage(results, run_dir, run_id),
-           "decode_crosscheck": decode}
-    doc["wire_oracle"] = wire_oracle.summary(doc["results"])
-    negotiation = negotiation_mod.matrix(cells, results)
-    if negotiation:
-        doc["negotiation"] = negotiation
+    doc = outputs.results_doc(info, cells, rows, results, decode, False, run_dir)
     ci_summary.add(doc, attempts=_attempts(shards), expectations=None, baseline=None, say=lambda _: None)
     expectations = _expectations(shards, doc["results"])
     if expectations:

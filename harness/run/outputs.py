@@ -77,19 +77,27 @@ def assemble(*, run_id, command, mode, seed, spec_version, started, cells, resul
                 capture_cap_bytes=CAPTURE_CAP_BYTES, opt_ins=list(opt_ins), infra_retries=infra[0])
     if shard:
         info["shard"] = shard
-    summary = summary_of(results, decode, partial)
-    coverage = junit_and_coverage(results, run_dir, run_id)
-    cell_rows = []
-    for c in cells:
-        mine = [r for r in results if r.cell == c.id]
-        cell_rows.append({"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
-                          "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": counts(mine),
-                          "seconds": round(sum(r.seconds for r in mine), 1), "page": f"cells/{c.id}.html",
-                          "timing": timings.get(c.id), "loss": losses.get(c.id) or None,
-                          "logs_capped": (logs_capped or {}).get(c.id) or None,
-                          "placement": (placements or {}).get(c.id), "infra_attempts": infra[1].get(c.id, 1)})
-    doc = {"format": 1, "run_info": info, "summary": summary, "cells": cell_rows,
-           "results": [r.as_dict() for r in results], "coverage": coverage, "decode_crosscheck": decode}
+    # counts and seconds are results_doc's (None until then: their place in the row is kept)
+    cell_rows = [{"id": c.id, "initiator": c.initiator.name, "target": c.target.name,
+                  "kind": "single" if c.solo else "pair", "areas": c.areas, "counts": None, "seconds": None,
+                  "page": f"cells/{c.id}.html", "timing": timings.get(c.id), "loss": losses.get(c.id) or None,
+                  "logs_capped": (logs_capped or {}).get(c.id) or None,
+                  "placement": (placements or {}).get(c.id), "infra_attempts": infra[1].get(c.id, 1)} for c in cells]
+    return results_doc(info, cells, cell_rows, results, decode, partial, run_dir)
+
+
+def results_doc(info: dict, cells: list, rows: list[dict], results: list[Result], decode: dict, partial: bool,
+                run_dir: pathlib.Path) -> dict:
+    """results.json's content from a run's info, its cells (as harness/run reads them) with their rows, and its
+    results in order: each row's counts and seconds, the summary, the JUnit (written in `run_dir`) and the
+    coverage read from it, the wire oracle's and the negotiation's summaries. A run (assemble) and a merge of
+    shards (harness/merge/merge_run.py) make theirs here alike."""
+    for row in rows:
+        mine = [r for r in results if r.cell == row["id"]]
+        row["counts"], row["seconds"] = counts(mine), round(sum(r.seconds for r in mine), 1)
+    doc = {"format": 1, "run_info": info, "summary": summary_of(results, decode, partial), "cells": rows,
+           "results": [r.as_dict() for r in results], "coverage": junit_and_coverage(results, run_dir, info["run_id"]),
+           "decode_crosscheck": decode}
     doc["wire_oracle"] = wire_oracle.summary(doc["results"])
     negotiation = negotiation_mod.matrix(cells, results)
     if negotiation:
