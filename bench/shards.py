@@ -26,6 +26,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from harness.results.results import read_results_json  # noqa: E402
+from harness.results.run_delay import load_average  # noqa: E402
 
 TARGET = 1.15
 VERDICT_CHANGES = ("regressions", "fixes", "changed", "new_checks", "removed_checks")
@@ -39,10 +40,6 @@ def timed(argv: list[str], what: str) -> float:
         sys.exit(f"shards: {what} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
     print(f"shards: {what}: {wall:.1f} s (exit {done.returncode})", flush=True)
     return wall
-
-
-def load() -> str:
-    return " ".join(pathlib.Path("/proc/loadavg").read_text().split()[:3])
 
 
 def main(argv: list[str]) -> int:
@@ -61,7 +58,7 @@ def main(argv: list[str]) -> int:
     run = [sys.executable, "-m", "harness.run.run_suite", "--seed", str(seed), "--quiet", "--jobs", str(args.jobs)]
     for pattern in args.only:
         run += ["--only", pattern]
-    before = load()
+    before = load_average()
     print(f"shards: seed {seed}, {args.shards} shards, load before {before}", flush=True)
     whole = timed([*run, "--report", str(out / "whole")], "the whole run")
     weights = [] if args.declared else ["--shard-weights", str(out / "whole" / "latest")]
@@ -78,7 +75,7 @@ def main(argv: list[str]) -> int:
     ratio = (sum(parts) + merge) / whole
     record = {"date": stamp, "seed": seed, "shards": args.shards, "whole_s": round(whole, 1),
               "shards_s": [round(s, 1) for s in parts], "merge_s": round(merge, 1), "ratio": round(ratio, 3),
-              "target": TARGET, "load_before": before, "load_after": load(), "differing": differing,
+              "target": TARGET, "load_before": before, "load_after": load_average(), "differing": differing,
               "reasons_or_blame_changed": changed["reasons"] + changed["blame"],
               "only": args.only, "host_cores": os.cpu_count(),
               "weights": "declared" if args.declared else "the whole run's durations"}

@@ -5,10 +5,10 @@ A result's decision is its verdict, reason code, reason, statements, blame, deta
 and detail with their numbers masked (a capture's frame count, an ephemeral port, a pid differ between two
 runs of the same commit and seed, and are no decision). The conformance statement is compared whole but for
 the run's own facts (its id, command, times, host)."""
-import json
 import pathlib
 import re
 
+from harness.results.conformance_statement import read_statement
 from harness.results.results import read_results_json
 
 # The run's moment: its name, the command that made it, when and where it ran.
@@ -44,10 +44,9 @@ def _statement_without_run_facts(value, runs: list[str]):
 
 
 def statement(folder: pathlib.Path) -> dict:
-    """The run's conformance/statement.json without the run's own facts (names of runs and places masked)."""
+    """The run's conformance/statement.json (read by its one reader) without the run's own facts (names of runs and places masked)."""
     folder = pathlib.Path(folder).resolve()
-    doc = json.loads((folder / "conformance" / "statement.json").read_text(encoding="utf-8"))
-    return _statement_without_run_facts(doc, [str(folder.parent), str(folder)])
+    return _statement_without_run_facts(read_statement(folder), [str(folder.parent), str(folder)])
 
 
 def differences(a: pathlib.Path, b: pathlib.Path) -> list[str]:

@@ -204,7 +204,8 @@ class GitLabRun:
         return self.jobs
 
     def job(self, label: str, name: str, spec: dict, variables: dict) -> Job:
-        workspace = self.top / label.replace(" ", "-").replace("/", "-of-")
+        folder = label.replace(" ", "-").replace("/", "-of-")   # "shard 2/3" -> shard-2-of-3
+        workspace = self.top / folder
         workspace.mkdir()
         for need in spec.get("needs", []):
             need_name = need["job"] if isinstance(need, dict) else need
@@ -215,7 +216,7 @@ class GitLabRun:
         status, output = _shell("\n".join(spec["script"]), env, ["bash", "-eo", "pipefail", "-c"])
         kept = spec.get("artifacts")
         if kept and (status == 0 or kept.get("when") == "always"):
-            store = self.top / "artifacts" / label.replace(" ", "-").replace("/", "-of-")
+            store = self.top / "artifacts" / folder
             _keep(_files(workspace, kept["paths"], kept.get("exclude", [])), workspace, store)
             self.artifacts.setdefault(name, []).append(store)
         return Job(label, status, output, workspace)
